@@ -1,0 +1,5 @@
+import sys
+
+from coburst.cli.main import main
+
+sys.exit(main())

@@ -1,0 +1,255 @@
+"""pybatsim adapter: a ``BatsimScheduler`` that runs a coburst policy.
+
+The adapter is the only place (with the simulator) that speaks the Batsim protocol.  It
+
+* builds the :class:`~coburst.core.cluster.Cluster` at ``SIMULATION_BEGINS`` from pybatsim's
+  ``bs.machines``: compute resources are the compute nodes; storage resources with a
+  ``bb_capacity`` property are the BB nodes; the PFS (storage without capacity) is ignored;
+* records events in a :class:`~coburst.core.state.SchedulerState`: submissions (a job that can
+  never fit -- wider than the platform, per-node BB request larger than any BB node, or not
+  packable -- is rejected at once), completions and kills (resources released);
+* calls the policy once per Batsim message, after all its events (``onNoMoreEvents``, like
+  batsched's ``make_decisions``), and applies the returned decisions with
+  ``bs.execute_jobs`` (``job.allocation`` = ProcSet of compute resource ids),
+  ``bs.reject_jobs`` and ``bs.wake_me_up_at`` (only dates in the future, once each).
+
+BB placements stay on the scheduler side (as in the thesis' Alloc-Only runs):
+:meth:`CoburstScheduler.placement` gives compute id -> BB id of any started job.  Nothing
+BB-related is sent to Batsim, so the same file runs unchanged on the real ``batsim`` 4.2
+binary and on ``coburst sim``.
+
+Options (pybatsim ``-o '<json>'``):
+
+``policy``
+    policy label or family (``"backfill-sjf-1"``, ``"backfill-sjf"``, ``"fcfs"``...);
+``bb_capacity``
+    capacity in bytes given to storage hosts without a ``bb_capacity`` property, except the
+    one named ``pfs`` (the thesis' ``-r node_0,node_9,...:storage`` style);
+``dragonfly``
+    SimGrid ``topo_parameters`` (``"3,1;4,1;3,1;3"``) to derive group/chassis/router from
+    host numbers when the platform has no such properties;
+any other key
+    a parameter of the policy (``"depth": 1``); unknown keys are errors.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import sys
+from typing import Any, ClassVar, Mapping, Sequence
+
+from batsim.batsim import BatsimScheduler
+
+from coburst import policies
+from coburst.core.cluster import Cluster
+from coburst.core.decisions import Decisions, Start
+from coburst.core.state import Job, SchedulerState
+from coburst.errors import InputError
+from coburst.policies.base import Policy
+
+__all__ = ["CoburstScheduler", "parse_options", "ADAPTER_OPTIONS"]
+
+log = logging.getLogger("coburst.adapter")
+
+ADAPTER_OPTIONS = ("policy", "bb_capacity", "dragonfly")
+_SOURCE = "scheduler options"
+
+
+def parse_options(
+    options: Mapping[str, Any] | None,
+    *,
+    default_policy: str | None = None,
+    fixed_policy: str | None = None,
+) -> tuple[Policy, dict[str, Any]]:
+    """Validate pybatsim options; return ``(policy, adapter settings)``.
+
+    Raises :class:`~coburst.errors.InputError` naming the faulty option.
+    """
+    options = dict(options or {})
+    if not all(isinstance(k, str) for k in options):
+        raise InputError(_SOURCE, None, "option names must be strings")
+    settings: dict[str, Any] = {"bb_capacity": None, "dragonfly": None}
+
+    cap = options.pop("bb_capacity", None)
+    if cap is not None:
+        if isinstance(cap, bool) or not isinstance(cap, (int, float)) or cap <= 0 or cap != int(cap):
+            raise InputError(_SOURCE, "bb_capacity", f"must be a positive integer number of bytes, got {cap!r}")
+        settings["bb_capacity"] = int(cap)
+    topo = options.pop("dragonfly", None)
+    if topo is not None:
+        from coburst.core.cluster import parse_dragonfly
+        try:
+            settings["dragonfly"] = parse_dragonfly(topo)
+        except InputError as err:
+            raise InputError(_SOURCE, "dragonfly", err.problem) from None
+
+    if fixed_policy is not None:
+        if options:
+            name = sorted(options)[0]
+            raise InputError(_SOURCE, name, f"unknown option: this scheduler always runs {fixed_policy!r} "
+                             f"(options: bb_capacity, dragonfly); use schedulers/coburstBackfill.py "
+                             f"to choose a policy")
+        return policies.get(fixed_policy), settings
+
+    name = options.pop("policy", default_policy)
+    if name is None:
+        raise InputError(_SOURCE, "policy", 'missing (e.g. "backfill-sjf-1")')
+    try:
+        cls, implied = policies.resolve(name)
+    except InputError as err:
+        raise InputError(_SOURCE, "policy", err.problem) from None
+    known = [p.name for p in cls.params]
+    for key in options:
+        if key not in known:
+            raise InputError(_SOURCE, key, f"unknown option (adapter options: {', '.join(ADAPTER_OPTIONS)}; "
+                             f"parameters of {name!r}: {', '.join(known) or 'none'})")
+    try:
+        policy = policies.get(name, **options)
+    except InputError as err:
+        raise InputError(_SOURCE, err.where or "policy", err.problem) from None
+    return policy, settings
+
+
+def _bb_request(job_json: Mapping[str, Any]) -> int | None:
+    """The job's ``bb`` field (bytes per compute node); None if malformed."""
+    value = job_json.get("bb", 0)
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    if value < 0 or not math.isfinite(value) or value != int(value):
+        return None
+    return int(value)
+
+
+class CoburstScheduler(BatsimScheduler):
+    """Base pybatsim scheduler running a coburst policy (module doc).
+
+    Subclasses (the entry files in ``schedulers/``) set ``default_policy`` (used when the
+    options name none) or ``fixed_policy`` (options cannot change it).
+    """
+
+    default_policy: ClassVar[str | None] = None
+    fixed_policy: ClassVar[str | None] = None
+
+    def __init__(self, options: Mapping[str, Any] | None = None):
+        options = dict(options or {})
+        super().__init__(options)
+        try:
+            self.policy, self.settings = parse_options(
+                options, default_policy=self.default_policy, fixed_policy=self.fixed_policy)
+        except InputError as err:
+            # bad input: a message, no traceback (pybatsim instantiates us from its CLI)
+            print(f"coburst: {err}", file=sys.stderr)
+            raise SystemExit(2) from None
+        self.cluster: Cluster | None = None
+        self.state: SchedulerState | None = None
+        self._jobs: dict[str, Any] = {}          # job id -> pybatsim Job
+        self._placements: dict[str, dict[int, int]] = {}
+        self._wakeups: set[float] = set()
+        self._released: list[Job] = []
+        self._ended: list[Job] = []
+        self.nb_decisions = 0
+
+    # ------------------------------------------------------------------ helpers
+    def placement(self, job_id: str) -> dict[int, int]:
+        """compute resource id -> BB resource id of a started job (empty without BB)."""
+        return dict(self._placements.get(job_id, {}))
+
+    def _now(self) -> float:
+        return float(self.bs.time())
+
+    # ------------------------------------------------------------------ events
+    def onSimulationBegins(self):
+        machines = getattr(self.bs, "machines", None) or {}
+        compute = machines.get("compute")
+        if compute is None:
+            compute = list(self.bs.compute_resources.values())
+        storage = machines.get("storage")
+        if storage is None:
+            storage = list(getattr(self.bs, "storage_resources", {}).values())
+        self.cluster = Cluster.from_resources(
+            compute, storage,
+            default_bb_capacity=self.settings["bb_capacity"],
+            dragonfly=self.settings["dragonfly"])
+        self.state = SchedulerState(self.cluster, self._now())
+        log.info("coburst %s on %r", self.policy.name, self.cluster)
+
+    def onJobSubmission(self, job):
+        state = self.state
+        state.advance(self._now())
+        bb = _bb_request(job.json_dict or {})
+        if bb is None:
+            reason = f"malformed bb field {job.json_dict.get('bb')!r}"
+        else:
+            reason = self.cluster.never_fits(int(job.requested_resources), bb)
+        if reason is not None:
+            log.warning("rejecting job %s: %s", job.id, reason)
+            self.bs.reject_jobs([job])
+            return
+        cjob = Job(id=job.id, subtime=float(job.submit_time), res=int(job.requested_resources),
+                   walltime=float(job.requested_time), bb=bb, profile=job.profile, extra=job.json_dict)
+        state.submit(cjob)
+        self._jobs[job.id] = job
+        self._released.append(cjob)
+
+    def _ended_job(self, job_id: str) -> None:
+        if self.state is not None and job_id in self.state.running:
+            self.state.advance(self._now())
+            run = self.state.finish(job_id)
+            self._jobs.pop(job_id, None)
+            self._ended.append(run.job)
+
+    def onJobCompletion(self, job):
+        self._ended_job(job.id)
+
+    def onJobsKilled(self, jobs):
+        for job in jobs:
+            self._ended_job(job.id)
+
+    def onRequestedCall(self):
+        now = self._now()
+        self._wakeups = {t for t in self._wakeups if t > now}
+
+    def onSimulationEnds(self):
+        log.info("coburst %s: %d decisions", self.policy.name, self.nb_decisions)
+
+    def onNoMoreEvents(self):
+        state = self.state
+        if state is None or not getattr(self.bs, "running_simulation", True):
+            return  # before SIMULATION_BEGINS or after SIMULATION_ENDS: no reply events
+        state.advance(self._now())
+        if self._ended:
+            ended, self._ended = self._ended, []
+            self.policy.on_job_end(state, ended)
+        if self._released:
+            released, self._released = self._released, []
+            self.policy.on_job_release(state, released)
+        decisions = self.policy.make_decisions(state)
+        self.nb_decisions += 1
+        self.apply(decisions)
+
+    # ------------------------------------------------------------------ decisions
+    def apply(self, decisions: Decisions) -> None:
+        """Apply ``decisions`` to the state and send them to Batsim."""
+        state = self.state
+        state.apply(decisions)
+        if decisions.rejects:
+            jobs = [self._jobs.pop(r.job.id) for r in decisions.rejects]
+            self.bs.reject_jobs(jobs)
+        if decisions.starts:
+            self.launch(decisions.starts)
+        now = state.now
+        for date in sorted(set(decisions.wakeups)):
+            if date > now and date not in self._wakeups:
+                self._wakeups.add(date)
+                self.bs.wake_me_up_at(date)
+
+    def launch(self, starts: Sequence[Start]) -> None:
+        """Send the started jobs to Batsim (override for dynamic-job execution models)."""
+        jobs = []
+        for st in starts:
+            job = self._jobs[st.job.id]
+            job.allocation = st.alloc.compute_ids(self.cluster)
+            self._placements[st.job.id] = st.alloc.storage_map(self.cluster)
+            jobs.append(job)
+        self.bs.execute_jobs(jobs)

@@ -1,0 +1,113 @@
+"""``coburst platform``: generate and inspect SimGrid platforms.
+
+``coburst platform dragonfly`` writes a dragonfly platform with burst-buffer nodes and a
+PFS (Kopański 2020, §2.2); ``coburst platform info`` summarises any platform file.
+"""
+
+from __future__ import annotations
+
+import argparse
+import shlex
+import sys
+
+from coburst.fileio import atomic_write
+
+
+def _dragonfly(args: argparse.Namespace) -> int:
+    from coburst.platforms.dragonfly import parse_topology, render_cluster_xml, render_xml, spec_from_options
+
+    options = {
+        "groups": args.groups, "chassis": args.chassis, "routers": args.routers, "nodes": args.nodes,
+        "speed": args.speed, "bw": args.bw, "lat": args.lat, "loopback_bw": args.loopback_bw,
+        "loopback_lat": args.loopback_lat, "bb_per_chassis": args.bb_per_chassis, "bb_capacity": args.bb_capacity,
+        "pfs_bw": args.pfs_bw, "pfs_lat": args.pfs_lat, "master_bw": args.master_bw, "master_lat": args.master_lat,
+        "master": args.master, "prefix": args.prefix,
+    }
+    if args.topo:
+        topo = parse_topology(args.topo)
+        for key in ("groups", "chassis", "routers", "nodes"):
+            if options[key] is not None and options[key] != topo[key]:
+                from coburst.errors import InputError
+
+                raise InputError(f"--{key}", None, f"contradicts --topo {args.topo!r}")
+        options.update(topo)
+    spec = spec_from_options(**options)
+    command = "coburst platform " + " ".join(shlex.quote(a) for a in sys.argv[2:]) if args.record_command else None
+    render = render_cluster_xml if args.style == "cluster" else render_xml
+    text = render(spec, command)
+    if args.output in (None, "-"):
+        sys.stdout.write(text)
+    else:
+        with atomic_write(args.output) as handle:
+            handle.write(text)
+        bb = spec.groups * spec.chassis * spec.bb_per_chassis
+        print(f"wrote {args.output}: {spec.host_count} hosts ({spec.host_count - bb} compute, {bb} burst-buffer), "
+              f"topology {spec.topo_parameters}", file=sys.stderr)
+    return 0
+
+
+def _info(args: argparse.Namespace) -> int:
+    from rich.console import Console
+    from rich.table import Table
+
+    from coburst.platforms.info import read_platform
+
+    info = read_platform(args.platform, master=args.master)
+    console = Console()
+    table = Table(title=f"{args.platform}")
+    table.add_column("what")
+    table.add_column("value", overflow="fold")
+    table.add_row("hosts", str(len(info.hosts)))
+    table.add_row("compute hosts", str(info.nb_compute))
+    table.add_row("storage hosts", ", ".join(h.name for h in info.storage) or "-")
+    table.add_row("burst-buffer nodes", f"{info.nb_bb} x {info.bb_capacity} bytes" if info.nb_bb else "-")
+    table.add_row("master host", info.master)
+    if info.nb_compute:
+        table.add_row("compute host speed", f"{info.host_speed:.6g} flop/s")
+    if info.link_bandwidth:
+        table.add_row("link bandwidth", f"{info.link_bandwidth:.6g} B/s")
+    for key, value in info.zone_properties.items():
+        table.add_row(f"zone property {key}", value)
+    console.print(table)
+    return 0
+
+
+def register(subparsers) -> None:
+    parser = subparsers.add_parser("platform", help="generate or inspect SimGrid platforms",
+                                   description=__doc__.splitlines()[0])
+    sub = parser.add_subparsers(dest="platform_command", metavar="KIND")
+    sub.required = True
+
+    df = sub.add_parser("dragonfly", help="dragonfly cluster with burst-buffer nodes, a PFS and a master host",
+                        description="Write a SimGrid dragonfly platform (defaults: the thesis' 108-host platform, "
+                                    "Kopański 2020, Listing 1) with burst-buffer nodes and a PFS.")
+    df.add_argument("-o", "--output", help="output XML file (default: standard output)")
+    df.add_argument("--topo", help="SimGrid topo_parameters 'G,g;C,c;R,r;N' (default 3,1;4,1;3,1;3)")
+    df.add_argument("--groups", type=int, help="groups (default 3)")
+    df.add_argument("--chassis", type=int, help="chassis per group (default 4)")
+    df.add_argument("--routers", type=int, help="routers per chassis (default 3)")
+    df.add_argument("--nodes", type=int, help="nodes per router (default 3)")
+    df.add_argument("--speed", help="host speed (default 1Gf)")
+    df.add_argument("--bw", help="link bandwidth (default 1250MBps)")
+    df.add_argument("--lat", help="link latency (default 50us)")
+    df.add_argument("--loopback-bw", help="loopback bandwidth (default 1000MBps)")
+    df.add_argument("--loopback-lat", help="loopback latency (default 0)")
+    df.add_argument("--bb-per-chassis", type=int, help="burst-buffer nodes per chassis (default 1)")
+    df.add_argument("--bb-capacity", help="capacity of one burst-buffer node, e.g. 40GB (default)")
+    df.add_argument("--pfs-bw", help="bandwidth of the shared PFS link (default 5000MBps)")
+    df.add_argument("--pfs-lat", help="latency of the PFS link (default 100us)")
+    df.add_argument("--master-bw", help="bandwidth of the master link (default 1250MBps)")
+    df.add_argument("--master-lat", help="latency of the master link (default 100us)")
+    df.add_argument("--master", help="name of the master host (default master)")
+    df.add_argument("--prefix", help="host name prefix (default node_)")
+    df.add_argument("--style", choices=("explicit", "cluster"), default="explicit",
+                    help="explicit: Full routing with per-host properties (default); cluster: SimGrid's compact "
+                         "<cluster topology=DRAGONFLY>, without per-host properties")
+    df.add_argument("--no-record-command", dest="record_command", action="store_false",
+                    help="do not write the command line into the XML")
+    df.set_defaults(func=_dragonfly)
+
+    info = sub.add_parser("info", help="summarise a platform file (hosts, roles, burst buffers)")
+    info.add_argument("platform", help="SimGrid platform XML")
+    info.add_argument("-m", "--master", default="master", help="name of the master host (default master)")
+    info.set_defaults(func=_info)

@@ -1,0 +1,126 @@
+"""``coburst run``: simulator and scheduler together, from one command.
+
+The scheduler is a pybatsim scheduler file (``schedulers/coburstEasy.py``, pybatsim's
+own ``easyBackfill``...) or the name of a coburst policy (``fcfs``, ``easy``,
+``backfill-sjf-1``...), with options as JSON.  It runs as a real ``pybatsim`` process
+talking ZeroMQ to the embedded simulator.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import socket
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+from coburst.cli.sim import add_sim_options, simulator_config_from_args
+from coburst.errors import InputError
+
+REPO_SCHEDULERS = Path(__file__).resolve().parents[2] / "schedulers"
+
+
+def free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def resolve_scheduler(spec: str, options: dict) -> tuple[str, dict]:
+    """A scheduler file path, a pybatsim bundled name, or a coburst policy name."""
+    path = Path(spec)
+    if spec.endswith(".py"):
+        if not path.is_file():
+            raise InputError(spec, None, "scheduler file not found")
+        return str(path.resolve()), options
+    try:
+        from coburst.policies import available  # noqa: F401 - built-in policy names
+        from coburst.policies import get as get_policy
+    except ImportError:  # pragma: no cover - policies not built
+        get_policy = None
+    if get_policy is not None:
+        try:
+            get_policy(spec)
+        except (KeyError, ValueError, InputError):
+            pass
+        else:
+            entry = REPO_SCHEDULERS / "coburstPolicy.py"
+            return str(entry), {"policy": spec, **options}
+    # pybatsim's bundled schedulers (schedFcfs, easyBackfill, ...)
+    return spec, options
+
+
+def launch_scheduler(spec: str, options: dict, endpoint_port: int, log_path: Path) -> subprocess.Popen:
+    cmd = [sys.executable, "-m", "coburst.adapter.launch", spec, "-o", json.dumps(options),
+           "-s", f"tcp://127.0.0.1:{endpoint_port}", "-t", "30000", "-v", "warning"]
+    log = open(log_path, "w", encoding="utf-8")  # noqa: SIM115 - closed by the caller
+    return subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, env=os.environ.copy())
+
+
+def run_command(args: argparse.Namespace) -> int:
+    from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+
+    from coburst.analysis.metrics import metrics_table, read_jobs
+    from coburst.simulator.engine import Simulator
+
+    try:
+        options = json.loads(args.options)
+    except json.JSONDecodeError as exc:
+        raise InputError("-o/--options", f"column {exc.colno}", f"invalid JSON: {exc.msg}") from None
+    if not isinstance(options, dict):
+        raise InputError("-o/--options", None, "must be a JSON object")
+    spec, options = resolve_scheduler(args.scheduler, options)
+    port = free_port()
+    args.socket_endpoint = f"tcp://127.0.0.1:{port}"
+    config = simulator_config_from_args(args)
+    log_path = Path(tempfile.mkstemp(prefix="coburst-sched-", suffix=".log")[1])
+    proc = launch_scheduler(spec, options, port, log_path)
+
+    def peer_alive():
+        code = proc.poll()
+        if code is None:
+            return None
+        tail = log_path.read_text(errors="replace").strip().splitlines()[-8:]
+        return (f"the scheduler process exited with code {code} before the end of the simulation; its last "
+                "output:\n    " + "\n    ".join(tail))
+
+    config.peer_alive = peer_alive
+    total = sum(len(json.loads(Path(w).read_text()).get("jobs", [])) for w in args.workload)
+    show = not args.quiet and sys.stderr.isatty()
+    try:
+        with Progress(TextColumn("[bold]simulating"), BarColumn(), TextColumn("{task.completed}/{task.total} jobs"),
+                      TextColumn("t={task.fields[now]:.0f}s"), TimeElapsedColumn(), disable=not show,
+                      transient=True) as progress:
+            task = progress.add_task("sim", total=total or None, now=0.0)
+            config.on_progress = lambda now, done, submitted: progress.update(task, completed=done, now=now)
+            result = Simulator(config).run()
+    finally:
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+    sched_log = log_path.read_text(errors="replace")
+    log_path.unlink(missing_ok=True)
+    if proc.returncode not in (0, None) and "Traceback" in sched_log:
+        print(sched_log, file=sys.stderr)
+    if not args.quiet:
+        from rich.console import Console
+
+        console = Console()
+        console.print(result.summary())
+        console.print(metrics_table({args.scheduler: read_jobs(result.jobs_csv)}))
+    return 0
+
+
+def register(sub) -> None:
+    parser = sub.add_parser("run", allow_abbrev=False, help="run the simulator and a scheduler together",
+                            description=__doc__.splitlines()[0])
+    parser.add_argument("scheduler", help="pybatsim scheduler file (.py), pybatsim bundled scheduler name, "
+                                          "or coburst policy name (fcfs, easy, backfill-sjf-1, ...)")
+    parser.add_argument("-o", "--options", default="{}", help="scheduler options as a JSON object")
+    add_sim_options(parser)
+    parser.set_defaults(func=run_command)

@@ -1,0 +1,121 @@
+"""``coburst workload``: convert SWF logs to Batsim workloads and check workload files.
+
+``coburst workload swf LOG.swf -o OUT.json`` applies the Alloc-Only or IO-Aware job model
+(Kopański 2020, §2.3–2.5); ``--split K`` writes K time periods instead of the full log.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+DEFAULT_PLATFORM = Path(__file__).resolve().parents[2] / "platforms" / "dragonfly96.xml"
+
+
+def part_path(output: str, k: int, parts: int) -> Path:
+    """File of part ``k`` (1-based) of ``parts``: ``OUT.json`` -> ``OUT.part01.json``."""
+    out = Path(output)
+    width = max(2, len(str(parts)))
+    return out.with_name(f"{out.stem}.part{k:0{width}d}{out.suffix or '.json'}")
+
+
+def _swf(args: argparse.Namespace) -> int:
+    from coburst.errors import InputError
+    from coburst.models.bb_request import BBRequestModel
+    from coburst.platforms.info import read_platform
+    from coburst.workloads.batsim_json import write_workload
+    from coburst.workloads.jobmodels import ModelParams, swf_to_workloads
+
+    if args.max_jobs is not None and args.max_jobs < 1:
+        raise InputError("--max-jobs", None, f"must be >= 1, got {args.max_jobs}")
+    if args.split is not None and args.split < 1:
+        raise InputError("--split", None, f"must be >= 1, got {args.split}")
+    platform = read_platform(args.platform)
+    params = ModelParams(model=args.model, seed=args.seed, kappa=args.kappa, bb_source=args.bb_source)
+    bb_model = BBRequestModel.load(args.bb_model)
+    docs, report = swf_to_workloads(args.swf, platform, params, max_jobs=args.max_jobs, split=args.split,
+                                    bb_model=bb_model, platform_name=Path(args.platform).name)
+    if args.split:
+        paths = [part_path(args.output, k, args.split) for k in range(1, args.split + 1)]
+    else:
+        paths = [Path(args.output)]
+    for doc, path in zip(docs, paths):
+        write_workload(doc, path)
+    if not args.quiet:
+        dropped = ", ".join(f"{n} {why}" for why, n in report.dropped.items()) or "none"
+        print(f"{args.swf}: {report.records} records, {report.kept} jobs kept; dropped: {dropped}", file=sys.stderr)
+        if report.walltime_from_runtime:
+            print(f"  {report.walltime_from_runtime} jobs without requested time use their run time as walltime",
+                  file=sys.stderr)
+        if report.procs_from_allocated:
+            print(f"  {report.procs_from_allocated} jobs without requested processors use the allocated ones",
+                  file=sys.stderr)
+        if report.truncated:
+            print(f"  --max-jobs: {report.truncated} later jobs left out", file=sys.stderr)
+        for doc, path in zip(docs, paths):
+            print(f"wrote {path} ({len(doc['jobs'])} jobs, {args.model})", file=sys.stderr)
+    return 0
+
+
+def _check(args: argparse.Namespace) -> int:
+    import numpy as np
+    from rich.console import Console
+    from rich.table import Table
+
+    from coburst.workloads.batsim_json import read_workload, validate
+
+    console = Console()
+    for path in args.workloads:
+        doc = read_workload(path)
+        summary = validate(doc, path)
+        table = Table(title=str(path))
+        table.add_column("what")
+        table.add_column("value")
+        table.add_row("jobs", str(summary["jobs"]))
+        table.add_row("nb_res", str(summary["nb_res"]))
+        table.add_row("IO-Aware jobs", str(summary["io_jobs"]))
+        jobs = doc["jobs"]
+        if jobs:
+            bb = np.array([j.get("bb", 0) for j in jobs], dtype=float)
+            res = np.array([j["res"] for j in jobs], dtype=float)
+            sub = np.array([j["subtime"] for j in jobs], dtype=float)
+            table.add_row("submit span (days)", f"{(sub.max() - sub.min()) / 86400:.2f}")
+            table.add_row("res mean / max", f"{res.mean():.2f} / {res.max():.0f}")
+            table.add_row("bb per node mean / median (GB)", f"{bb.mean() / 1e9:.3f} / {np.median(bb) / 1e9:.3f}")
+            table.add_row("bb per node min / max (GB)", f"{bb.min() / 1e9:.3f} / {bb.max() / 1e9:.3f}")
+        console.print(table)
+    return 0
+
+
+def register(subparsers) -> None:
+    parser = subparsers.add_parser("workload", help="convert SWF logs and check Batsim workloads",
+                                   description=__doc__.splitlines()[0])
+    sub = parser.add_subparsers(dest="workload_command", metavar="ACTION")
+    sub.required = True
+
+    swf = sub.add_parser("swf", help="convert an SWF log to a Batsim workload (Alloc-Only or IO-Aware)",
+                         description="Convert an SWF 2.2 log to a Batsim 4.2 workload with burst-buffer requests "
+                                     "(selection policy and job models: coburst/workloads/jobmodels.py).")
+    swf.add_argument("swf", help="SWF log, e.g. workloads/KTH-SP2-1996-2.1-cln.swf")
+    swf.add_argument("-o", "--output", required=True,
+                     help="output workload JSON; with --split K, parts go to OUT.part01.json ... OUT.partK.json")
+    swf.add_argument("--model", choices=("alloc-only", "io-aware"), default="alloc-only",
+                     help="job model (default alloc-only)")
+    swf.add_argument("-p", "--platform", default=str(DEFAULT_PLATFORM),
+                     help="platform XML giving nodes, speed, bandwidth and burst buffers "
+                          "(default platforms/dragonfly96.xml)")
+    swf.add_argument("--seed", type=int, default=0, help="random seed (default 0); same seed, same bytes")
+    swf.add_argument("--split", type=int, metavar="K", help="cut the log into K equal time periods (thesis: 16)")
+    swf.add_argument("--max-jobs", type=int, metavar="N", help="keep only the first N jobs after filtering")
+    swf.add_argument("--kappa", type=float, default=40.0, help="IO-Aware compute shortening factor (default 40)")
+    swf.add_argument("--bb-source", choices=("model", "memory"), default="model",
+                     help="model: draw every request from the lognormal (default); memory: use the SWF requested "
+                          "memory (field 10) when known")
+    swf.add_argument("--bb-model", help="burst-buffer model parameters (default models/bb_request.json)")
+    swf.add_argument("-q", "--quiet", action="store_true", help="print nothing on success")
+    swf.set_defaults(func=_swf)
+
+    check = sub.add_parser("check", help="validate Batsim workload files and summarise them")
+    check.add_argument("workloads", nargs="+", help="workload JSON files")
+    check.set_defaults(func=_check)

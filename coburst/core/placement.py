@@ -1,0 +1,150 @@
+"""Choosing compute nodes and placing burst-buffer requests (Kopański 2020, §2.2).
+
+* :func:`select_nodes` picks ``count`` compute nodes among free ones: the smallest run of
+  consecutive free indices (topology order) that fits, lowest index first; when no single run
+  fits, the longest runs first (lowest index on ties), the last one cut.  This is the
+  resource filter of the thesis' scheduler (``alloc_only.py``, ``_create_resource_filter``):
+  it keeps a job inside as few chassis as possible, hence close to their BB node.
+* :func:`place_bb` gives every allocated compute node its whole BB request on **one** BB
+  node (the space of a node is never split), nearest first — same chassis, then same group,
+  then anywhere — among BB nodes with enough free capacity over the job's interval; nodes
+  are served in index order, ties between BB nodes go to the lowest BB index.
+
+Feasibility of a BB request does not depend on which compute nodes were chosen: it holds iff
+``sum_b floor(avail_b / bb) >= count`` (:func:`bb_slots`); the greedy placement always
+succeeds then, since its last preference layer is "anywhere".
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from procset import ProcSet
+
+__all__ = ["Allocation", "select_nodes", "place_bb", "bb_slots"]
+
+_EMPTY = np.zeros(0, dtype=np.int64)
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class Allocation:
+    """Resources of one job, in cluster *indices*.
+
+    ``nodes``: compute indices, ascending.  ``bb_nodes``: BB index of each compute node
+    (aligned with ``nodes``), empty when the job has no BB request or the allocation holds
+    compute only (then ``bb == 0``).  ``bb``: bytes held per compute node.  ``bb_use``: bytes
+    taken on every BB node (length ``cluster.n_bb``), or None when nothing is taken.
+    """
+
+    nodes: np.ndarray
+    bb_nodes: np.ndarray
+    bb: int
+    bb_use: np.ndarray | None
+
+    @classmethod
+    def make(cls, n_bb: int, nodes: np.ndarray, bb_nodes: np.ndarray | None = None, bb: int = 0) -> "Allocation":
+        nodes = np.asarray(nodes, dtype=np.int64)
+        if bb_nodes is None or bb == 0 or len(bb_nodes) == 0:
+            return cls(nodes, _EMPTY, 0, None)
+        bb_nodes = np.asarray(bb_nodes, dtype=np.int64)
+        use = np.bincount(bb_nodes, minlength=n_bb).astype(np.int64) * int(bb)
+        return cls(nodes, bb_nodes, int(bb), use)
+
+    def __len__(self) -> int:
+        return len(self.nodes)
+
+    def compute_ids(self, cluster) -> ProcSet:
+        """The compute resource ids (a ProcSet, as Batsim's ``alloc``)."""
+        return ProcSet(*(int(i) for i in cluster.compute_ids[self.nodes]))
+
+    def storage_map(self, cluster) -> dict[int, int]:
+        """compute resource id -> BB resource id (empty without BB)."""
+        if not len(self.bb_nodes):
+            return {}
+        return {int(c): int(b) for c, b in zip(cluster.compute_ids[self.nodes], cluster.bb_ids[self.bb_nodes])}
+
+    def bb_bytes(self, cluster) -> dict[int, int]:
+        """BB resource id -> bytes taken on it."""
+        if self.bb_use is None:
+            return {}
+        return {int(cluster.bb_ids[b]): int(v) for b, v in enumerate(self.bb_use) if v}
+
+    def __repr__(self) -> str:
+        return f"Allocation(nodes={self.nodes.tolist()}, bb_nodes={self.bb_nodes.tolist()}, bb={self.bb})"
+
+
+def select_nodes(mask: np.ndarray, count: int) -> np.ndarray | None:
+    """``count`` indices among the True entries of ``mask`` (see module doc), or None."""
+    idx = np.flatnonzero(mask)
+    n = len(idx)
+    if n < count:
+        return None
+    if count == 0:
+        return _EMPTY
+    if n == count:
+        return idx.astype(np.int64, copy=False)
+    breaks = np.flatnonzero(np.diff(idx) != 1) + 1
+    if not len(breaks):  # one run
+        return idx[:count].astype(np.int64, copy=False)
+    starts = np.concatenate(([0], breaks))
+    lengths = np.diff(np.concatenate((starts, [n])))
+    fitting = np.flatnonzero(lengths >= count)
+    if len(fitting):
+        best = fitting[np.argmin(lengths[fitting])]  # smallest fitting run, first on ties
+        s = starts[best]
+        return idx[s:s + count].astype(np.int64, copy=False)
+    order = np.lexsort((starts, -lengths))  # longest first, lowest start on ties
+    chosen = []
+    left = count
+    for r in order:
+        s, ln = starts[r], lengths[r]
+        take = min(ln, left)
+        chosen.append(idx[s:s + take])
+        left -= take
+        if not left:
+            break
+    return np.sort(np.concatenate(chosen)).astype(np.int64, copy=False)
+
+
+def bb_slots(avail: np.ndarray, bb: int) -> int:
+    """How many per-node requests of ``bb`` bytes fit in free capacities ``avail``."""
+    if bb <= 0:
+        return 1 << 62
+    return int((avail // bb).sum())
+
+
+def place_bb(preference, nodes: np.ndarray, bb: int, avail: np.ndarray) -> np.ndarray | None:
+    """BB index for each compute index in ``nodes`` (module doc), or None if impossible.
+
+    ``preference``: ``cluster.bb_preference`` (BB indices nearest first, per compute index).
+    ``avail``: free bytes per BB node over the whole interval of the job.
+    """
+    if bb <= 0:
+        return _EMPTY
+    slots = (avail // bb).tolist()
+    if sum(slots) < len(nodes):
+        return None
+    out = np.empty(len(nodes), dtype=np.int64)
+    pos = 0
+    n = len(nodes)
+    node_list = nodes.tolist()
+    while pos < n:
+        pref = preference[node_list[pos]]
+        run_end = pos + 1  # nodes sharing the same preference list are served together
+        while run_end < n and preference[node_list[run_end]] is pref:
+            run_end += 1
+        need = run_end - pos
+        for b in pref:
+            s = slots[b]
+            if s:
+                take = s if s < need else need
+                out[pos:pos + take] = b
+                slots[b] = s - take
+                pos += take
+                need -= take
+                if not need:
+                    break
+        if need:  # unreachable given the slot test above
+            return None
+    return out

@@ -1,0 +1,344 @@
+"""Availability profile: which compute nodes and how many BB bytes are free, over time.
+
+:class:`Profile` is a step function from ``now`` on.  Breakpoints ``t_0 = now < t_1 < ...``
+split time into segments ``[t_k, t_{k+1})`` (the last one unbounded).  Two numpy arrays hold
+the state of every segment:
+
+* ``free``: bool ``(T, n_compute)`` -- compute node free during the segment;
+* ``bbfree``: int64 ``(T, n_bb)`` -- free bytes of every BB node during the segment.
+
+It is fed with running jobs (busy until ``start + walltime``, :meth:`Profile.from_running`)
+and with reservations / new starts (:meth:`Profile.occupy`).  Queries:
+
+* :meth:`Profile.alloc_now` / :meth:`Profile.fits_now` -- can a job start now (for its whole
+  walltime, respecting every reservation)?  Answered from prefix accumulations
+  (``AND`` of masks, ``min`` of capacities over segments 0..k), computed once after each
+  change, so a failing test costs one ``bisect`` and an integer compare;
+* :meth:`Profile.earliest` -- earliest start (not before a date) with the compute nodes and
+  BB placement it would get: scan of the breakpoints, skipping every start whose window
+  contains a segment with too few free nodes.
+
+Node choice and BB placement are :func:`~coburst.core.placement.select_nodes` and
+:func:`~coburst.core.placement.place_bb`; BB feasibility is checked first with the exact
+slot count (:func:`~coburst.core.placement.bb_slots`).
+
+:class:`ReferenceProfile` answers the same queries by brute force over a plain list of
+reservations.  It is the oracle of the tests and the naive baseline of the benchmark.
+
+Walltimes must be > 0; ``math.inf`` means "never ends".  A running job already past its
+expected end (Batsim starts jobs a little after the decision) is taken to end
+``OVERDUE`` seconds after now.
+"""
+
+from __future__ import annotations
+
+import math
+from bisect import bisect_left, bisect_right
+from typing import Iterable, Iterator
+
+import numpy as np
+
+from coburst.core.cluster import Cluster
+from coburst.core.placement import Allocation, bb_slots, place_bb, select_nodes
+
+__all__ = ["Profile", "ReferenceProfile", "OVERDUE", "ProfileConflict"]
+
+OVERDUE = 1e-6
+INF = math.inf
+
+
+class ProfileConflict(ValueError):
+    """An occupation would take a resource that is not free."""
+
+
+class Profile:
+    """Numpy-backed availability profile (see module doc)."""
+
+    __slots__ = ("cluster", "now", "_times", "_free", "_bb", "_acc", "_rows")
+
+    def __init__(self, cluster: Cluster, now: float):
+        self.cluster = cluster
+        self.now = float(now)
+        self._times: list[float] = [self.now]
+        self._free = np.ones((1, cluster.n_compute), dtype=bool)
+        self._bb = cluster.bb_capacity[None, :].copy()
+        self._acc = None   # prefix accumulations from now (see _prefix)
+        self._rows = None  # free-node count of every segment
+
+    # ------------------------------------------------------------------ building
+    @classmethod
+    def from_running(cls, cluster: Cluster, now: float,
+                     running: Iterable[tuple[float, Allocation]]) -> "Profile":
+        """Profile of a cluster whose running jobs are ``(expected_end, allocation)``."""
+        prof = cls(cluster, now)
+        now = prof.now
+        items = []
+        for end, alloc in running:
+            end = float(end)
+            if end <= now:
+                end = now + OVERDUE
+            items.append((end, alloc))
+        if not items:
+            return prof
+        ends = sorted({e for e, _ in items if e != INF})
+        times = [now] + ends
+        row = {t: k for k, t in enumerate(times)}
+        free_from = np.full(cluster.n_compute, now)
+        T, B = len(times), cluster.n_bb
+        release = np.zeros((T + 1, B), dtype=np.int64) if B else None
+        for end, alloc in items:
+            nodes = alloc.nodes
+            if len(nodes) and (free_from[nodes] > now).any():
+                raise ProfileConflict("two running jobs share a compute node")
+            free_from[nodes] = end
+            if alloc.bb_use is not None:
+                release[0] -= alloc.bb_use
+                release[row.get(end, T)] += alloc.bb_use
+        tarr = np.asarray(times)
+        prof._times = times
+        prof._free = free_from[None, :] <= tarr[:, None]
+        if B:
+            prof._bb = cluster.bb_capacity[None, :] + np.cumsum(release[:T], axis=0)
+            if (prof._bb[0] < 0).any():
+                raise ProfileConflict("running jobs exceed a burst-buffer node's capacity")
+        else:
+            prof._bb = np.zeros((T, 0), dtype=np.int64)
+        return prof
+
+    def copy(self) -> "Profile":
+        new = Profile.__new__(Profile)
+        new.cluster = self.cluster
+        new.now = self.now
+        new._times = list(self._times)
+        new._free = self._free.copy()
+        new._bb = self._bb.copy()
+        new._acc = self._acc
+        new._rows = self._rows
+        return new
+
+    def _split(self, t: float) -> int:
+        """Row index of the segment starting at ``t`` (inserting a breakpoint)."""
+        times = self._times
+        i = bisect_left(times, t)
+        if i < len(times) and times[i] == t:
+            return i
+        if i == 0:
+            raise ValueError(f"time {t} is before the profile start {self.now}")
+        times.insert(i, t)
+        self._free = np.insert(self._free, i, self._free[i - 1], axis=0)
+        self._bb = np.insert(self._bb, i, self._bb[i - 1], axis=0)
+        return i
+
+    def occupy(self, start: float, end: float, alloc: Allocation) -> None:
+        """Take ``alloc`` during ``[start, end)`` (a started job or a reservation)."""
+        if not end > start:
+            raise ValueError(f"empty interval [{start}, {end})")
+        ks = self._split(max(float(start), self.now))
+        ke = self._split(float(end)) if end != INF else len(self._times)
+        nodes = alloc.nodes
+        if not self._free[ks:ke, nodes].all():
+            raise ProfileConflict(f"compute nodes {nodes.tolist()} not free during [{start}, {end})")
+        use = alloc.bb_use
+        if use is not None and (self._bb[ks:ke] < use).any():
+            raise ProfileConflict(f"burst buffers over capacity during [{start}, {end})")
+        self._free[ks:ke, nodes] = False
+        if use is not None:
+            self._bb[ks:ke] -= use
+        self._acc = None
+        self._rows = None
+
+    # ------------------------------------------------------------------ queries
+    def _prefix(self):
+        acc = self._acc
+        if acc is None:
+            cf = np.logical_and.accumulate(self._free, axis=0)
+            acc = self._acc = (cf, np.count_nonzero(cf, axis=1).tolist(),
+                               np.minimum.accumulate(self._bb, axis=0))
+        return acc
+
+    def _last_row(self, end: float, lo: int = 0) -> int:
+        """Index of the last segment starting before ``end``."""
+        if end == INF:
+            return len(self._times) - 1
+        k = bisect_left(self._times, end, lo) - 1
+        return k if k > lo else lo
+
+    def fits_now(self, res: int, walltime: float, bb: int = 0, storage: bool = True) -> bool:
+        """Can ``res`` nodes (and ``bb`` bytes each if ``storage``) be held from now for
+        ``walltime``?"""
+        cf, counts, cb = self._prefix()
+        k = self._last_row(self.now + walltime)
+        if counts[k] < res:
+            return False
+        return not (storage and bb > 0) or bb_slots(cb[k], bb) >= res
+
+    def alloc_now(self, res: int, walltime: float, bb: int = 0, storage: bool = True) -> Allocation | None:
+        """The allocation a job would get if started now, or None if it cannot start."""
+        cf, counts, cb = self._prefix()
+        k = self._last_row(self.now + walltime)
+        if counts[k] < res:
+            return None
+        if storage and bb > 0:
+            avail = cb[k]
+            if bb_slots(avail, bb) < res:
+                return None
+            nodes = select_nodes(cf[k], res)
+            return Allocation.make(self.cluster.n_bb, nodes,
+                                   place_bb(self.cluster.bb_preference, nodes, bb, avail), bb)
+        return Allocation.make(self.cluster.n_bb, select_nodes(cf[k], res))
+
+    def earliest(self, res: int, walltime: float, bb: int = 0, storage: bool = True,
+                 not_before: float | None = None) -> tuple[float, Allocation] | None:
+        """Earliest ``(start, allocation)`` with ``start >= not_before`` (default now), or
+        None if the request never fits (only possible with never-ending occupations)."""
+        times = self._times
+        T = len(times)
+        t0 = self.now if not_before is None else max(float(not_before), self.now)
+        if t0 == self.now:
+            alloc = self.alloc_now(res, walltime, bb, storage)
+            if alloc is not None:
+                return self.now, alloc
+            k = 1
+        else:
+            k = bisect_right(times, t0) - 1
+        rows = self._rows
+        if rows is None:
+            rows = self._rows = np.count_nonzero(self._free, axis=1).tolist()
+        need_bb = storage and bb > 0
+        free, bbf = self._free, self._bb
+        while k < T:
+            s = times[k] if times[k] > t0 else t0
+            last = self._last_row(s + walltime, k)
+            # skip every start whose window contains a segment with too few free nodes
+            j = last
+            while j >= k and rows[j] >= res:
+                j -= 1
+            if j >= k:
+                k = j + 1
+                continue
+            mask = free[k] if last == k else np.logical_and.reduce(free[k:last + 1], axis=0)
+            if np.count_nonzero(mask) >= res:
+                if not need_bb:
+                    return s, Allocation.make(self.cluster.n_bb, select_nodes(mask, res))
+                avail = bbf[k] if last == k else bbf[k:last + 1].min(axis=0)
+                if bb_slots(avail, bb) >= res:
+                    nodes = select_nodes(mask, res)
+                    return s, Allocation.make(self.cluster.n_bb, nodes,
+                                              place_bb(self.cluster.bb_preference, nodes, bb, avail), bb)
+            k += 1
+        return None
+
+    # ------------------------------------------------------------------ inspection
+    @property
+    def breakpoints(self) -> list[float]:
+        return list(self._times)
+
+    def segments(self) -> Iterator[tuple[float, float, np.ndarray, np.ndarray]]:
+        """``(start, end, free_mask, bb_free)`` of every segment (end of the last: inf)."""
+        times = self._times
+        for k, t in enumerate(times):
+            yield t, times[k + 1] if k + 1 < len(times) else INF, self._free[k], self._bb[k]
+
+    def free_at(self, t: float) -> tuple[np.ndarray, np.ndarray]:
+        """``(free compute mask, free BB bytes)`` at date ``t >= now``."""
+        k = bisect_right(self._times, t) - 1
+        if k < 0:
+            raise ValueError(f"time {t} is before the profile start {self.now}")
+        return self._free[k].copy(), self._bb[k].copy()
+
+    def __repr__(self) -> str:
+        return f"Profile(now={self.now}, {len(self._times)} segments)"
+
+
+class ReferenceProfile:
+    """Brute-force profile over a plain list of occupations (pure Python sets and dicts).
+
+    Same queries and same answers as :class:`Profile` -- it shares node selection and BB
+    placement -- but every query rescans all occupations.  Used as the test oracle and as
+    the naive baseline of ``benchmarks/bench_decisions.py``.
+    """
+
+    def __init__(self, cluster: Cluster, now: float):
+        self.cluster = cluster
+        self.now = float(now)
+        self.items: list[tuple[float, float, frozenset[int], dict[int, int]]] = []
+
+    @classmethod
+    def from_running(cls, cluster: Cluster, now: float,
+                     running: Iterable[tuple[float, Allocation]]) -> "ReferenceProfile":
+        prof = cls(cluster, now)
+        for end, alloc in running:
+            end = float(end)
+            if end <= prof.now:
+                end = prof.now + OVERDUE
+            prof.items.append((prof.now, end, frozenset(alloc.nodes.tolist()), prof._use(alloc)))
+        return prof
+
+    def copy(self) -> "ReferenceProfile":
+        new = ReferenceProfile(self.cluster, self.now)
+        new.items = list(self.items)
+        return new
+
+    @staticmethod
+    def _use(alloc: Allocation) -> dict[int, int]:
+        if alloc.bb_use is None:
+            return {}
+        return {b: int(v) for b, v in enumerate(alloc.bb_use.tolist()) if v}
+
+    def _window(self, s: float, e: float) -> tuple[np.ndarray, np.ndarray]:
+        busy: set[int] = set()
+        points = {s}
+        over = [it for it in self.items if it[0] < e and it[1] > s]
+        for a, b, nodes, use in over:
+            busy |= nodes
+            if a > s:
+                points.add(a)
+        caps = self.cluster.bb_capacity.tolist()
+        worst = [0] * len(caps)
+        for p in points:
+            used = [0] * len(caps)
+            for a, b, nodes, use in over:
+                if a <= p < b:
+                    for j, v in use.items():
+                        used[j] += v
+            worst = [max(x, y) for x, y in zip(worst, used)]
+        mask = np.array([i not in busy for i in range(self.cluster.n_compute)], dtype=bool)
+        return mask, np.array([c - w for c, w in zip(caps, worst)], dtype=np.int64)
+
+    def occupy(self, start: float, end: float, alloc: Allocation) -> None:
+        start = max(float(start), self.now)
+        mask, avail = self._window(start, end)
+        if not mask[alloc.nodes].all():
+            raise ProfileConflict("compute nodes not free")
+        use = self._use(alloc)
+        if any(avail[j] < v for j, v in use.items()):
+            raise ProfileConflict("burst buffers over capacity")
+        self.items.append((start, float(end), frozenset(alloc.nodes.tolist()), use))
+
+    def _try(self, s: float, res: int, walltime: float, bb: int, storage: bool) -> Allocation | None:
+        mask, avail = self._window(s, s + walltime)
+        if int(mask.sum()) < res:
+            return None
+        if storage and bb > 0:
+            if bb_slots(avail, bb) < res:
+                return None
+            nodes = select_nodes(mask, res)
+            return Allocation.make(self.cluster.n_bb, nodes,
+                                   place_bb(self.cluster.bb_preference, nodes, bb, avail), bb)
+        return Allocation.make(self.cluster.n_bb, select_nodes(mask, res))
+
+    def fits_now(self, res: int, walltime: float, bb: int = 0, storage: bool = True) -> bool:
+        return self._try(self.now, res, walltime, bb, storage) is not None
+
+    def alloc_now(self, res: int, walltime: float, bb: int = 0, storage: bool = True) -> Allocation | None:
+        return self._try(self.now, res, walltime, bb, storage)
+
+    def earliest(self, res: int, walltime: float, bb: int = 0, storage: bool = True,
+                 not_before: float | None = None) -> tuple[float, Allocation] | None:
+        t0 = self.now if not_before is None else max(float(not_before), self.now)
+        candidates = sorted({t0} | {b for _, b, _, _ in self.items if t0 < b < INF})
+        for s in candidates:
+            alloc = self._try(s, res, walltime, bb, storage)
+            if alloc is not None:
+                return s, alloc
+        return None

@@ -1,0 +1,144 @@
+"""Read what the workload side needs from a SimGrid platform XML, without SimGrid.
+
+The SWF converter needs the number of compute hosts, their speed, the compute network
+bandwidth and the burst-buffer nodes with their capacity.  :func:`read_platform` reads
+them from the host and zone properties written by :mod:`coburst.platforms.dragonfly`
+and also understands plain SimGrid files (``<host>`` and ``<cluster>`` elements).
+"""
+
+from __future__ import annotations
+
+import re
+import xml.etree.ElementTree as ET
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from coburst.errors import InputError
+from coburst.platforms.units import parse_bandwidth, parse_speed
+
+
+@dataclass
+class HostInfo:
+    name: str
+    speed: float
+    properties: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def role(self) -> str:
+        return self.properties.get("role", "")
+
+
+@dataclass
+class PlatformInfo:
+    """The hosts of a platform, split as Batsim 4.2 splits them."""
+
+    path: str
+    hosts: list[HostInfo]
+    zone_properties: dict[str, str]
+    master: str = "master"
+    link_bandwidth: float | None = None  # compute network, bytes/s
+
+    @property
+    def compute(self) -> list[HostInfo]:
+        return [h for h in self.hosts if h.name != self.master and h.role in ("", "compute_node")]
+
+    @property
+    def storage(self) -> list[HostInfo]:
+        return [h for h in self.hosts if h.name != self.master and "storage" in h.role.split(",")]
+
+    @property
+    def burst_buffers(self) -> list[HostInfo]:
+        return [h for h in self.storage if "bb_capacity" in h.properties]
+
+    @property
+    def nb_compute(self) -> int:
+        return len(self.compute)
+
+    @property
+    def host_speed(self) -> float:
+        speeds = {h.speed for h in self.compute}
+        if not speeds:
+            raise InputError(self.path, None, "the platform has no compute host")
+        if len(speeds) > 1:
+            raise InputError(self.path, None, f"compute hosts have different speeds {sorted(speeds)}; "
+                             "the job models need one host speed")
+        return speeds.pop()
+
+    @property
+    def bb_capacity(self) -> int:
+        """Capacity of one burst-buffer node (the smallest, if they differ), 0 without BB."""
+        caps = [int(h.properties["bb_capacity"]) for h in self.burst_buffers]
+        return min(caps) if caps else 0
+
+    @property
+    def nb_bb(self) -> int:
+        return len(self.burst_buffers)
+
+
+def _props(elem: ET.Element) -> dict[str, str]:
+    return {p.get("id", ""): p.get("value", "") for p in elem.findall("prop")}
+
+
+def _radicals(text: str, source: str) -> list[int]:
+    out: list[int] = []
+    for part in text.split(","):
+        part = part.strip()
+        if re.fullmatch(r"\d+-\d+", part):
+            lo, hi = (int(x) for x in part.split("-"))
+            out.extend(range(lo, hi + 1))
+        elif re.fullmatch(r"\d+", part):
+            out.append(int(part))
+        else:
+            raise InputError(source, "<cluster radical>", f"cannot read radical {text!r}")
+    return out
+
+
+def read_platform(path: str | Path, master: str = "master") -> PlatformInfo:
+    """Parse ``path`` and return its hosts (with properties) and root-zone properties."""
+    source = str(path)
+    try:
+        root = ET.parse(source).getroot()
+    except FileNotFoundError:
+        raise InputError(source, None, "platform file not found") from None
+    except ET.ParseError as exc:
+        line, col = exc.position
+        raise InputError(source, f"line {line} column {col}", f"invalid XML: {exc}") from None
+    if root.tag != "platform":
+        raise InputError(source, None, f"root element is <{root.tag}>, expected <platform>")
+    hosts: list[HostInfo] = []
+    bandwidths: list[float] = []
+    zone_props: dict[str, str] = {}
+    first_zone = root.find("zone")
+    if first_zone is None:
+        first_zone = root.find("AS")
+    if first_zone is not None:
+        zone_props = _props(first_zone)
+    for elem in root.iter():
+        if elem.tag == "host":
+            name = elem.get("id", "")
+            speed_text = (elem.get("speed") or "0").split(",")[0]
+            hosts.append(HostInfo(name, parse_speed(speed_text, f"{source}: <host id='{name}'> speed"),
+                                  _props(elem)))
+        elif elem.tag == "cluster":
+            cid = elem.get("id", "")
+            speed = parse_speed((elem.get("speed") or "0").split(",")[0], f"{source}: <cluster id='{cid}'> speed")
+            props = _props(elem)
+            for rad in _radicals(elem.get("radical", ""), source):
+                hosts.append(HostInfo(f"{elem.get('prefix', '')}{rad}{elem.get('suffix', '')}", speed, dict(props)))
+            if elem.get("bw"):
+                bandwidths.append(parse_bandwidth(elem.get("bw"), f"{source}: <cluster id='{cid}'> bw"))
+    names = [h.name for h in hosts]
+    dupes = sorted({n for n in names if names.count(n) > 1})
+    if dupes:
+        raise InputError(source, None, f"duplicate host names: {', '.join(dupes[:5])}")
+    bandwidth = None
+    if "link_bandwidth" in zone_props:
+        bandwidth = float(zone_props["link_bandwidth"])
+    elif bandwidths:
+        bandwidth = min(bandwidths)
+    if master == "master":
+        tagged = [h.name for h in hosts if h.role == "master"]
+        if "master" not in names and len(tagged) == 1:
+            master = tagged[0]
+    return PlatformInfo(path=source, hosts=hosts, zone_properties=zone_props, master=master,
+                        link_bandwidth=bandwidth)

@@ -1,0 +1,76 @@
+"""Scheduling policies, one module per algorithm family, and their registry.
+
+>>> from coburst import policies
+>>> policies.get("backfill-sjf-1")            # thesis label: family + depth
+BackfillSJF(depth=1)
+>>> policies.get("backfill-sjf", depth=1)      # family + parameters
+BackfillSJF(depth=1)
+
+Families: ``fcfs`` (Kopański 2020 Alg. 1), ``filler`` (Alg. 2), ``filler-sjf`` (§4.7),
+``no-future-D`` (Alg. 3), ``backfill-D`` (Alg. 4), ``backfill-sjf-D`` (Alg. 5),
+``conservative`` (conservative backfilling with BB reservations).  EASY backfilling is
+``backfill-1``.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from coburst.errors import InputError
+from coburst.policies.backfill import Backfill, BackfillSJF, NoFuture
+from coburst.policies.base import Param, Policy
+from coburst.policies.conservative import Conservative
+from coburst.policies.fcfs import FCFS
+from coburst.policies.filler import Filler, FillerSJF
+
+__all__ = ["get", "resolve", "families", "register", "Policy", "Param", "FCFS", "Filler", "FillerSJF",
+           "Backfill", "BackfillSJF", "NoFuture", "Conservative"]
+
+_FAMILIES: dict[str, type[Policy]] = {}
+
+
+def register(cls: type[Policy]) -> type[Policy]:
+    """Add a policy class to the registry under ``cls.family`` (usable as a decorator)."""
+    if not cls.family:
+        raise ValueError(f"{cls.__name__} has no family name")
+    _FAMILIES[cls.family] = cls
+    return cls
+
+
+for _cls in (FCFS, Filler, FillerSJF, Backfill, BackfillSJF, NoFuture, Conservative):
+    register(_cls)
+
+
+def families() -> dict[str, type[Policy]]:
+    """Registered family name -> class."""
+    return dict(_FAMILIES)
+
+
+def _takes_depth(cls: type[Policy]) -> bool:
+    return any(p.name == "depth" for p in cls.params)
+
+
+def resolve(name: str) -> tuple[type[Policy], dict[str, Any]]:
+    """Policy class and label-implied parameters of a name: ``"backfill-sjf-1"`` ->
+    ``(BackfillSJF, {"depth": 1})``, ``"fcfs"`` -> ``(FCFS, {})``."""
+    if not isinstance(name, str):
+        raise InputError("policy", None, f"policy name must be a string, got {name!r}")
+    cls = _FAMILIES.get(name)
+    if cls is not None:
+        return cls, {}
+    m = re.fullmatch(r"(.+)-(\d+)", name)
+    if m and m.group(1) in _FAMILIES and _takes_depth(_FAMILIES[m.group(1)]):
+        return _FAMILIES[m.group(1)], {"depth": int(m.group(2))}
+    known = ", ".join(f"{f}-D" if _takes_depth(c) else f for f, c in sorted(_FAMILIES.items()))
+    raise InputError("policy", name, f"unknown policy (known: {known})")
+
+
+def get(name: str, **params: Any) -> Policy:
+    """Policy instance from a family name (``"backfill-sjf"``) or a thesis label whose last
+    field is the reservation depth (``"backfill-sjf-1"``), plus parameters."""
+    cls, implied = resolve(name)
+    for key, value in implied.items():
+        if key in params and params[key] != value:
+            raise InputError("policy", name, f"label says {key} {value} but {key}={params[key]!r} was given")
+    return cls(**{**params, **implied})

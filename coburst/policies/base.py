@@ -1,0 +1,146 @@
+"""The policy interface and the steps the canonical algorithms are made of.
+
+Interface (the batsched model): the driver records events in the
+:class:`~coburst.core.state.SchedulerState` and calls the hooks :meth:`Policy.on_job_release`
+/ :meth:`Policy.on_job_end`; then, once per batch of simultaneous events, it calls
+:meth:`Policy.make_decisions`, which returns a :class:`~coburst.core.decisions.Decisions`.
+A policy never talks to Batsim and never changes the state.
+
+Parameters are declared once per class (:class:`Param`), validated in ``__init__`` (unknown
+name, wrong type or value -> :class:`~coburst.errors.InputError` naming it) and exposed
+scikit-learn style: attributes of the same name and :meth:`Policy.get_params`.
+
+Steps shared by the algorithms (Kopański 2020, Chapter 3):
+
+* :func:`start_in_order` -- Algorithm 1 (FCFS): start jobs in order, stop at the first that
+  cannot start now;
+* :func:`fill` -- Algorithm 2 (greedy filling): start every job that can start now;
+* :func:`reserve` -- reserve compute (and, if ``storage``, BB) resources at the earliest
+  date; a reservation that begins now is a start.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from dataclasses import dataclass
+from typing import Any, Callable, ClassVar, Iterable, Sequence
+
+from coburst.core.decisions import Decisions
+from coburst.core.placement import Allocation
+from coburst.core.profile import Profile
+from coburst.core.state import Job, SchedulerState
+from coburst.errors import InputError
+
+__all__ = ["Param", "Policy", "start_in_order", "fill", "try_start", "reserve"]
+
+
+@dataclass(frozen=True)
+class Param:
+    """One validated policy parameter."""
+
+    name: str
+    type: type | tuple[type, ...]
+    default: Any
+    check: Callable[[Any], bool] | None = None
+    doc: str = ""
+
+
+class Policy(ABC):
+    """Base class of every scheduling policy (module doc)."""
+
+    family: ClassVar[str] = ""
+    source: ClassVar[str] = ""
+    params: ClassVar[tuple[Param, ...]] = ()
+
+    def __init__(self, **kwargs: Any):
+        known = {p.name: p for p in self.params}
+        for name in kwargs:
+            if name not in known:
+                hint = ", ".join(known) or "none"
+                raise InputError(f"policy {self.family!r}", name,
+                                 f"unknown parameter (known parameters: {hint})")
+        for p in self.params:
+            value = kwargs.get(p.name, p.default)
+            types = p.type if isinstance(p.type, tuple) else (p.type,)
+            if isinstance(value, bool) and bool not in types:
+                ok = False
+            else:
+                ok = isinstance(value, types)
+            if ok and p.check is not None:
+                ok = bool(p.check(value))
+            if not ok:
+                raise InputError(f"policy {self.family!r}", p.name, f"invalid value {value!r}: {p.doc}")
+            setattr(self, p.name, value)
+
+    def get_params(self) -> dict[str, Any]:
+        return {p.name: getattr(self, p.name) for p in self.params}
+
+    @property
+    def name(self) -> str:
+        """Thesis-style label, e.g. ``backfill-sjf-1`` (family, then the depth)."""
+        depth = getattr(self, "depth", None)
+        return self.family if depth is None or "depth" not in {p.name for p in self.params} \
+            else f"{self.family}-{depth}"
+
+    def __repr__(self) -> str:
+        args = ", ".join(f"{k}={v!r}" for k, v in self.get_params().items())
+        return f"{type(self).__name__}({args})"
+
+    # ------------------------------------------------------------------ interface
+    def on_job_release(self, state: SchedulerState, jobs: Sequence[Job]) -> None:
+        """Jobs were submitted (already in ``state.queue``)."""
+
+    def on_job_end(self, state: SchedulerState, jobs: Sequence[Job]) -> None:
+        """Jobs ended (already removed from ``state.running``)."""
+
+    @abstractmethod
+    def make_decisions(self, state: SchedulerState) -> Decisions:
+        """Decide at ``state.now``."""
+
+
+# ---------------------------------------------------------------------- steps
+def try_start(profile: Profile, job: Job, decisions: Decisions) -> bool:
+    """Start ``job`` now if its compute nodes and BB fit for its whole walltime."""
+    alloc = profile.alloc_now(job.res, job.walltime, job.bb)
+    if alloc is None:
+        return False
+    profile.occupy(profile.now, profile.now + job.walltime, alloc)
+    decisions.start(job, alloc)
+    return True
+
+
+def start_in_order(profile: Profile, jobs: Iterable[Job], decisions: Decisions) -> list[Job]:
+    """Algorithm 1 (FCFS): start jobs in order until one cannot start; return the others."""
+    jobs = list(jobs)
+    for i, job in enumerate(jobs):
+        if not try_start(profile, job, decisions):
+            return jobs[i:]
+    return []
+
+
+def fill(profile: Profile, jobs: Iterable[Job], decisions: Decisions) -> list[Job]:
+    """Algorithm 2 (greedy filling): start every job that can start now, in the given
+    order; return those that could not."""
+    return [job for job in jobs if not try_start(profile, job, decisions)]
+
+
+def reserve(profile: Profile, job: Job, decisions: Decisions,
+            storage: bool = True) -> tuple[float, Allocation] | None:
+    """Reserve ``job`` at its earliest date (compute nodes, and BB if ``storage``).
+
+    A reservation at ``now`` is turned into a start (when its BB fits too).  Returns
+    ``(date, allocation)``, or None when the job never fits the profile.
+    """
+    found = profile.earliest(job.res, job.walltime, job.bb, storage=storage)
+    if found is None:
+        return None
+    start, alloc = found
+    if start == profile.now:
+        full = alloc if storage or not job.bb else profile.alloc_now(job.res, job.walltime, job.bb)
+        if full is not None:
+            profile.occupy(start, start + job.walltime, full)
+            decisions.start(job, full)
+            return start, full
+    profile.occupy(start, start + job.walltime, alloc)
+    decisions.reserve(job, start, alloc)
+    return start, alloc

@@ -1,0 +1,777 @@
+"""The embedded Batsim-compatible simulator: SimGrid actors talking Batsim 4 to a scheduler.
+
+Structure (the same as Batsim 4.2, so that dates match it):
+
+* ``server`` (on the master host) owns the simulation state.  It receives internal
+  messages on the ``server`` mailbox, turns them into protocol events and, whenever the
+  scheduler is ready and no other internal message is pending, sends the pending events.
+* one ``submitter`` per workload (on the master host) releases jobs at their submission
+  times;
+* a ``request-reply`` actor (on the master host) performs one ZeroMQ exchange with the
+  scheduler and forwards every decision of the reply to the server, dated by its timestamp;
+* one actor per job (on the job's first host, see :mod:`coburst.simulator.execution`);
+* ``waiter`` actors for ``CALL_ME_LATER`` and ``killer`` actors for ``KILL_JOB``.
+
+Every internal message is a 1-byte SimGrid communication to the master host, exactly like
+Batsim's ``mailbox->put(msg, 1)``: the route latency between a job's host and the master
+is why a job starts a few hundred microseconds after the decision that launched it, and
+why its completion reaches the scheduler a little after its end.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections import deque
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+from procset import ProcSet
+
+from coburst.errors import CoburstError, InputError, ProtocolError
+from coburst.simulator._simgrid import simgrid
+from coburst.simulator.execution import JobRun
+from coburst.simulator.output import JobRecord, schedule_row, write_outputs
+from coburst.simulator.platform import Machines, assign_resources, check_xml, master_zone_routing
+from coburst.simulator.protocol import SchedulerLink
+from coburst.simulator.workload import Job, Profile, Workload, job_from_json, load_workload, validate_profile
+
+MSG_SIZE = 1  # bytes of every internal message (Batsim's ipp.cpp)
+
+
+@dataclass
+class SimulatorConfig:
+    platform: str
+    workloads: list[str]
+    export_prefix: str = "out"
+    socket_endpoint: str = "tcp://localhost:28000"
+    roles: dict[str, str] = field(default_factory=dict)
+    master_host: str = "master_host"
+    dynamic_jobs: bool = False
+    ack_dynamic_jobs: bool = False
+    profile_reuse: bool = False
+    forward_unknown_events: bool = False
+    timeout: float = 30.0
+    heatmap: str | None = None
+    #: called regularly while waiting for the scheduler; returns a reason string if the
+    #: scheduler process is known to be gone (used by ``coburst run``)
+    peer_alive: Callable[[], str | None] | None = None
+    #: called with the simulated time after each scheduler exchange (progress bars)
+    on_progress: Callable[[float, int, int], None] | None = None
+
+
+@dataclass
+class SimJob:
+    """A job in the simulator: its description plus its execution state."""
+
+    job: Job
+    state: str = "NOT_SUBMITTED"
+    alloc: ProcSet | None = None
+    start: float = -1.0
+    finish: float = -1.0
+    return_code: int = -1
+    run: JobRun | None = None
+    kill_requested: bool = False
+    deleted: bool = False
+    storage_mapping: dict[str, int] | None = None
+    mapping: dict[int, int] | None = None
+
+    @property
+    def id(self) -> str:
+        return self.job.id
+
+    @property
+    def walltime(self) -> float:
+        return self.job.walltime
+
+
+@dataclass
+class SimResult:
+    prefix: str
+    jobs_csv: Path
+    schedule_csv: Path
+    schedule: dict[str, str]
+    wall_seconds: float
+
+    def summary(self) -> str:
+        s = self.schedule
+        return (f"coburst sim: {s['nb_jobs']} jobs ({s['nb_jobs_success']} succeeded, {s['nb_jobs_killed']} killed, "
+                f"{s['nb_jobs_rejected']} rejected), makespan {float(s['makespan']):.3f} s, "
+                f"mean waiting time {float(s['mean_waiting_time']):.3f} s; simulated in {self.wall_seconds:.2f} s "
+                f"-> {self.jobs_csv}, {self.schedule_csv}")
+
+
+class Simulator:
+    """One simulation run: ``Simulator(config).run()``."""
+
+    def __init__(self, config: SimulatorConfig):
+        self.config = config
+        self.workloads: dict[str, Workload] = {}
+        self.jobs: dict[str, SimJob] = {}
+        self.events: list[dict[str, Any]] = []
+        self.records: list[JobRecord] = []
+        self.failure: BaseException | None = None
+        self.collected_profiles: set[tuple[str, str]] = set()
+        # counters
+        self.nb_submitters = 0
+        self.nb_submitters_done = 0
+        self.nb_submitted = 0
+        self.nb_completed = 0
+        self.nb_running = 0
+        self.nb_waiters = 0
+        self.nb_killers = 0
+        self.registration_finished = False
+        self.sched_ready = True
+        self.end_sent = False
+        self.done = False
+        self.to_delete: list[SimJob] = []
+        # machine-time accounting (Batsim's time_spent_in_each_state)
+        self.machine_busy: list[int] = []
+        self.machine_last_change: list[float] = []
+        self.time_computing = 0.0
+        self.time_idle = 0.0
+        self.speed_hook = None
+        self.queue: deque = deque()  # internal messages waiting for the server (Batsim's mailbox)
+        self.master_delay: dict[str, float] = {}
+
+    # ================================================================== set-up
+    def load_inputs(self) -> None:
+        """Load and validate workloads, then the platform (errors before anything runs)."""
+        for i, path in enumerate(self.config.workloads):
+            name = f"w{i}"
+            self.workloads[name] = load_workload(path, name)
+        check_xml(self.config.platform)
+        if self.config.profile_reuse and not self.config.dynamic_jobs:
+            raise InputError("--enable-profile-reuse", None, "profile reuse needs --enable-dynamic-jobs")
+        self.engine = simgrid.Engine(["coburst", "--cfg=host/model:ptask_L07", "--log=root.thresh:critical",
+                                      "--log=xbt_cfg.thresh:critical"])
+        try:
+            self.engine.load_platform(str(Path(self.config.platform).resolve()))
+        except Exception as exc:  # SimGrid raises on semantic errors of the platform
+            raise InputError(self.config.platform, None, f"SimGrid cannot load the platform: {exc}") from None
+        self.machines: Machines = assign_resources(self.engine, self.config.platform, self.config.master_host,
+                                                   self.config.roles)
+        self.resources = self.machines.resources
+        self.machine_busy = [0] * len(self.resources)
+        self.machine_last_change = [0.0] * len(self.resources)
+        self.queue_sem = simgrid.Semaphore(0)
+        self.master_in_empty_zone = master_zone_routing(self.config.platform, self.machines.master.name) == "None"
+        if self.config.heatmap:
+            from coburst.models.heatmap import HeatmapSpeedHook
+
+            self.speed_hook = HeatmapSpeedHook.from_file(self.config.heatmap, self)
+
+    def run(self) -> SimResult:
+        wall_start = time.perf_counter()
+        self.load_inputs()
+        self.link = SchedulerLink(self.config.socket_endpoint, self.config.timeout, self.config.peer_alive)
+        try:
+            master = self.machines.master
+            simgrid.Actor.create("server", master, self._guarded(self.server))
+            for name, wl in self.workloads.items():
+                self.nb_submitters += 1
+                simgrid.Actor.create(f"submitter_{name}", master, self._guarded(self.submitter), wl)
+            self.engine.run()
+        finally:
+            self.link.close()
+        if self.failure is not None:
+            raise self.failure
+        if not self.done:
+            raise ProtocolError("the simulation stopped before its end (deadlock in the simulated platform)")
+        makespan = max((r.finish for r in self.records if r.finish is not None), default=0.0)
+        wall = time.perf_counter() - wall_start
+        schedule = schedule_row(self.records, len(self.resources), self.time_computing, makespan,
+                                self.link.wall_time_waiting, wall)
+        schedule["time_idle"] = f"{self.time_idle:.6f}"
+        jobs_csv, sched_csv = write_outputs(self.config.export_prefix, self.records, schedule)
+        return SimResult(self.config.export_prefix, jobs_csv, sched_csv, schedule, wall)
+
+    def _guarded(self, body: Callable) -> Callable:
+        """Run an actor body; on error record it and stop the whole simulation."""
+
+        def actor(*args):
+            try:
+                body(*args)
+            except BaseException as exc:  # noqa: BLE001 - re-raised by run()
+                name = type(exc).__name__
+                if name in ("ForcefulKillException",) or self.failure is not None:
+                    raise
+                self.failure = exc if isinstance(exc, CoburstError) else ProtocolError(
+                    f"internal simulator error: {name}: {exc}")
+                if not isinstance(exc, CoburstError):
+                    import traceback
+
+                    self.failure.__cause__ = exc
+                    self.failure.traceback = traceback.format_exc()
+                simgrid.Actor.kill_all()
+                simgrid.this_actor.exit()
+
+        return actor
+
+    # ================================================================== helpers
+    def now(self) -> float:
+        return simgrid.Engine.clock
+
+    def send_server(self, message: tuple) -> None:
+        """Blocking 1-byte internal message to the server (Batsim's ``mailbox->put(msg, 1)``).
+
+        Messages are served one at a time in arrival order; each transfer takes the time of
+        a 1-byte communication from the sender's host to the master host (route latency +
+        1 B / bottleneck bandwidth, as under ``ptask_L07``), during which the sender stays
+        blocked — the rendezvous semantics of a SimGrid mailbox, computed from SimGrid's
+        routes instead of simulated as a network flow.
+        """
+        done = simgrid.Semaphore(0)
+        self.queue.append((message, self.delay_to_master(simgrid.this_actor.get_host()), done))
+        self.queue_sem.release()
+        done.acquire()
+
+    def receive(self) -> tuple:
+        """Server side of :meth:`send_server`."""
+        self.queue_sem.acquire()
+        message, delay, done = self.queue.popleft()
+        if delay > 0:
+            simgrid.this_actor.sleep_for(delay)
+        done.release()
+        return message
+
+    def delay_to_master(self, host) -> float:
+        """Duration of a 1-byte message from ``host`` to the master host."""
+        name = host.name
+        delay = self.master_delay.get(name)
+        if delay is None:
+            if host is self.machines.master and self.master_in_empty_zone:
+                delay = 0.0  # SimGrid 3.3x: no route (and no latency) inside a routing="None" zone
+            else:
+                # the binding returns (links, total latency)
+                links, latency = host.route_to(self.machines.master)
+                bandwidth = min((link.bandwidth for link in links), default=0.0)
+                delay = latency + (MSG_SIZE / bandwidth if bandwidth > 0 else 0.0)
+            self.master_delay[name] = delay
+        return delay
+
+    def append(self, etype: str, data: dict[str, Any]) -> None:
+        self.events.append({"timestamp": self.now(), "type": etype, "data": data})
+
+    def profile_of(self, sjob: SimJob) -> Profile:
+        return self.workloads[sjob.job.workload].profiles[sjob.job.profile]
+
+    def profile_named(self, sjob: SimJob, name: str) -> Profile:
+        return self.workloads[sjob.job.workload].profiles[name]
+
+    def _set_machines(self, ids: ProcSet, delta: int) -> None:
+        now = self.now()
+        for rid in ids:
+            busy = self.machine_busy[rid]
+            new = busy + delta
+            if (busy == 0) != (new == 0):
+                span = now - self.machine_last_change[rid]
+                if busy == 0:
+                    self.time_idle += span
+                else:
+                    self.time_computing += span
+                self.machine_last_change[rid] = now
+            self.machine_busy[rid] = new
+
+    # ================================================================== actors
+    def submitter(self, wl: Workload) -> None:
+        """Release the jobs of one static workload at their submission times."""
+        self.send_server(("HELLO",))
+        current = self.now()
+        batch: list[Job] = []
+        for job in sorted(wl.jobs, key=lambda j: (j.subtime, j.id)):
+            if job.subtime > current:
+                if batch:
+                    self.send_server(("SUBMIT", batch))
+                    batch = []
+                simgrid.this_actor.sleep_for(job.subtime - current)
+                current = self.now()
+            batch.append(job)
+        if batch:
+            self.send_server(("SUBMIT", batch))
+        self.send_server(("BYE",))
+
+    def request_reply(self, events: list[dict[str, Any]]) -> None:
+        """One exchange with the scheduler; forward its decisions to the server."""
+        now = self.now()
+        reply = self.link.exchange(now, events)
+        if self.config.on_progress is not None:
+            self.config.on_progress(now, self.nb_completed, self.nb_submitted)
+        for event in reply["events"]:
+            ts = float(event["timestamp"])
+            if ts > self.now():
+                simgrid.this_actor.sleep_for(ts - self.now())
+            self.send_server(("DECISION", event))
+        reply_now = float(reply["now"])
+        if reply_now > self.now():
+            simgrid.this_actor.sleep_for(reply_now - self.now())
+        self.send_server(("READY",))
+
+    def waiter(self, target: float) -> None:
+        simgrid.this_actor.sleep_for(max(target - self.now(), 1e-5))
+        self.send_server(("WAITING_DONE", target))
+
+    def killer(self, ids: list[str], progress: dict[str, Any]) -> None:
+        self.send_server(("KILLING_DONE", ids, progress))
+
+    def server(self) -> None:
+        """The server loop (Batsim's server_process)."""
+        self.append("SIMULATION_BEGINS", self.simulation_begins())
+        self._call_scheduler()
+        while not self.done:
+            message = self.receive()
+            self.handle(message)
+            if self.done:
+                break
+            if self.sched_ready and not self.end_sent and not self.queue:
+                if self.events:
+                    self._call_scheduler()
+                elif self.is_finished():
+                    self.end_sent = True
+                    self.append("SIMULATION_ENDS", {})
+                    self._call_scheduler()
+                elif self.is_stalled():
+                    raise ProtocolError(self.stall_message())
+
+    def _call_scheduler(self) -> None:
+        events, self.events = self.events, []
+        self.sched_ready = False
+        simgrid.Actor.create("request_reply", self.machines.master, self._guarded(self.request_reply), events)
+        for sjob in self.to_delete:
+            sjob.deleted = True
+            if not self.config.profile_reuse:
+                self.collected_profiles.add((sjob.job.workload, sjob.job.profile))
+        self.to_delete = []
+
+    def is_finished(self) -> bool:
+        return (self.nb_submitters_done == self.nb_submitters
+                and (not self.config.dynamic_jobs or self.registration_finished)
+                and self.nb_completed == self.nb_submitted
+                and self.nb_running == 0 and self.nb_waiters == 0 and self.nb_killers == 0)
+
+    def is_stalled(self) -> bool:
+        """Nothing can ever happen again: no actor will send the server anything."""
+        return (self.nb_submitters_done == self.nb_submitters and self.nb_running == 0
+                and self.nb_waiters == 0 and self.nb_killers == 0)
+
+    def stall_message(self) -> str:
+        waiting = [j.id for j in self.jobs.values() if j.state == "SUBMITTED"]
+        if waiting:
+            shown = ", ".join(waiting[:5]) + (" ..." if len(waiting) > 5 else "")
+            return (f"the simulation cannot progress: {len(waiting)} submitted job(s) ({shown}) were never "
+                    f"executed nor rejected, no job is running and the scheduler asked for no callback "
+                    f"(simulated time {self.now():.6f})")
+        return ("the simulation cannot progress: dynamic job registration is enabled but the scheduler never "
+                "sent NOTIFY registration_finished, and nothing else is pending "
+                f"(simulated time {self.now():.6f})")
+
+    # ================================================================== protocol: outgoing
+    def simulation_begins(self) -> dict[str, Any]:
+        cfg = self.config
+        compute = [r for r in self.resources if r.role == "compute"]
+        storage = [r for r in self.resources if r.role == "storage"]
+
+        def res_json(r):
+            props = dict(r.properties)
+            props["role"] = "storage" if r.role == "storage" else props.get("role", "") if props.get("role") != "compute" else "compute"
+            return {"id": r.id, "name": r.name, "state": "idle", "properties": props, "zone_properties": {}}
+
+        return {
+            "nb_resources": len(self.resources),
+            "nb_compute_resources": len(compute),
+            "nb_storage_resources": len(storage),
+            "allow_compute_sharing": False,
+            "allow_storage_sharing": True,
+            "config": {
+                "redis-enabled": False, "redis-hostname": "127.0.0.1", "redis-port": 6379,
+                "redis-prefix": "default", "profiles-forwarded-on-submission": False,
+                "dynamic-jobs-enabled": cfg.dynamic_jobs, "dynamic-jobs-acknowledged": cfg.ack_dynamic_jobs,
+                "profile-reuse-enabled": cfg.dynamic_jobs and cfg.profile_reuse, "sched-config": "",
+                "forward-unknown-events": False,
+            },
+            "compute_resources": [res_json(r) for r in compute],
+            "storage_resources": [res_json(r) for r in storage],
+            "workloads": {name: str(Path(wl.path).resolve()) for name, wl in sorted(self.workloads.items())},
+            "profiles": {name: {p.name: p.data for p in wl.profiles.values()}
+                         for name, wl in sorted(self.workloads.items())},
+        }
+
+    # ================================================================== protocol: incoming
+    def handle(self, message: tuple) -> None:
+        kind = message[0]
+        if kind == "SUBMIT":
+            for job in message[1]:
+                sjob = SimJob(job=job, state="SUBMITTED")
+                self.jobs[job.id] = sjob
+                self.nb_submitted += 1
+                self.append("JOB_SUBMITTED", {"job_id": job.id, "job": job.json})
+        elif kind == "HELLO":
+            pass
+        elif kind == "BYE":
+            self.nb_submitters_done += 1
+            if self.nb_submitters_done == self.nb_submitters:
+                self.append("NOTIFY", {"type": "no_more_static_job_to_submit"})
+        elif kind == "DECISION":
+            self.apply_decision(message[1])
+        elif kind == "READY":
+            self.sched_ready = True
+            if self.end_sent:
+                self.done = True
+        elif kind == "COMPLETED":
+            sjob: SimJob = message[1]
+            self.nb_completed += 1
+            self.append("JOB_COMPLETED", {"job_id": sjob.id, "job_state": sjob.state,
+                                          "return_code": sjob.return_code, "alloc": str(sjob.alloc)})
+            self.to_delete.append(sjob)
+        elif kind == "WAITING_DONE":
+            self.nb_waiters -= 1
+            if not self.end_sent:
+                self.append("REQUESTED_CALL", {})
+        elif kind == "KILLING_DONE":
+            _, ids, progress = message
+            self.nb_killers -= 1
+            for jid in ids:
+                if jid in progress:
+                    sjob = self.jobs[jid]
+                    self.nb_completed += 1
+                    self.append("JOB_COMPLETED", {"job_id": jid, "job_state": sjob.state,
+                                                  "return_code": sjob.return_code, "alloc": str(sjob.alloc)})
+                    self.to_delete.append(sjob)
+            self.append("JOB_KILLED", {"job_ids": ids, "job_progress": progress})
+        else:  # pragma: no cover - internal
+            raise ProtocolError(f"internal: unknown message {kind}")
+
+    def _job(self, data: dict, etype: str, key: str = "job_id") -> SimJob:
+        jid = data.get(key)
+        if not isinstance(jid, str):
+            raise ProtocolError(f"{etype}: '{key}' must be a job id string like \"w0!1\", got {json.dumps(jid)}")
+        sjob = self.jobs.get(jid)
+        if sjob is None or sjob.deleted:
+            what = "has already finished and been reported" if sjob is not None else "does not exist"
+            raise ProtocolError(f"{etype}: job {jid!r} {what}")
+        return sjob
+
+    def apply_decision(self, event: dict[str, Any]) -> None:
+        etype = event["type"]
+        data = event.get("data")
+        if not isinstance(data, dict):
+            raise ProtocolError(f"{etype} event without a 'data' object: {json.dumps(event)[:200]}")
+        handler = {
+            "EXECUTE_JOB": self.on_execute_job, "REJECT_JOB": self.on_reject_job, "KILL_JOB": self.on_kill_job,
+            "CALL_ME_LATER": self.on_call_me_later, "REGISTER_JOB": self.on_register_job,
+            "REGISTER_PROFILE": self.on_register_profile, "SET_JOB_METADATA": self.on_set_job_metadata,
+            "CHANGE_JOB_STATE": self.on_change_job_state, "NOTIFY": self.on_notify,
+        }.get(etype)
+        if handler is None:
+            if etype in ("SET_RESOURCE_STATE", "QUERY"):
+                raise ProtocolError(f"{etype} received, but energy support is not available in coburst sim "
+                                    "(Batsim needs -E for it)")
+            raise ProtocolError(f"unknown event type {etype!r} from the scheduler")
+        handler(data)
+
+    def on_execute_job(self, data: dict) -> None:
+        sjob = self._job(data, "EXECUTE_JOB")
+        extra = set(data) - {"job_id", "alloc"}
+        if len(extra) > 1 or not extra <= {"mapping", "storage_mapping", "additional_io_job"}:
+            raise ProtocolError(f"EXECUTE_JOB {sjob.id}: unexpected fields {sorted(extra)} (Batsim 4 accepts at "
+                                "most one of mapping, storage_mapping, additional_io_job)")
+        if "additional_io_job" in data:
+            raise ProtocolError(f"EXECUTE_JOB {sjob.id}: additional_io_job is not supported by coburst sim")
+        if sjob.state != "SUBMITTED":
+            raise ProtocolError(f"EXECUTE_JOB: job {sjob.id!r} cannot be executed: its state is {sjob.state} "
+                                "(a job is executed at most once, and only after its submission)")
+        alloc_str = data.get("alloc")
+        try:
+            alloc = ProcSet.from_str(alloc_str) if isinstance(alloc_str, str) else None
+        except (ValueError, TypeError):
+            alloc = None
+        if alloc is None or len(alloc) == 0:
+            raise ProtocolError(f"EXECUTE_JOB {sjob.id}: invalid allocation {json.dumps(alloc_str)} "
+                                "(expected an interval set such as \"0-3 8\")")
+        nres = len(self.resources)
+        if alloc.max >= nres or alloc.min < 0:
+            raise ProtocolError(f"EXECUTE_JOB {sjob.id}: allocation {alloc} is outside the platform "
+                                f"(resource ids are 0-{nres - 1})")
+        mapping = None
+        if "mapping" in data:
+            mapping = self._mapping(sjob, data["mapping"], len(alloc))
+        profile = self.profile_of(sjob)
+        size = len(mapping) if mapping is not None else len(alloc)
+        if size != sjob.job.res and not self._total_profile(sjob, profile):
+            raise ProtocolError(f"EXECUTE_JOB {sjob.id}: allocation {alloc} has {len(alloc)} resources but the job "
+                                f"requests {sjob.job.res}")
+        for rid in alloc:
+            res = self.resources[rid]
+            if res.role == "compute" and self.machine_busy[rid] > 0:
+                raise ProtocolError(f"EXECUTE_JOB {sjob.id}: resource {rid} ({res.name}) is already computing "
+                                    "another job and compute sharing is disabled")
+        if "storage_mapping" in data:
+            smap = data["storage_mapping"]
+            if not isinstance(smap, dict) or not all(isinstance(v, int) and not isinstance(v, bool)
+                                                     for v in smap.values()):
+                raise ProtocolError(f"EXECUTE_JOB {sjob.id}: storage_mapping must map labels to resource ids")
+            for label, rid in smap.items():
+                if not 0 <= rid < nres or self.resources[rid].role != "storage":
+                    raise ProtocolError(f"EXECUTE_JOB {sjob.id}: storage_mapping[{label!r}] = {rid} is not a "
+                                        "storage resource")
+            sjob.storage_mapping = dict(smap)
+        sjob.alloc = alloc
+        sjob.mapping = mapping
+        ids = list(alloc)
+        hosts = [self.resources[ids[mapping[i]]].host for i in range(len(mapping))] if mapping else \
+            [self.resources[i].host for i in ids]
+        # check the profile can run here before starting anything
+        self._check_profile_executable(sjob, profile, hosts)
+        sjob.state = "RUNNING"
+        self.nb_running += 1
+        self._set_machines(alloc, +1)
+        run = JobRun(sim=self, job=sjob, hosts=hosts)
+        sjob.run = run
+        run.actor = simgrid.Actor.create(f"job_{sjob.id}", self.resources[alloc.min].host,
+                                         self._guarded(run.main))
+        if self.speed_hook is not None:
+            self.speed_hook.on_job_start(sjob)
+
+    def _mapping(self, sjob: SimJob, mapping: Any, nalloc: int) -> dict[int, int]:
+        if not isinstance(mapping, dict):
+            raise ProtocolError(f"EXECUTE_JOB {sjob.id}: mapping must be an object executor -> index in alloc")
+        try:
+            parsed = {int(k): int(v) for k, v in mapping.items()}
+        except (TypeError, ValueError):
+            raise ProtocolError(f"EXECUTE_JOB {sjob.id}: mapping keys and values must be integers") from None
+        for i in range(len(parsed)):
+            if i not in parsed:
+                raise ProtocolError(f"EXECUTE_JOB {sjob.id}: mapping has no resource for executor {i}")
+        if any(not 0 <= v < nalloc for v in parsed.values()):
+            raise ProtocolError(f"EXECUTE_JOB {sjob.id}: mapping refers outside the allocation (size {nalloc})")
+        return parsed
+
+    def _total_profile(self, sjob: SimJob, profile: Profile) -> bool:
+        if profile.type == "parallel_homogeneous_total":
+            return True
+        if profile.type == "composed":
+            return all(self._total_profile(sjob, self.profile_named(sjob, n)) for n in profile.data["seq"])
+        return False
+
+    def _check_profile_executable(self, sjob: SimJob, profile: Profile, hosts: list) -> None:
+        if profile.type == "composed":
+            for name in profile.data["seq"]:
+                self._check_profile_executable(sjob, self.profile_named(sjob, name), hosts)
+            return
+        if profile.type == "parallel" and len(profile.data["cpu"]) != len(hosts):
+            raise ProtocolError(f"EXECUTE_JOB {sjob.id}: profile {profile.name!r} has {len(profile.data['cpu'])} "
+                                f"executors but the job runs on {len(hosts)} hosts")
+        if profile.type == "parallel_homogeneous_pfs":
+            self.storage_host(sjob, profile.data.get("storage", "pfs"))
+        if profile.type == "data_staging":
+            for key in ("from", "to"):
+                self.storage_host(sjob, profile.data[key])
+        if profile.type not in ("delay", "data_staging", "parallel_homogeneous_pfs"):
+            for host in hosts:
+                if host.speed <= 0:
+                    raise ProtocolError(f"EXECUTE_JOB {sjob.id}: profile {profile.name!r} computes on host "
+                                        f"{host.name!r} whose speed is 0 (a storage or master host?)")
+
+    def storage_host(self, sjob: SimJob, label: str):
+        smap = sjob.storage_mapping
+        if smap is None:
+            storages = [r for r in self.resources if r.role == "storage"]
+            if len(storages) != 1:
+                raise ProtocolError(f"job {sjob.id}: profile uses storage {label!r} but EXECUTE_JOB gave no "
+                                    f"storage_mapping and the platform has {len(storages)} storage hosts")
+            return storages[0].host
+        if label not in smap:
+            raise ProtocolError(f"job {sjob.id}: unknown storage label {label!r} (storage_mapping has "
+                                f"{sorted(smap)})")
+        return self.resources[smap[label]].host
+
+    def build_ptask(self, sjob: SimJob, profile: Profile, hosts: list) -> tuple[list, list[float], list[float]]:
+        """Hosts, flops vector and bytes matrix of a ptask leaf (Batsim's task_execution.cpp)."""
+        d = profile.data
+        n = len(hosts)
+        ptype = profile.type
+        if ptype == "parallel":
+            return hosts, [float(x) for x in d["cpu"]], [float(x) for x in d["com"]]
+        if ptype in ("parallel_homogeneous", "parallel_homogeneous_total"):
+            cpu, com = float(d["cpu"]), float(d["com"])
+            if ptype == "parallel_homogeneous_total":
+                cpu, com = cpu / n, com / n
+            matrix = [] if com == 0 else [0.0 if i == j else com for i in range(n) for j in range(n)]
+            return hosts, [cpu] * n, matrix
+        if ptype == "parallel_homogeneous_pfs":
+            storage = self.storage_host(sjob, d.get("storage", "pfs"))
+            read, write = float(d.get("bytes_to_read", 0)), float(d.get("bytes_to_write", 0))
+            all_hosts = list(hosts) + [storage]
+            m = n + 1
+            matrix = [0.0] * (m * m)
+            for i in range(n):
+                matrix[n * m + i] = read  # storage -> host i
+                matrix[i * m + n] = write  # host i -> storage
+            return all_hosts, [0.0] * m, matrix
+        if ptype == "data_staging":
+            src, dst = self.storage_host(sjob, d["from"]), self.storage_host(sjob, d["to"])
+            return [src, dst], [0.0, 0.0], [0.0, float(d["nb_bytes"]), 0.0, 0.0]
+        raise ProtocolError(f"profile type {ptype!r} cannot run as a parallel task")  # pragma: no cover
+
+    def job_finished(self, run: JobRun, code: int) -> None:
+        """Called by a job actor at its end (before it reports to the server)."""
+        sjob = run.job
+        now = self.now()
+        sjob.finish = now if now > sjob.start else sjob.start + 1e-5
+        sjob.return_code = code
+        sjob.state = ("COMPLETED_SUCCESSFULLY" if code == 0 else
+                      "COMPLETED_FAILED" if code > 0 else "COMPLETED_WALLTIME_REACHED")
+        self._end_job(sjob)
+        self.send_server(("COMPLETED", sjob))
+
+    def _end_job(self, sjob: SimJob) -> None:
+        self.nb_running -= 1
+        self._set_machines(sjob.alloc, -1)
+        self.records.append(JobRecord(
+            job_number=sjob.id.split("!", 1)[1], workload=sjob.job.workload, profile=sjob.job.profile,
+            subtime=sjob.job.subtime, res=sjob.job.res, walltime=sjob.job.walltime, final_state=sjob.state,
+            start=sjob.start, finish=sjob.finish, alloc=sjob.alloc, metadata=sjob.job.metadata))
+        if self.speed_hook is not None:
+            self.speed_hook.on_job_end(sjob)
+
+    def on_reject_job(self, data: dict) -> None:
+        sjob = self._job(data, "REJECT_JOB")
+        if sjob.state != "SUBMITTED":
+            raise ProtocolError(f"REJECT_JOB: job {sjob.id!r} cannot be rejected: its state is {sjob.state} "
+                                "(only submitted, not yet executed jobs can be rejected)")
+        sjob.state = "REJECTED"
+        self.nb_completed += 1
+        sjob.deleted = True
+        job = sjob.job
+        self.records.append(JobRecord(job_number=job.id.split("!", 1)[1], workload=job.workload,
+                                      profile=job.profile, subtime=job.subtime, res=job.res,
+                                      walltime=job.walltime, final_state="REJECTED", metadata=job.metadata))
+
+    def on_kill_job(self, data: dict) -> None:
+        ids = data.get("job_ids")
+        if not isinstance(ids, list) or not ids:
+            raise ProtocolError("KILL_JOB: 'job_ids' must be a non-empty list of job ids")
+        to_report: list[str] = []
+        progress: dict[str, Any] = {}
+        now = self.now()
+        for jid in ids:
+            sjob = self._job({"job_id": jid}, "KILL_JOB")
+            if sjob.kill_requested:
+                continue
+            if sjob.state in ("SUBMITTED", "REJECTED", "NOT_SUBMITTED"):
+                raise ProtocolError(f"KILL_JOB: job {jid!r} is not running (state {sjob.state})")
+            sjob.kill_requested = True
+            to_report.append(jid)
+            if sjob.state == "RUNNING":
+                run = sjob.run
+                progress[jid] = run.progress(now)
+                run.actor.kill()
+                sjob.state = "COMPLETED_KILLED"
+                sjob.return_code = -1
+                sjob.finish = now
+                self._end_job(sjob)
+        if to_report:
+            self.nb_killers += 1
+            simgrid.Actor.create("killer", self.machines.master, self._guarded(self.killer), to_report, progress)
+
+    def on_call_me_later(self, data: dict) -> None:
+        target = data.get("timestamp")
+        if isinstance(target, bool) or not isinstance(target, (int, float)):
+            raise ProtocolError(f"CALL_ME_LATER: 'timestamp' must be a number, got {json.dumps(target)}")
+        if not target > self.now():
+            raise ProtocolError(f"CALL_ME_LATER: asked to be called at {target:f}, which is not after the "
+                                f"current time {self.now():f} (Batsim rejects calls in the past or present)")
+        self.nb_waiters += 1
+        simgrid.Actor.create("waiter", self.machines.master, self._guarded(self.waiter), float(target))
+
+    def _dynamic_check(self, etype: str) -> None:
+        if not self.config.dynamic_jobs:
+            raise ProtocolError(f"{etype} received but dynamic job registration is disabled "
+                                "(run the simulator with --enable-dynamic-jobs)")
+        if self.registration_finished:
+            raise ProtocolError(f"{etype} received after NOTIFY registration_finished")
+
+    def on_register_profile(self, data: dict) -> None:
+        self._dynamic_check("REGISTER_PROFILE")
+        wname, pname, prof = data.get("workload_name"), data.get("profile_name"), data.get("profile")
+        if not isinstance(wname, str) or not wname or "!" in wname or not isinstance(pname, str) or not pname:
+            raise ProtocolError("REGISTER_PROFILE: needs string 'workload_name' (without '!') and 'profile_name'")
+        wl = self.workloads.setdefault(wname, Workload(name=wname, path="dynamic", nb_res=None))
+        if pname in wl.profiles:
+            raise ProtocolError(f"REGISTER_PROFILE: profile {pname!r} already exists in workload {wname!r}")
+        try:
+            profile = validate_profile(pname, prof, "REGISTER_PROFILE", f"{wname}/{pname}")
+        except InputError as exc:
+            raise ProtocolError(f"REGISTER_PROFILE: invalid profile: {exc}") from None
+        if profile.type == "composed":
+            for sub in profile.data["seq"]:
+                if sub not in wl.profiles:
+                    raise ProtocolError(f"REGISTER_PROFILE {pname!r}: unknown profile {sub!r} in seq")
+        wl.profiles[pname] = profile
+
+    def on_register_job(self, data: dict) -> None:
+        self._dynamic_check("REGISTER_JOB")
+        jid, job = data.get("job_id"), data.get("job")
+        if not isinstance(jid, str) or jid.count("!") != 1:
+            raise ProtocolError(f"REGISTER_JOB: job_id must look like \"workload!name\", got {json.dumps(jid)}")
+        wname = jid.split("!")[0]
+        wl = self.workloads.get(wname)
+        if wl is None:
+            raise ProtocolError(f"REGISTER_JOB {jid}: workload {wname!r} does not exist (register a profile in it "
+                                "first)")
+        if jid in self.jobs:
+            raise ProtocolError(f"REGISTER_JOB: job {jid!r} already exists")
+        if isinstance(job, dict) and (wname, job.get("profile")) in self.collected_profiles:
+            raise ProtocolError(f"REGISTER_JOB {jid}: profile {job.get('profile')!r} existed but was discarded "
+                                "after its last job ended (use --enable-profile-reuse)")
+        try:
+            job_obj = job_from_json({**job, "id": jid} if isinstance(job, dict) else job, wname,
+                                    "REGISTER_JOB", jid, wl.profiles)
+        except InputError as exc:
+            raise ProtocolError(f"REGISTER_JOB: invalid job: {exc}") from None
+        job_obj.dynamic = True
+        sjob = SimJob(job=job_obj, state="SUBMITTED")
+        self.jobs[jid] = sjob
+        self.nb_submitted += 1
+        if self.config.ack_dynamic_jobs:
+            self.append("JOB_SUBMITTED", {"job_id": jid, "job": job_obj.json})
+
+    def on_set_job_metadata(self, data: dict) -> None:
+        sjob = self._job(data, "SET_JOB_METADATA")
+        meta = data.get("metadata")
+        if not isinstance(meta, str) or '"' in meta:
+            raise ProtocolError(f"SET_JOB_METADATA {sjob.id}: metadata must be a string without double quotes")
+        sjob.job.metadata = meta
+
+    def on_change_job_state(self, data: dict) -> None:
+        sjob = self._job(data, "CHANGE_JOB_STATE")
+        new = data.get("job_state")
+        now = self.now()
+        if sjob.state == "SUBMITTED" and new == "RUNNING":
+            sjob.state, sjob.start = "RUNNING", now
+        elif sjob.state == "SUBMITTED" and new == "REJECTED":
+            self.on_reject_job({"job_id": sjob.id})
+        elif sjob.state == "RUNNING" and sjob.run is None and new in (
+                "COMPLETED_SUCCESSFULLY", "COMPLETED_WALLTIME_REACHED", "COMPLETED_KILLED"):
+            sjob.state, sjob.finish = new, now
+            sjob.alloc = sjob.alloc or ProcSet()
+            self.nb_completed += 1
+            job = sjob.job
+            self.records.append(JobRecord(job_number=job.id.split("!", 1)[1], workload=job.workload,
+                                          profile=job.profile, subtime=job.subtime, res=job.res,
+                                          walltime=job.walltime, final_state=new, start=sjob.start,
+                                          finish=now, alloc=sjob.alloc, metadata=job.metadata))
+        else:
+            raise ProtocolError(f"CHANGE_JOB_STATE {sjob.id}: cannot go from {sjob.state} to {new}")
+
+    def on_notify(self, data: dict) -> None:
+        ntype = data.get("type")
+        if ntype == "registration_finished":
+            self._dynamic_check("NOTIFY registration_finished")
+            self.registration_finished = True
+        elif ntype == "continue_registration":
+            self.registration_finished = False
+        else:
+            raise ProtocolError(f"NOTIFY: unknown type {ntype!r} (expected registration_finished or "
+                                "continue_registration)")

@@ -1,0 +1,219 @@
+"""Job execution on SimGrid: one actor per job, profiles run as SimGrid activities.
+
+A job actor runs on the first host of its allocation (as in Batsim 4).  Leaves of the
+profile tree are either a *delay* (a timed wait) or a *parallel task* (SimGrid ptask on
+the ``ptask_L07`` model: compute vectors and communication matrices, so network and I/O
+contention are simulated).
+
+Two things can change a running job from outside:
+
+* its **speed factor** (:meth:`JobRun.set_rate`) — the co-scheduling heatmap hook slows or
+  speeds a job when its node neighbours change.  The current leaf is interrupted, the work
+  done so far is kept, and the rest continues at the new rate;
+* a **kill** — :meth:`JobRun.progress` reports where the job was, in Batsim's
+  ``job_progress`` format, before the actor is killed.
+
+Semantics follow Batsim 4.2 (``jobs_execution.cpp``): the walltime is measured from the
+job's start and shared by all sub-tasks of a composed profile; a delay runs to its end
+only if it is strictly shorter than the remaining walltime; return codes propagate from
+the first failing sub-task.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from coburst.errors import ProtocolError
+from coburst.simulator._simgrid import simgrid
+
+if TYPE_CHECKING:  # pragma: no cover
+    from coburst.simulator.engine import SimJob, Simulator
+    from coburst.simulator.workload import Profile
+
+
+class WalltimeReached(Exception):
+    """Raised inside a job actor when its walltime expires."""
+
+
+@dataclass
+class Leaf:
+    """The leaf task being executed right now."""
+
+    profile_name: str
+    kind: str  # "delay" or "ptask"
+    work_done: float = 0.0  # fraction of the leaf already done (0..1)
+    chunk_start: float = 0.0  # simulated time the current chunk started
+    chunk_rate: float = 1.0
+    delay: float = 0.0  # delay leaves: duration at rate 1
+    exec: Any = None  # ptask leaves: the running simgrid.Exec
+    started: bool = False
+
+    def fraction_done(self, now: float) -> float:
+        """Fraction of this leaf done at ``now`` (Batsim's ``progress``)."""
+        if not self.started:
+            return 0.0
+        if self.kind == "delay":
+            if self.delay <= 0:
+                return 1.0
+            return min(1.0, self.work_done + (now - self.chunk_start) * self.chunk_rate / self.delay)
+        if self.exec is None:
+            return self.work_done
+        try:
+            ratio = self.exec.remaining_ratio
+        except Exception:  # the activity already ended
+            ratio = 0.0
+        return self.work_done + (1.0 - self.work_done) * (1.0 - ratio)
+
+
+@dataclass
+class Frame:
+    """One composed profile on the execution stack."""
+
+    profile_name: str
+    index: int = -1  # Batsim's current_task_index (global over repeats)
+
+
+@dataclass
+class JobRun:
+    """State of one executing job, shared between its actor and the server."""
+
+    sim: "Simulator"
+    job: "SimJob"
+    hosts: list  # simgrid.Host of the allocation, in executor order
+    start: float = 0.0
+    deadline: float = math.inf
+    rate: float = 1.0
+    stack: list[Frame] = field(default_factory=list)
+    leaf: Leaf | None = None
+    leaf_depth: int = 0
+    wakeup: Any = None  # simgrid.Semaphore used to interrupt a delay leaf
+    actor: Any = None
+
+    # ----------------------------------------------------------------- actor body
+    def main(self) -> None:
+        """Actor body: run the profile, then report completion to the server."""
+        now = simgrid.Engine.clock
+        self.start = now
+        self.job.start = now
+        walltime = self.job.walltime
+        self.deadline = now + walltime if walltime > 0 else math.inf
+        self.wakeup = simgrid.Semaphore(0)
+        profile = self.sim.profile_of(self.job)
+        try:
+            code = self.run_profile(profile)
+        except WalltimeReached:
+            code = -1
+        self.sim.job_finished(self, code)
+
+    # ----------------------------------------------------------------- profiles
+    def run_profile(self, profile: "Profile") -> int:
+        if profile.type == "composed":
+            return self.run_composed(profile)
+        depth = len(self.stack)
+        self.leaf = Leaf(profile_name=profile.name, kind="delay" if profile.type == "delay" else "ptask")
+        self.leaf_depth = depth
+        if profile.type == "delay":
+            self.run_delay(float(profile.data["delay"]))
+        else:
+            hosts, flops, matrix = self.sim.build_ptask(self.job, profile, self.hosts)
+            self.run_ptask(hosts, flops, matrix)
+        return profile.ret
+
+    def run_composed(self, profile: "Profile") -> int:
+        frame = Frame(profile_name=profile.name)
+        self.stack.append(frame)
+        seq = profile.data["seq"]
+        repeat = int(profile.data.get("repeat", 1))
+        for iteration in range(repeat):
+            for index, name in enumerate(seq):
+                frame.index = iteration * len(seq) + index
+                code = self.run_profile(self.sim.profile_named(self.job, name))
+                if code != 0:
+                    self.stack.pop()
+                    return code
+        self.stack.pop()
+        return profile.ret
+
+    def run_delay(self, delay: float) -> None:
+        leaf = self.leaf
+        leaf.delay = delay
+        leaf.started = True
+        while True:
+            now = simgrid.Engine.clock
+            leaf.chunk_start = now
+            leaf.chunk_rate = self.rate
+            need = (1.0 - leaf.work_done) * delay / self.rate
+            left = self.deadline - now
+            # Batsim: the delay runs to its end only if strictly shorter than the walltime left
+            span = need if need < left else left
+            timed_out = self.wakeup.acquire_timeout(span)
+            if timed_out:
+                if need < left:
+                    leaf.work_done = 1.0
+                    return
+                raise WalltimeReached()
+            # interrupted by a rate change: account the work done and continue
+            leaf.work_done = leaf.fraction_done(simgrid.Engine.clock)
+
+    def run_ptask(self, hosts: list, flops: list[float], matrix: list[float]) -> None:
+        leaf = self.leaf
+        leaf.started = True
+        while True:
+            scale = (1.0 - leaf.work_done) / self.rate
+            leaf.chunk_rate = self.rate
+            leaf.chunk_start = simgrid.Engine.clock
+            exe = simgrid.this_actor.exec_init(hosts, [f * scale for f in flops], [b * scale for b in matrix])
+            leaf.exec = exe
+            exe.start()
+            left = self.deadline - simgrid.Engine.clock
+            try:
+                if math.isinf(left):
+                    exe.wait()
+                else:
+                    exe.wait_for(left)
+                leaf.work_done = 1.0
+                leaf.exec = None
+                return
+            except simgrid.TimeoutException:
+                exe.cancel()
+                leaf.exec = None
+                raise WalltimeReached() from None
+            except simgrid.CancelException:
+                # set_rate() cancelled the chunk after recording the work done
+                leaf.exec = None
+                continue
+
+    # ----------------------------------------------------------------- from outside
+    def set_rate(self, rate: float) -> None:
+        """Change the job's speed factor from now on (called by the server)."""
+        if rate <= 0 or not math.isfinite(rate):
+            raise ProtocolError(f"job {self.job.id}: invalid speed factor {rate}")
+        if rate == self.rate:
+            return
+        leaf = self.leaf
+        self.rate = rate
+        if leaf is None or not leaf.started or leaf.work_done >= 1.0:
+            return
+        if leaf.kind == "delay":
+            self.wakeup.release()
+        elif leaf.exec is not None:
+            leaf.work_done = leaf.fraction_done(simgrid.Engine.clock)
+            exe, leaf.exec = leaf.exec, None
+            exe.cancel()
+
+    def progress(self, now: float) -> dict[str, Any]:
+        """Batsim's ``job_progress`` tree for this job at ``now``."""
+        tree: dict[str, Any] | None = None
+        if self.leaf is not None and self.leaf_depth == len(self.stack):
+            tree = {"profile_name": self.leaf.profile_name, "progress": self.leaf.fraction_done(now)}
+        for frame in reversed(self.stack):
+            node: dict[str, Any] = {"profile_name": frame.profile_name, "current_task_index": frame.index}
+            if tree is not None:
+                node["current_task"] = tree
+            tree = node
+        if tree is None:
+            profile = self.sim.profile_of(self.job)
+            tree = {"profile_name": profile.name, "progress": 0.0}
+        return tree

@@ -1,0 +1,226 @@
+"""Batsim 4 workloads: loading and validating JSON workloads and their profiles.
+
+A workload file is ``{"nb_res": N, "jobs": [...], "profiles": {...}}`` (Batsim 4.2
+``docs/input-workload.rst``).  Every problem is reported as an
+:class:`~coburst.errors.InputError` naming the file, the JSON path and the problem.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from coburst.errors import InputError
+
+#: profile type -> (required fields, optional fields with defaults)
+PROFILE_FIELDS: dict[str, tuple[tuple[str, ...], dict[str, Any]]] = {
+    "delay": (("delay",), {}),
+    "parallel": (("cpu", "com"), {}),
+    "parallel_homogeneous": (("cpu", "com"), {}),
+    "parallel_homogeneous_total": (("cpu", "com"), {}),
+    "composed": (("seq",), {"repeat": 1}),
+    "parallel_homogeneous_pfs": ((), {"bytes_to_read": 0.0, "bytes_to_write": 0.0, "storage": "pfs"}),
+    "data_staging": (("nb_bytes", "from", "to"), {}),
+}
+PROFILE_TYPES = tuple(PROFILE_FIELDS)
+
+
+@dataclass
+class Profile:
+    """A validated Batsim profile."""
+
+    name: str
+    type: str
+    data: dict[str, Any]  # the JSON object, as given
+
+    @property
+    def ret(self) -> int:
+        return int(self.data.get("ret", 0))
+
+
+@dataclass
+class Job:
+    """A job of a workload, as Batsim sees it."""
+
+    id: str  # "workload!number"
+    workload: str
+    subtime: float
+    walltime: float  # -1: no walltime
+    res: int
+    profile: str
+    json: dict[str, Any]  # the job's JSON object with "id" rewritten to the full id
+    metadata: str = ""
+    dynamic: bool = False
+
+
+@dataclass
+class Workload:
+    name: str
+    path: str
+    nb_res: int | None
+    jobs: list[Job] = field(default_factory=list)
+    profiles: dict[str, Profile] = field(default_factory=dict)
+
+
+def _num(value: Any, source: str, where: str, *, positive: bool = False, integer: bool = False,
+         allow_neg1: bool = False) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise InputError(source, where, f"expected a number, got {json.dumps(value)}")
+    if not math.isfinite(value):
+        raise InputError(source, where, f"expected a finite number, got {value}")
+    if integer and int(value) != value:
+        raise InputError(source, where, f"expected an integer, got {value}")
+    if allow_neg1 and value == -1:
+        return value
+    if positive and value <= 0:
+        raise InputError(source, where, f"must be > 0, got {value}")
+    if value < 0:
+        raise InputError(source, where, f"must be >= 0, got {value}")
+    return value
+
+
+def validate_profile(name: str, prof: Any, source: str, where: str) -> Profile:
+    """Check one profile object; return it as a :class:`Profile`."""
+    if not isinstance(prof, dict):
+        raise InputError(source, where, "a profile must be a JSON object")
+    ptype = prof.get("type")
+    if ptype not in PROFILE_FIELDS:
+        known = ", ".join(PROFILE_TYPES)
+        raise InputError(source, f"{where}.type",
+                         f"unknown or unsupported profile type {json.dumps(ptype)} (supported: {known})")
+    required, _optional = PROFILE_FIELDS[ptype]
+    for key in required:
+        if key not in prof:
+            raise InputError(source, where, f"profile of type {ptype!r} needs field {key!r}")
+    if ptype == "delay":
+        _num(prof["delay"], source, f"{where}.delay")
+    elif ptype in ("parallel_homogeneous", "parallel_homogeneous_total"):
+        _num(prof["cpu"], source, f"{where}.cpu")
+        _num(prof["com"], source, f"{where}.com")
+    elif ptype == "parallel":
+        cpu, com = prof["cpu"], prof["com"]
+        if not isinstance(cpu, list) or not cpu:
+            raise InputError(source, f"{where}.cpu", "expected a non-empty list of numbers")
+        if not isinstance(com, list) or len(com) != len(cpu) ** 2:
+            raise InputError(source, f"{where}.com",
+                             f"expected a list of {len(cpu)}x{len(cpu)} = {len(cpu) ** 2} numbers")
+        for i, v in enumerate(cpu):
+            _num(v, source, f"{where}.cpu[{i}]")
+        for i, v in enumerate(com):
+            _num(v, source, f"{where}.com[{i}]")
+    elif ptype == "composed":
+        seq = prof["seq"]
+        if not isinstance(seq, list) or not seq or not all(isinstance(s, str) for s in seq):
+            raise InputError(source, f"{where}.seq", "expected a non-empty list of profile names")
+        _num(prof.get("repeat", 1), source, f"{where}.repeat", positive=True, integer=True)
+    elif ptype == "parallel_homogeneous_pfs":
+        _num(prof.get("bytes_to_read", 0), source, f"{where}.bytes_to_read")
+        _num(prof.get("bytes_to_write", 0), source, f"{where}.bytes_to_write")
+        if not isinstance(prof.get("storage", "pfs"), str):
+            raise InputError(source, f"{where}.storage", "expected a storage label (string)")
+    elif ptype == "data_staging":
+        _num(prof["nb_bytes"], source, f"{where}.nb_bytes")
+        for key in ("from", "to"):
+            if not isinstance(prof[key], str):
+                raise InputError(source, f"{where}.{key}", "expected a storage label (string)")
+    if "ret" in prof:
+        if isinstance(prof["ret"], bool) or not isinstance(prof["ret"], int):
+            raise InputError(source, f"{where}.ret", "expected an integer return code")
+    return Profile(name=name, type=ptype, data=prof)
+
+
+def check_composed_references(profiles: dict[str, Profile], source: str) -> None:
+    """Every name in a composed profile's ``seq`` must exist; no cycles."""
+    for name, prof in profiles.items():
+        if prof.type != "composed":
+            continue
+        for i, sub in enumerate(prof.data["seq"]):
+            if sub not in profiles:
+                raise InputError(source, f"profiles.{name}.seq[{i}]", f"unknown profile {sub!r}")
+    state: dict[str, int] = {}
+
+    def visit(name: str, trail: list[str]) -> None:
+        if state.get(name) == 2:
+            return
+        if state.get(name) == 1:
+            raise InputError(source, f"profiles.{name}", "composed profiles form a cycle: "
+                             + " -> ".join(trail + [name]))
+        state[name] = 1
+        prof = profiles[name]
+        if prof.type == "composed":
+            for sub in prof.data["seq"]:
+                visit(sub, trail + [name])
+        state[name] = 2
+
+    for name in profiles:
+        visit(name, [])
+
+
+def job_from_json(obj: Any, workload: str, source: str, where: str, profiles: dict[str, Profile],
+                  nb_compute: int | None = None) -> Job:
+    """Validate one job object and build a :class:`Job` (id becomes ``workload!id``)."""
+    if not isinstance(obj, dict):
+        raise InputError(source, where, "a job must be a JSON object")
+    for key in ("id", "subtime", "res", "profile"):
+        if key not in obj:
+            raise InputError(source, where, f"job lacks field {key!r}")
+    raw_id = obj["id"]
+    if isinstance(raw_id, bool) or not isinstance(raw_id, (int, str)) or raw_id == "":
+        raise InputError(source, f"{where}.id", f"expected an integer or a non-empty string, got {json.dumps(raw_id)}")
+    raw_id = str(raw_id)
+    if "!" in raw_id:
+        wl, _, raw_id = raw_id.partition("!")
+        if wl != workload:
+            raise InputError(source, f"{where}.id",
+                             f"job id names workload {wl!r} but belongs to workload {workload!r}")
+    subtime = _num(obj["subtime"], source, f"{where}.subtime")
+    walltime = _num(obj.get("walltime", -1), source, f"{where}.walltime", positive=True, allow_neg1=True)
+    res = int(_num(obj["res"], source, f"{where}.res", positive=True, integer=True))
+    profile = obj["profile"]
+    if not isinstance(profile, str) or profile not in profiles:
+        raise InputError(source, f"{where}.profile", f"unknown profile {json.dumps(profile)}")
+    full_id = f"{workload}!{raw_id}"
+    data = dict(obj)
+    data["id"] = full_id
+    return Job(id=full_id, workload=workload, subtime=float(subtime), walltime=float(walltime),
+               res=res, profile=profile, json=data)
+
+
+def load_workload(path: str | Path, name: str) -> Workload:
+    """Load and validate a Batsim JSON workload file; its jobs are named ``name!id``."""
+    source = str(path)
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise InputError(source, None, "workload file not found") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InputError(source, None, f"cannot read workload file: {exc}") from None
+    try:
+        doc = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise InputError(source, f"line {exc.lineno} column {exc.colno}", f"invalid JSON: {exc.msg}") from None
+    if not isinstance(doc, dict):
+        raise InputError(source, None, "a workload must be a JSON object with 'jobs' and 'profiles'")
+    nb_res = doc.get("nb_res")
+    if nb_res is not None:
+        nb_res = int(_num(nb_res, source, "nb_res", positive=True, integer=True))
+    profiles_doc = doc.get("profiles", {})
+    if not isinstance(profiles_doc, dict):
+        raise InputError(source, "profiles", "expected an object mapping profile names to profiles")
+    profiles = {pname: validate_profile(pname, p, source, f"profiles.{pname}") for pname, p in profiles_doc.items()}
+    check_composed_references(profiles, source)
+    jobs_doc = doc.get("jobs")
+    if not isinstance(jobs_doc, list):
+        raise InputError(source, "jobs", "expected a list of jobs")
+    wl = Workload(name=name, path=source, nb_res=nb_res, profiles=profiles)
+    seen: dict[str, int] = {}
+    for i, obj in enumerate(jobs_doc):
+        job = job_from_json(obj, name, source, f"jobs[{i}]", profiles)
+        if job.id in seen:
+            raise InputError(source, f"jobs[{i}].id", f"duplicate job id {obj['id']!r} (also jobs[{seen[job.id]}])")
+        seen[job.id] = i
+        wl.jobs.append(job)
+    return wl

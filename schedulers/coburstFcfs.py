@@ -1,0 +1,10 @@
+"""pybatsim entry: First-Come-First-Served without backfilling (Kopański 2020, Alg. 1).
+
+    pybatsim schedulers/coburstFcfs.py
+"""
+
+from coburst.adapter import CoburstScheduler
+
+
+class CoburstFcfs(CoburstScheduler):
+    fixed_policy = "fcfs"
