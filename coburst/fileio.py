@@ -22,6 +22,9 @@ def atomic_write(path: str | Path, mode: str = "w", newline: str | None = None) 
         kwargs = {} if "b" in mode else {"encoding": "utf-8", "newline": newline}
         with os.fdopen(fd, mode, **kwargs) as handle:
             yield handle
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, 0o666 & ~umask)
         os.replace(tmp, path)
     except BaseException:
         with contextlib.suppress(FileNotFoundError):

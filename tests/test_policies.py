@@ -25,7 +25,7 @@ def cases(draw, max_jobs=18):
     return cluster, jobs, (None if exact else runtimes)
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=400, deadline=None)
 @given(cases(), st.sampled_from(ALL))
 def test_safety_and_liveness(case, name):
     cluster, jobs, runtimes = case
@@ -33,7 +33,7 @@ def test_safety_and_liveness(case, name):
     check_invariants(cluster, jobs, result)
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(cases())
 def test_fcfs_keeps_submission_order(case):
     cluster, jobs, runtimes = case
@@ -44,7 +44,7 @@ def test_fcfs_keeps_submission_order(case):
     assert starts == sorted(starts)
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=200, deadline=None)
 @given(cases(), st.sampled_from(["backfill-1", "backfill-sjf-1"]))
 def test_easy_head_never_starts_after_its_reservation(case, name):
     cluster, jobs, runtimes = case
@@ -52,15 +52,19 @@ def test_easy_head_never_starts_after_its_reservation(case, name):
     check_reservations_kept(result)
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=150, deadline=None)
 @given(cases(), st.sampled_from(["backfill-2", "backfill-sjf-3", "conservative"]))
 def test_first_reserved_job_never_starts_after_its_reservation(case, name):
+    """With depth >= 2 (and conservative), the plan is rebuilt from scratch at every call
+    (Kopański 2020 §3.2: reservations are released and reacquired in FIFO order), so only the
+    first reserved job keeps its promise; a later one can slip when the jobs before it move
+    to other nodes (hypothesis finds such cases)."""
     cluster, jobs, runtimes = case
     result = replay(cluster, jobs, policies.get(name), runtimes)
     check_reservations_kept(result, first_only=True)
 
 
-@settings(max_examples=30, deadline=None)
+@settings(max_examples=60, deadline=None)
 @given(cases())
 def test_filler_is_backfill_0(case):
     cluster, jobs, runtimes = case
@@ -71,7 +75,7 @@ def test_filler_is_backfill_0(case):
                {k: (r.start, r.alloc and r.alloc.nodes.tolist()) for k, r in rb.jobs.items()}
 
 
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=40, deadline=None)
 @given(cases(), st.sampled_from(ALL))
 def test_deterministic(case, name):
     cluster, jobs, runtimes = case
@@ -159,6 +163,7 @@ def test_registry():
     assert policies.get("backfill-sjf", depth=3).name == "backfill-sjf-3"
     assert policies.get("backfill").depth == 1
     assert policies.get("no-future-2").name == "no-future-2"
+    assert policies.get("easy").name == "backfill-1" and policies.get("easy-sjf").name == "backfill-sjf-1"
     assert policies.get("fcfs").name == "fcfs" and policies.get("filler").name == "filler"
     assert policies.get("conservative").source.startswith("Mu'alem")
     for name in ("fcfs", "filler", "filler-sjf", "backfill", "backfill-sjf", "no-future", "conservative"):

@@ -163,17 +163,20 @@ def test_split_keeps_every_job_exactly_once(kth_full):
 
 
 def test_output_is_byte_identical_and_samples_are_reproducible(tmp_path):
-    for model, sample in (("alloc-only", "kth_alloc_only_sample.json"), ("io-aware", "kth_io_aware_sample.json")):
-        out = tmp_path / f"{model}.json"
-        proc = run_cli("workload", "swf", str(KTH.relative_to(ROOT)), "--model", model, "--max-jobs", "200",
-                       "-o", str(out))
-        assert proc.returncode == 0, proc.stderr
-        assert out.read_bytes() == (ROOT / "workloads" / sample).read_bytes()
-        summary = validate(read_workload(out))
-        assert summary["jobs"] == 200 and summary["io_jobs"] == (200 if model == "io-aware" else 0)
-    again = tmp_path / "again.json"
-    run_cli("workload", "swf", str(KTH), "--max-jobs", "200", "--seed", "1", "-o", str(again))
-    assert again.read_bytes() != (tmp_path / "alloc-only.json").read_bytes()
+    # the documented command (README) reproduces the shipped sample byte for byte
+    out = tmp_path / "alloc-only.json"
+    proc = run_cli("workload", "swf", str(KTH.relative_to(ROOT)), "--max-jobs", "200", "-o", str(out))
+    assert proc.returncode == 0, proc.stderr
+    assert out.read_bytes() == (ROOT / "workloads" / "kth_alloc_only_sample.json").read_bytes()
+    assert validate(read_workload(out))["jobs"] == 200
+    platform = read_platform(DF96)
+    (io_doc,), _ = swf_to_workloads(str(KTH), platform, ModelParams(model="io-aware"), max_jobs=200,
+                                    platform_name="dragonfly96.xml")
+    assert dumps(io_doc).encode() == (ROOT / "workloads" / "kth_io_aware_sample.json").read_bytes()
+    assert validate(io_doc)["io_jobs"] == 200
+    (seed1,), _ = swf_to_workloads(str(KTH), platform, ModelParams(seed=1), max_jobs=200,
+                                   platform_name="dragonfly96.xml")
+    assert dumps(seed1).encode() != out.read_bytes()
 
 
 def test_cli_split_writes_numbered_parts(tmp_path, small_swf):
@@ -201,7 +204,8 @@ def test_cli_option_errors(tmp_path, small_swf, args, message):
 def test_platform_without_compute_hosts(tmp_path, small_swf):
     xml = tmp_path / "p.xml"
     xml.write_text("<?xml version='1.0'?><platform version=\"4.1\"><zone id=\"z\" routing=\"Full\">"
-                   "<prop id=\"link_bandwidth\" value=\"1e9\"/><host id=\"master\" speed=\"1Gf\"/></zone></platform>")
+                   "<prop id=\"link_bandwidth\" value=\"1e9\"/><host id=\"master\" speed=\"1Gf\">"
+                   "<prop id=\"role\" value=\"master\"/></host></zone></platform>")
     proc = run_cli("workload", "swf", str(small_swf), "-p", str(xml), "-o", str(tmp_path / "w.json"))
     assert proc.returncode == 2 and f"{xml}: the platform has no compute host" in proc.stderr
     xml.write_text("<platform><zone id='z'")
@@ -243,3 +247,24 @@ def test_cli_check(tmp_path):
     bad.write_text('{"nb_res": 4, "jobs": [], "profiles": ')
     proc = run_cli("workload", "check", str(bad))
     assert proc.returncode == 2 and "invalid JSON" in proc.stderr
+
+
+def test_bb_source_memory_uses_the_swf_request(tmp_path, small_platform):
+    swf = tmp_path / "mem.swf"
+    swf.write_text("1 0 0 3600 2 -1 -1 2 7200 3000000 1 1 1 -1 -1 -1 -1 -1\n"
+                   "2 5 0 3600 2 -1 -1 2 7200 -1 1 1 1 -1 -1 -1 -1 -1\n"
+                   "3 9 0 3600 2 -1 -1 2 7200 50000 1 1 1 -1 -1 -1 -1 -1\n")
+    (doc,), _ = swf_to_workloads(str(swf), small_platform, ModelParams(bb_source="memory"))
+    (drawn,), _ = swf_to_workloads(str(swf), small_platform, ModelParams())
+    assert doc["jobs"][0]["bb"] == 3000000 * 1024  # KB per processor -> bytes per node
+    assert doc["jobs"][1]["bb"] == drawn["jobs"][1]["bb"]  # unknown: drawn from the model
+    assert doc["jobs"][2]["bb"] == 100_000_000  # floor
+
+
+def test_io_profiles_are_valid_batsim_profiles_for_coburst_sim():
+    simulator = pytest.importorskip("coburst.simulator.workload")
+    doc = read_workload(ROOT / "workloads" / "kth_io_aware_sample.json")
+    for job in doc["jobs"]:
+        for key in ("stage_in", "compute", "checkpoint", "flush", "stage_out"):
+            simulator.validate_profile(f"{job['id']}-{key}", job["io"][key], "sample", key)
+    simulator.load_workload(ROOT / "workloads" / "kth_io_aware_sample.json", "w0")

@@ -77,9 +77,9 @@ def _bb(args: argparse.Namespace) -> int:
     table = Table(title="Burst-buffer request per processor: scipy.stats.lognorm (KiB)")
     table.add_column("parameter")
     table.add_column("value", justify="right")
-    table.add_row("shape s", f"{model.s:g}")
-    table.add_row("location", f"{model.loc:g}")
-    table.add_row("scale", f"{model.scale:g}")
+    table.add_row("shape s", f"{model.s:.10g}")
+    table.add_row("location", f"{model.loc:.10g}")
+    table.add_row("scale", f"{model.scale:.10g}")
     for key, value in model.statistics_kib().items():
         table.add_row(key, f"{value:.0f} KiB = {value * model.unit_bytes / 2**30:.2f} GiB")
     table.add_row("floor", f"{model.floor_bytes} bytes")

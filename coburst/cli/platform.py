@@ -109,5 +109,6 @@ def register(subparsers) -> None:
 
     info = sub.add_parser("info", help="summarise a platform file (hosts, roles, burst buffers)")
     info.add_argument("platform", help="SimGrid platform XML")
-    info.add_argument("-m", "--master", default="master", help="name of the master host (default master)")
+    info.add_argument("-m", "--master", default="master_host",
+                      help="name of the master host besides role=master (default master_host, as Batsim 4.2)")
     info.set_defaults(func=_info)

@@ -36,25 +36,20 @@ def resolve_scheduler(spec: str, options: dict) -> tuple[str, dict]:
         if not path.is_file():
             raise InputError(spec, None, "scheduler file not found")
         return str(path.resolve()), options
+    from coburst.policies import resolve
+
     try:
-        from coburst.policies import available  # noqa: F401 - built-in policy names
-        from coburst.policies import get as get_policy
-    except ImportError:  # pragma: no cover - policies not built
-        get_policy = None
-    if get_policy is not None:
-        try:
-            get_policy(spec)
-        except (KeyError, ValueError, InputError):
-            pass
-        else:
-            entry = REPO_SCHEDULERS / "coburstPolicy.py"
-            return str(entry), {"policy": spec, **options}
+        resolve(spec)
+    except (KeyError, ValueError, InputError):
+        pass
+    else:
+        return str(REPO_SCHEDULERS / "coburstBackfill.py"), {"policy": spec, **options}
     # pybatsim's bundled schedulers (schedFcfs, easyBackfill, ...)
     return spec, options
 
 
 def launch_scheduler(spec: str, options: dict, endpoint_port: int, log_path: Path) -> subprocess.Popen:
-    cmd = [sys.executable, "-m", "coburst.adapter.launch", spec, "-o", json.dumps(options),
+    cmd = [sys.executable, "-m", "batsim.cmds.launcher", spec, "-o", json.dumps(options),
            "-s", f"tcp://127.0.0.1:{endpoint_port}", "-t", "30000", "-v", "warning"]
     log = open(log_path, "w", encoding="utf-8")  # noqa: SIM115 - closed by the caller
     return subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, env=os.environ.copy())
@@ -112,7 +107,7 @@ def run_command(args: argparse.Namespace) -> int:
 
         console = Console()
         console.print(result.summary())
-        console.print(metrics_table({args.scheduler: read_jobs(result.jobs_csv)}))
+        console.print(metrics_table({args.scheduler: read_jobs(result.jobs_csv)}, nb_compute=result.nb_compute))
     return 0
 
 

@@ -81,6 +81,7 @@ def run_sim(args: argparse.Namespace) -> int:
     from coburst.simulator.engine import Simulator
 
     config = simulator_config_from_args(args)
+    config.speed_hook = args.speed_hook
     result = Simulator(config).run()
     if not args.quiet:
         print(result.summary())
@@ -95,4 +96,7 @@ def register(sub) -> None:
     add_sim_options(parser)
     parser.add_argument("-s", "--socket-endpoint", default="tcp://localhost:28000", metavar="ENDPOINT",
                         help="scheduler's ZeroMQ REP endpoint [default: tcp://localhost:28000]")
+    # hidden: attach a speed hook object (MODULE:CLASS, see SimulatorConfig.speed_hook), for
+    # tests and experiments with JobRun.set_rate
+    parser.add_argument("--speed-hook", default=None, metavar="MODULE:CLASS", help=argparse.SUPPRESS)
     parser.set_defaults(func=run_sim)

@@ -16,7 +16,7 @@ and with reservations / new starts (:meth:`Profile.occupy`).  Queries:
   change, so a failing test costs one ``bisect`` and an integer compare;
 * :meth:`Profile.earliest` -- earliest start (not before a date) with the compute nodes and
   BB placement it would get: scan of the breakpoints, skipping every start whose window
-  contains a segment with too few free nodes.
+  contains a segment that alone has too few free nodes or BB slots.
 
 Node choice and BB placement are :func:`~coburst.core.placement.select_nodes` and
 :func:`~coburst.core.placement.place_bb`; BB feasibility is checked first with the exact
@@ -51,6 +51,15 @@ class ProfileConflict(ValueError):
     """An occupation would take a resource that is not free."""
 
 
+def _dup_row(a: np.ndarray, i: int) -> np.ndarray:
+    """``a`` with a copy of row ``i - 1`` inserted at ``i``."""
+    out = np.empty((a.shape[0] + 1,) + a.shape[1:], dtype=a.dtype)
+    out[:i] = a[:i]
+    out[i] = a[i - 1]
+    out[i + 1:] = a[i:]
+    return out
+
+
 class Profile:
     """Numpy-backed availability profile (see module doc)."""
 
@@ -63,7 +72,7 @@ class Profile:
         self._free = np.ones((1, cluster.n_compute), dtype=bool)
         self._bb = cluster.bb_capacity[None, :].copy()
         self._acc = None   # prefix accumulations from now (see _prefix)
-        self._rows = None  # free-node count of every segment
+        self._rows = [cluster.n_compute]  # free-node count of every segment
 
     # ------------------------------------------------------------------ building
     @classmethod
@@ -72,37 +81,38 @@ class Profile:
         """Profile of a cluster whose running jobs are ``(expected_end, allocation)``."""
         prof = cls(cluster, now)
         now = prof.now
-        items = []
+        ends, allocs = [], []
         for end, alloc in running:
-            end = float(end)
-            if end <= now:
-                end = now + OVERDUE
-            items.append((end, alloc))
-        if not items:
+            ends.append(float(end))
+            allocs.append(alloc)
+        if not allocs:
             return prof
-        ends = sorted({e for e, _ in items if e != INF})
-        times = [now] + ends
-        row = {t: k for k, t in enumerate(times)}
-        free_from = np.full(cluster.n_compute, now)
+        e = np.array(ends)
+        e[e <= now] = now + OVERDUE
+        times = [now] + sorted(set(e[e != INF].tolist()))
+        tarr = np.array(times)
         T, B = len(times), cluster.n_bb
-        release = np.zeros((T + 1, B), dtype=np.int64) if B else None
-        for end, alloc in items:
-            nodes = alloc.nodes
-            if len(nodes) and (free_from[nodes] > now).any():
-                raise ProfileConflict("two running jobs share a compute node")
-            free_from[nodes] = end
-            if alloc.bb_use is not None:
-                release[0] -= alloc.bb_use
-                release[row.get(end, T)] += alloc.bb_use
-        tarr = np.asarray(times)
+        lens = [len(a.nodes) for a in allocs]
+        nodes = np.concatenate([a.nodes for a in allocs])
+        if len(nodes) and np.bincount(nodes, minlength=cluster.n_compute).max() > 1:
+            raise ProfileConflict("two running jobs share a compute node")
+        free_from = np.full(cluster.n_compute, now)
+        free_from[nodes] = np.repeat(e, lens)
         prof._times = times
         prof._free = free_from[None, :] <= tarr[:, None]
-        if B:
+        prof._rows = np.count_nonzero(prof._free, axis=1).tolist()
+        with_bb = [i for i, a in enumerate(allocs) if a.bb_use is not None]
+        if B and with_bb:
+            use = np.stack([allocs[i].bb_use for i in with_bb])
+            rows = np.searchsorted(tarr, e[with_bb])  # T for never-ending jobs
+            release = np.zeros((T + 1, B), dtype=np.int64)
+            np.add.at(release, rows, use)
+            release[0] -= use.sum(axis=0)
             prof._bb = cluster.bb_capacity[None, :] + np.cumsum(release[:T], axis=0)
             if (prof._bb[0] < 0).any():
                 raise ProfileConflict("running jobs exceed a burst-buffer node's capacity")
         else:
-            prof._bb = np.zeros((T, 0), dtype=np.int64)
+            prof._bb = np.repeat(cluster.bb_capacity[None, :], T, axis=0)
         return prof
 
     def copy(self) -> "Profile":
@@ -113,7 +123,7 @@ class Profile:
         new._free = self._free.copy()
         new._bb = self._bb.copy()
         new._acc = self._acc
-        new._rows = self._rows
+        new._rows = list(self._rows)
         return new
 
     def _split(self, t: float) -> int:
@@ -125,8 +135,9 @@ class Profile:
         if i == 0:
             raise ValueError(f"time {t} is before the profile start {self.now}")
         times.insert(i, t)
-        self._free = np.insert(self._free, i, self._free[i - 1], axis=0)
-        self._bb = np.insert(self._bb, i, self._bb[i - 1], axis=0)
+        self._rows.insert(i, self._rows[i - 1])
+        self._free = _dup_row(self._free, i)
+        self._bb = _dup_row(self._bb, i)
         return i
 
     def occupy(self, start: float, end: float, alloc: Allocation) -> None:
@@ -145,15 +156,18 @@ class Profile:
         if use is not None:
             self._bb[ks:ke] -= use
         self._acc = None
-        self._rows = None
+        rows, n = self._rows, len(nodes)
+        for r in range(ks, ke):
+            rows[r] -= n
 
     # ------------------------------------------------------------------ queries
     def _prefix(self):
         acc = self._acc
         if acc is None:
             cf = np.logical_and.accumulate(self._free, axis=0)
-            acc = self._acc = (cf, np.count_nonzero(cf, axis=1).tolist(),
-                               np.minimum.accumulate(self._bb, axis=0))
+            counts = np.count_nonzero(cf, axis=1)
+            acc = self._acc = (cf, counts.tolist(), np.minimum.accumulate(self._bb, axis=0),
+                               counts, np.array(self._times))
         return acc
 
     def _last_row(self, end: float, lo: int = 0) -> int:
@@ -166,7 +180,7 @@ class Profile:
     def fits_now(self, res: int, walltime: float, bb: int = 0, storage: bool = True) -> bool:
         """Can ``res`` nodes (and ``bb`` bytes each if ``storage``) be held from now for
         ``walltime``?"""
-        cf, counts, cb = self._prefix()
+        cf, counts, cb, _, _ = self._prefix()
         k = self._last_row(self.now + walltime)
         if counts[k] < res:
             return False
@@ -174,7 +188,7 @@ class Profile:
 
     def alloc_now(self, res: int, walltime: float, bb: int = 0, storage: bool = True) -> Allocation | None:
         """The allocation a job would get if started now, or None if it cannot start."""
-        cf, counts, cb = self._prefix()
+        cf, counts, cb, _, _ = self._prefix()
         k = self._last_row(self.now + walltime)
         if counts[k] < res:
             return None
@@ -187,6 +201,24 @@ class Profile:
                                    place_bb(self.cluster.bb_preference, nodes, bb, avail), bb)
         return Allocation.make(self.cluster.n_bb, select_nodes(cf[k], res))
 
+    def first_fit(self, res: np.ndarray, end: np.ndarray, bb: np.ndarray, start: int = 0) -> int:
+        """Index of the first request ``i >= start`` that can start now -- ``res[i]`` nodes
+        until ``end[i]`` with ``bb[i]`` bytes each (0: no BB) -- or -1.  Vectorised
+        :meth:`fits_now` over a batch (greedy filling of long queues)."""
+        if start >= len(res):
+            return -1
+        cf, _, cb, counts, tarr = self._prefix()
+        r, e, b = res[start:], end[start:], bb[start:]
+        k = np.searchsorted(tarr, e, "left") - 1
+        np.maximum(k, 0, out=k)
+        ok = counts[k] >= r
+        need = ok & (b > 0)
+        if need.any():
+            idx = np.flatnonzero(need)
+            ok[idx] = (cb[k[idx]] // b[idx, None]).sum(axis=1) >= r[idx]
+        hits = np.flatnonzero(ok)
+        return start + int(hits[0]) if len(hits) else -1
+
     def earliest(self, res: int, walltime: float, bb: int = 0, storage: bool = True,
                  not_before: float | None = None) -> tuple[float, Allocation] | None:
         """Earliest ``(start, allocation)`` with ``start >= not_before`` (default now), or
@@ -194,27 +226,20 @@ class Profile:
         times = self._times
         T = len(times)
         t0 = self.now if not_before is None else max(float(not_before), self.now)
-        if t0 == self.now:
-            alloc = self.alloc_now(res, walltime, bb, storage)
-            if alloc is not None:
-                return self.now, alloc
-            k = 1
-        else:
-            k = bisect_right(times, t0) - 1
-        rows = self._rows
-        if rows is None:
-            rows = self._rows = np.count_nonzero(self._free, axis=1).tolist()
+        k = bisect_right(times, t0) - 1
         need_bb = storage and bb > 0
         free, bbf = self._free, self._bb
+        # segments that alone rule out any window containing them
+        bad_rows = np.array(self._rows) < res
+        if need_bb:
+            bad_rows |= (bbf // bb).sum(axis=1) < res
+        bad = np.flatnonzero(bad_rows).tolist()
         while k < T:
             s = times[k] if times[k] > t0 else t0
             last = self._last_row(s + walltime, k)
-            # skip every start whose window contains a segment with too few free nodes
-            j = last
-            while j >= k and rows[j] >= res:
-                j -= 1
-            if j >= k:
-                k = j + 1
+            i = bisect_right(bad, last) - 1
+            if i >= 0 and bad[i] >= k:  # skip every start whose window holds a bad segment
+                k = bad[i] + 1
                 continue
             mask = free[k] if last == k else np.logical_and.reduce(free[k:last + 1], axis=0)
             if np.count_nonzero(mask) >= res:
@@ -227,6 +252,15 @@ class Profile:
                                               place_bb(self.cluster.bb_preference, nodes, bb, avail), bb)
             k += 1
         return None
+
+    def earliest_start(self, job, not_before: float | None = None,
+                       storage: bool = True) -> tuple[float, Allocation] | None:
+        """:meth:`earliest` for a :class:`~coburst.core.state.Job`."""
+        return self.earliest(job.res, job.walltime, job.bb, storage, not_before)
+
+    def allocation_now(self, job, storage: bool = True) -> Allocation | None:
+        """:meth:`alloc_now` for a :class:`~coburst.core.state.Job`."""
+        return self.alloc_now(job.res, job.walltime, job.bb, storage)
 
     # ------------------------------------------------------------------ inspection
     @property

@@ -10,11 +10,14 @@ Why the generated file does not use ``<cluster>``
     in the topology (the thesis gave the storage role on Batsim's command line instead).
     coburst wants all of this in host properties, which Batsim forwards to the scheduler.
     :func:`render_xml` therefore writes the same dragonfly as an explicit ``routing="Full"``
-    zone: one ``<host>`` per node (with its properties), one ``<link>`` per dragonfly link
-    and one ``<route>`` per pair of hosts.  :func:`node_route` reproduces SimGrid's
-    ``DragonflyZone::get_local_route`` (minimal routing, SimGrid 3.32 to 4.1) link for link,
-    so the network behaves exactly like the ``<cluster>`` form; the tests compare both on
-    SimGrid.  :func:`render_cluster_xml` still writes the compact ``<cluster>`` form.
+    zone: one ``<host>`` per node (with its properties), the ``_UP`` and ``_DOWN`` halves of
+    every dragonfly link (a ``<cluster>``'s links are SPLITDUPLEX by default) and one
+    ``<route>`` per ordered pair of hosts (SimGrid's dragonfly routes are not symmetrical).
+    :func:`node_route` reproduces SimGrid's ``DragonflyZone::get_local_route`` (minimal
+    routing, SimGrid 3.32 to 4.1) link for link, so the network behaves exactly like the
+    ``<cluster>`` form: the tests compare all 11664 routes of the thesis platform on SimGrid
+    (link names map through ``Link.simgrid_name``).  :func:`render_cluster_xml` still writes
+    the compact ``<cluster>`` form.
 
 Numbering (SimGrid ``DragonflyZone::rankId_to_coords``)
     Node of rank ``i`` (host ``{prefix}{i}``) sits in group ``i // (C*R*N)``, chassis
@@ -29,12 +32,20 @@ Host properties
       the spelling Batsim 4.2 accepts (``src/permissions.cpp`` knows ``master``,
       ``compute_node`` and ``storage``; any other value aborts Batsim).
     - ``pfs``: ``role=storage``, no ``bb_capacity``.
-    - the master host is named ``master`` and carries **no** ``role`` property: Batsim 4.2
-      already makes the host named by ``--master-host`` (default ``master``) the master,
-      and a host both named so and tagged ``role=master`` gets the role twice
-      (``master,master``) and is rejected.
+    - the master host is named ``master`` and tagged ``role=master``, as in Listing 1.
+      Batsim 4.2 also makes the host named by ``--master-host`` the master; its default
+      name is ``master_host``, so with default options the master is found exactly once
+      (a host both named ``master_host`` and tagged ``role=master`` would get the role
+      twice, ``master,master``, and be rejected).  ``coburst sim`` behaves the same.
     - burst-buffer nodes are the first ``bb_per_chassis`` nodes of every chassis (the
       thesis: ``node_0, node_9, ..., node_99``).
+
+Speeds
+    Cluster hosts and the PFS host compute at ``speed``; the master host at 0 (Listing 1).
+    Listing 1 also gave the PFS speed 0, but Batsim 4.2 announces storage hosts as resources
+    (``nb_resources`` = compute + storage) and storage-unaware schedulers such as pybatsim's
+    ``easyBackfill`` size their pool with it: with a PFS of speed 0 a job placed there would
+    never progress.  Burst-buffer-aware schedulers never compute on storage hosts.
 
 Master and PFS links (Listing 1)
     ``master`` and ``pfs`` reach every cluster host through one link each
@@ -46,7 +57,7 @@ Master and PFS links (Listing 1)
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from xml.sax.saxutils import quoteattr
 
 from coburst.errors import InputError
@@ -83,7 +94,6 @@ class DragonflySpec:
     pfs: str = "pfs"
     prefix: str = "node_"
     cluster_id: str = "cluster"
-    extra: dict = field(default_factory=dict, compare=False)
 
     # ------------------------------------------------------------------ derived sizes
     @property
@@ -144,6 +154,9 @@ def validate(spec: DragonflySpec) -> None:
                       ("--master-lat", spec.master_lat)):
         parse_latency(text, opt)
     names = {spec.master, spec.pfs}
+    if spec.master == "master_host":
+        raise InputError("--master", None, "'master_host' is Batsim 4.2's default --master-host: tagged role=master "
+                         "too, Batsim would see the master twice; choose another name")
     if len(names) != 2 or any(re.fullmatch(re.escape(spec.prefix) + r"\d+", n) for n in names):
         raise InputError("--master", None, "the master, the PFS and the cluster hosts need distinct names")
 
@@ -181,51 +194,62 @@ class Link:
 
 
 class _Links:
-    """The links of the dragonfly, named and numbered as SimGrid's DragonflyZone does."""
+    """The links of the dragonfly, named and numbered as SimGrid's DragonflyZone does.
+
+    A ``<cluster>`` link is SPLITDUPLEX by default: two links, ``<name>_UP`` and
+    ``<name>_DOWN``, one per direction.  ``local``, ``green``, ``black`` and ``blue`` map a
+    (router, ...) key to the link taken when *leaving* that router in that direction,
+    exactly as SimGrid fills ``my_nodes_``, ``green_links_``, ``black_links_`` and
+    ``blue_link_``.
+    """
 
     def __init__(self, spec: DragonflySpec):
         self.spec = spec
         s = spec
         uid = 0  # SimGrid's static counter (starts at 0 in a fresh process)
         n_routers = s.groups * s.chassis * s.routers
-        self.local: dict[tuple[int, int], Link] = {}
+        self.local: dict[tuple[int, int], tuple[Link, Link]] = {}  # (router, node) -> (up, down)
         self.green: dict[tuple[int, int], Link] = {}  # (router, other blade) -> link
         self.black: dict[tuple[int, int], Link] = {}  # (router, other chassis) -> link
         self.blue: dict[int, Link] = {}  # router -> link
         self.loopback: dict[int, Link] = {}
+
+        def pair(base: str, bandwidth: str, simgrid_base: str) -> tuple[Link, Link]:
+            return (Link(f"{base}_UP", bandwidth, s.lat, simgrid_name=f"{simgrid_base}_UP"),
+                    Link(f"{base}_DOWN", bandwidth, s.lat, simgrid_name=f"{simgrid_base}_DOWN"))
+
         for r in range(n_routers):
             for j in range(s.nodes):
                 rank = r * s.nodes + j
-                self.local[(r, j)] = Link(f"local_{s.host_name(rank)}", s.bw, s.lat,
-                                          simgrid_name=f"local_link_from_router_{r}_to_node_{j}_{uid}")
+                self.local[(r, j)] = pair(f"local_{s.host_name(rank)}", s.bw,
+                                          f"local_link_from_router_{r}_to_node_{j}_{uid}")
                 uid += 1
         for i in range(s.groups * s.chassis):
             g, c = divmod(i, s.chassis)
             for j in range(s.routers):
                 for k in range(j + 1, s.routers):
-                    link = Link(f"green_g{g}_c{c}_r{j}_r{k}", _mult(s.bw, s.router_links), s.lat,
-                                simgrid_name=f"green_link_in_chassis_{c}_between_routers_{j}_and_{k}_{uid}")
-                    self.green[(i * s.routers + j, k)] = link
-                    self.green[(i * s.routers + k, j)] = link
+                    up, down = pair(f"green_g{g}_c{c}_r{j}_r{k}", _mult(s.bw, s.router_links),
+                                    f"green_link_in_chassis_{c}_between_routers_{j}_and_{k}_{uid}")
+                    self.green[(i * s.routers + j, k)] = up
+                    self.green[(i * s.routers + k, j)] = down
                     uid += 1
         for g in range(s.groups):
             for j in range(s.chassis):
                 for k in range(j + 1, s.chassis):
                     for b in range(s.routers):
-                        link = Link(f"black_g{g}_c{j}_c{k}_r{b}", _mult(s.bw, s.chassis_links), s.lat,
-                                    simgrid_name=(f"black_link_in_group_{g}_between_chassis_{j}_and_{k}"
-                                                  f"_blade_{b}_{uid}"))
-                        self.black[(g * s.chassis * s.routers + j * s.routers + b, k)] = link
-                        self.black[(g * s.chassis * s.routers + k * s.routers + b, j)] = link
+                        up, down = pair(f"black_g{g}_c{j}_c{k}_r{b}", _mult(s.bw, s.chassis_links),
+                                        f"black_link_in_group_{g}_between_chassis_{j}_and_{k}_blade_{b}_{uid}")
+                        self.black[(g * s.chassis * s.routers + j * s.routers + b, k)] = up
+                        self.black[(g * s.chassis * s.routers + k * s.routers + b, j)] = down
                         uid += 1
         per_group = s.chassis * s.routers
         for i in range(s.groups):
             for j in range(i + 1, s.groups):
                 ri, rj = i * per_group + j, j * per_group + i
-                link = Link(f"blue_g{i}_g{j}", _mult(s.bw, s.group_links), s.lat,
-                            simgrid_name=f"blue_link_between_group_{i}_and_{j}_routers_{ri}_and_{rj}_{uid}")
-                self.blue[ri] = link
-                self.blue[rj] = link
+                up, down = pair(f"blue_g{i}_g{j}", _mult(s.bw, s.group_links),
+                                f"blue_link_between_group_{i}_and_{j}_routers_{ri}_and_{rj}_{uid}")
+                self.blue[ri] = up
+                self.blue[rj] = down
                 uid += 1
         has_loopback = parse_bandwidth(s.loopback_bw) > 0 or parse_latency(s.loopback_lat) > 0
         if has_loopback:
@@ -236,7 +260,8 @@ class _Links:
 
     def all(self) -> list[Link]:
         seen: dict[str, Link] = {}
-        for group in (self.local.values(), self.green.values(), self.black.values(), self.blue.values(),
+        locals_ = [link for pair in self.local.values() for link in pair]
+        for group in (locals_, self.green.values(), self.black.values(), self.blue.values(),
                       self.loopback.values()):
             for link in group:
                 seen.setdefault(link.id, link)
@@ -265,7 +290,7 @@ def node_route(spec: DragonflySpec, links: _Links, src: int, dst: int) -> list[L
     my_router = mg * per_group + mc * s.routers + mb
     target_router = tg * per_group + tc * s.routers + tb
     current = my_router
-    route = [links.local[(my_router, mn)]]
+    route = [links.local[(my_router, mn)][0]]
 
     def parts(router: int) -> tuple[int, int, int]:
         g, rest = divmod(router, per_group)
@@ -287,7 +312,7 @@ def node_route(spec: DragonflySpec, links: _Links, src: int, dst: int) -> list[L
             current = tg * per_group + tb
         if tc != parts(current)[1]:
             route.append(links.black[(current, tc)])
-    route.append(links.local[(target_router, tn)])
+    route.append(links.local[(target_router, tn)][1])
     return route
 
 
@@ -311,8 +336,8 @@ def zone_properties(spec: DragonflySpec) -> dict[str, str]:
         "pfs_bandwidth": f"{parse_bandwidth(spec.pfs_bw):.17g}",
         "bb_per_chassis": str(spec.bb_per_chassis),
         "bb_capacity": str(spec.bb_capacity),
-        "master_host": spec.master,
-        "pfs_host": spec.pfs,
+        "master": spec.master,
+        "pfs": spec.pfs,
     }
 
 
@@ -348,20 +373,22 @@ def render_xml(spec: DragonflySpec, command: str | None = None) -> str:
     out.append(f"  <!-- coburst dragonfly platform: topo_parameters=\"{spec.topo_parameters}\", "
                f"{spec.host_count} cluster hosts ({spec.host_count - len(bb)} compute, {len(bb)} burst-buffer "
                f"of {spec.bb_capacity} bytes), master host '{spec.master}', PFS host '{spec.pfs}'. -->\n")
-    if command:
-        out.append(f"  <!-- generated by: {_xml_comment(command)} -->\n")
     out.append("  <!-- Same network as SimGrid's <cluster topology=\"DRAGONFLY\">, written as explicit "
                "routes so that every host can carry its own properties (coburst/platforms/dragonfly.py). -->\n")
     out.append(f"  <zone id={quoteattr('root')} routing=\"Full\">\n")
     for key, value in zone_properties(spec).items():
         out.append(_prop(key, value, "    "))
+    if command:
+        out.append(_prop("generated_by", command, "    "))
     for rank in range(spec.host_count):
         out.append(f"    <host id={quoteattr(spec.host_name(rank))} speed={quoteattr(spec.speed)}>\n")
         for key, value in host_properties(spec, rank, bb).items():
             out.append(_prop(key, value, "      "))
         out.append("    </host>\n")
-    out.append(f"    <host id={quoteattr(spec.master)} speed=\"0\"/>\n")
-    out.append(f"    <host id={quoteattr(spec.pfs)} speed=\"0\">\n")
+    out.append(f"    <host id={quoteattr(spec.master)} speed=\"0\">\n")
+    out.append(_prop("role", "master", "      "))
+    out.append("    </host>\n")
+    out.append(f"    <host id={quoteattr(spec.pfs)} speed={quoteattr(spec.speed)}>\n")
     out.append(_prop("role", ROLE_STORAGE, "      "))
     out.append("    </host>\n")
     for link in links.all() + [master_link, pfs_link]:
@@ -371,8 +398,10 @@ def render_xml(spec: DragonflySpec, command: str | None = None) -> str:
         if links.loopback:
             out.append(_route_xml(spec.host_name(src), spec.host_name(src), node_route(spec, links, src, src),
                                   symmetrical=False))
-        for dst in range(src + 1, n):
-            out.append(_route_xml(spec.host_name(src), spec.host_name(dst), node_route(spec, links, src, dst)))
+        for dst in range(n):
+            if dst != src:
+                out.append(_route_xml(spec.host_name(src), spec.host_name(dst), node_route(spec, links, src, dst),
+                                      symmetrical=False))
     for special, link in ((spec.master, master_link), (spec.pfs, pfs_link)):
         for rank in range(n):
             out.append(_route_xml(special, spec.host_name(rank), [link]))
@@ -394,19 +423,20 @@ def render_cluster_xml(spec: DragonflySpec, command: str | None = None) -> str:
     gateway = spec.host_name(next(r for r in range(spec.host_count) if r not in bb))
     radical = f"0-{spec.host_count - 1}"
     out = [_HEADER]
-    if command:
-        out.append(f"  <!-- generated by: {_xml_comment(command)} -->\n")
     out.append("  <!-- burst-buffer nodes (give them the storage role on Batsim's command line): "
                + ",".join(spec.host_name(r) for r in sorted(bb)) + " -->\n")
     out.append("  <zone id=\"root\" routing=\"Full\">\n")
+    if command:
+        out.append(_prop("generated_by", command, "    "))
     out.append(f"    <cluster id={quoteattr(spec.cluster_id)} topology=\"DRAGONFLY\" "
                f"topo_parameters={quoteattr(spec.topo_parameters)} prefix={quoteattr(spec.prefix)} "
                f"radical={quoteattr(radical)} suffix=\"\" speed={quoteattr(spec.speed)} bw={quoteattr(spec.bw)} "
                f"lat={quoteattr(spec.lat)} loopback_bw={quoteattr(spec.loopback_bw)} "
                f"loopback_lat={quoteattr(spec.loopback_lat)}/>\n")
     out.append(f"    <zone id=\"master_zone\" routing=\"None\">\n      <host id={quoteattr(spec.master)} "
-               "speed=\"0\"/>\n    </zone>\n")
-    out.append(f"    <zone id=\"pfs_zone\" routing=\"None\">\n      <host id={quoteattr(spec.pfs)} speed=\"0\">\n"
+               "speed=\"0\">\n" + _prop("role", "master", "        ") + "      </host>\n    </zone>\n")
+    out.append(f"    <zone id=\"pfs_zone\" routing=\"None\">\n      <host id={quoteattr(spec.pfs)} "
+               f"speed={quoteattr(spec.speed)}>\n"
                + _prop("role", ROLE_STORAGE, "        ") + "      </host>\n    </zone>\n")
     out.append(f"    <link id=\"link_master\" bandwidth={quoteattr(spec.master_bw)} latency={quoteattr(spec.master_lat)} "
                "sharing_policy=\"FATPIPE\"/>\n")
@@ -416,10 +446,6 @@ def render_cluster_xml(spec: DragonflySpec, command: str | None = None) -> str:
                    f"gw_dst={quoteattr(gateway)}>\n      <link_ctn id={quoteattr(link)}/>\n    </zoneRoute>\n")
     out.append("  </zone>\n</platform>\n")
     return "".join(out)
-
-
-def _xml_comment(text: str) -> str:
-    return text.replace("--", "- -")
 
 
 def thesis_spec() -> DragonflySpec:
@@ -439,7 +465,7 @@ def spec_from_options(**options) -> DragonflySpec:
     for key, value in options.items():
         if value is None:
             continue
-        if key not in fields or key == "extra":
+        if key not in fields:
             raise InputError(f"--{key}", None, "unknown dragonfly parameter")
         clean[key] = parse_size(value, "--bb-capacity") if key == "bb_capacity" else value
     return DragonflySpec(**clean)

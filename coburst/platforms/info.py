@@ -35,12 +35,12 @@ class PlatformInfo:
     path: str
     hosts: list[HostInfo]
     zone_properties: dict[str, str]
-    master: str = "master"
+    master: str = "master_host"
     link_bandwidth: float | None = None  # compute network, bytes/s
 
     @property
     def compute(self) -> list[HostInfo]:
-        return [h for h in self.hosts if h.name != self.master and h.role in ("", "compute_node")]
+        return [h for h in self.hosts if h.name != self.master and h.role in ("", "compute", "compute_node")]
 
     @property
     def storage(self) -> list[HostInfo]:
@@ -93,8 +93,12 @@ def _radicals(text: str, source: str) -> list[int]:
     return out
 
 
-def read_platform(path: str | Path, master: str = "master") -> PlatformInfo:
-    """Parse ``path`` and return its hosts (with properties) and root-zone properties."""
+def read_platform(path: str | Path, master: str = "master_host") -> PlatformInfo:
+    """Parse ``path`` and return its hosts (with properties) and root-zone properties.
+
+    The master is the host named ``master`` (Batsim 4.2's ``--master-host``, default
+    ``master_host``) or the host tagged ``role=master``.
+    """
     source = str(path)
     try:
         root = ET.parse(source).getroot()
@@ -136,9 +140,10 @@ def read_platform(path: str | Path, master: str = "master") -> PlatformInfo:
         bandwidth = float(zone_props["link_bandwidth"])
     elif bandwidths:
         bandwidth = min(bandwidths)
-    if master == "master":
-        tagged = [h.name for h in hosts if h.role == "master"]
-        if "master" not in names and len(tagged) == 1:
-            master = tagged[0]
+    masters = sorted({h.name for h in hosts if h.name == master or h.role == "master"})
+    if len(masters) > 1:
+        raise InputError(source, None, f"several master hosts ({', '.join(masters)}): the host named {master!r} "
+                         "and the hosts tagged role=master must be one host")
+    master = masters[0] if masters else master
     return PlatformInfo(path=source, hosts=hosts, zone_properties=zone_props, master=master,
                         link_bandwidth=bandwidth)

@@ -9,7 +9,7 @@ BackfillSJF(depth=1)
 Families: ``fcfs`` (Kopański 2020 Alg. 1), ``filler`` (Alg. 2), ``filler-sjf`` (§4.7),
 ``no-future-D`` (Alg. 3), ``backfill-D`` (Alg. 4), ``backfill-sjf-D`` (Alg. 5),
 ``conservative`` (conservative backfilling with BB reservations).  EASY backfilling is
-``backfill-1``.
+``backfill-1`` (alias ``easy``; ``easy-sjf`` is ``backfill-sjf-1``).
 """
 
 from __future__ import annotations
@@ -28,6 +28,12 @@ __all__ = ["get", "resolve", "families", "register", "Policy", "Param", "FCFS", 
            "Backfill", "BackfillSJF", "NoFuture", "Conservative"]
 
 _FAMILIES: dict[str, type[Policy]] = {}
+
+#: other names: EASY backfilling is backfill-1 (Kopański 2020, Alg. 4 with D = 1)
+ALIASES: dict[str, tuple[str, dict[str, Any]]] = {
+    "easy": ("backfill", {"depth": 1}),
+    "easy-sjf": ("backfill-sjf", {"depth": 1}),
+}
 
 
 def register(cls: type[Policy]) -> type[Policy]:
@@ -59,10 +65,13 @@ def resolve(name: str) -> tuple[type[Policy], dict[str, Any]]:
     cls = _FAMILIES.get(name)
     if cls is not None:
         return cls, {}
+    if name in ALIASES:
+        family, implied = ALIASES[name]
+        return _FAMILIES[family], dict(implied)
     m = re.fullmatch(r"(.+)-(\d+)", name)
     if m and m.group(1) in _FAMILIES and _takes_depth(_FAMILIES[m.group(1)]):
         return _FAMILIES[m.group(1)], {"depth": int(m.group(2))}
-    known = ", ".join(f"{f}-D" if _takes_depth(c) else f for f, c in sorted(_FAMILIES.items()))
+    known = ", ".join([f"{f}-D" if _takes_depth(c) else f for f, c in sorted(_FAMILIES.items())] + list(ALIASES))
     raise InputError("policy", name, f"unknown policy (known: {known})")
 
 

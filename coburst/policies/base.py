@@ -25,6 +25,8 @@ from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from typing import Any, Callable, ClassVar, Iterable, Sequence
 
+import numpy as np
+
 from coburst.core.decisions import Decisions
 from coburst.core.placement import Allocation
 from coburst.core.profile import Profile
@@ -32,6 +34,8 @@ from coburst.core.state import Job, SchedulerState
 from coburst.errors import InputError
 
 __all__ = ["Param", "Policy", "start_in_order", "fill", "try_start", "reserve"]
+
+_BATCH = 8  # fill() screens lists at least this long with Profile.first_fit
 
 
 @dataclass(frozen=True)
@@ -120,8 +124,27 @@ def start_in_order(profile: Profile, jobs: Iterable[Job], decisions: Decisions) 
 
 def fill(profile: Profile, jobs: Iterable[Job], decisions: Decisions) -> list[Job]:
     """Algorithm 2 (greedy filling): start every job that can start now, in the given
-    order; return those that could not."""
-    return [job for job in jobs if not try_start(profile, job, decisions)]
+    order; return those that could not.
+
+    Long lists are screened in batches (:meth:`Profile.first_fit`): a job skipped once
+    stays unfit, as starting jobs only takes resources away."""
+    jobs = list(jobs)
+    if len(jobs) < _BATCH or not hasattr(profile, "first_fit"):
+        return [job for job in jobs if not try_start(profile, job, decisions)]
+    now = profile.now
+    res = np.fromiter((j.res for j in jobs), dtype=np.int64, count=len(jobs))
+    end = np.fromiter((now + j.walltime for j in jobs), dtype=float, count=len(jobs))
+    bb = np.fromiter((j.bb for j in jobs), dtype=np.int64, count=len(jobs))
+    left, i = [], 0
+    while True:
+        hit = profile.first_fit(res, end, bb, i)
+        if hit < 0:
+            left.extend(jobs[i:])
+            return left
+        left.extend(jobs[i:hit])
+        if not try_start(profile, jobs[hit], decisions):  # cannot happen: same test
+            left.append(jobs[hit])
+        i = hit + 1
 
 
 def reserve(profile: Profile, job: Job, decisions: Decisions,

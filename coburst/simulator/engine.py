@@ -54,6 +54,10 @@ class SimulatorConfig:
     forward_unknown_events: bool = False
     timeout: float = 30.0
     heatmap: str | None = None
+    #: ``"module:Class"`` of a speed hook (tests, experiments): ``Class(simulator)`` must
+    #: provide ``on_job_start(sim_job)`` and ``on_job_end(sim_job)``; it may change a
+    #: running job's speed with ``sim_job.run.set_rate(factor)`` (see execution.JobRun)
+    speed_hook: str | None = None
     #: called regularly while waiting for the scheduler; returns a reason string if the
     #: scheduler process is known to be gone (used by ``coburst run``)
     peer_alive: Callable[[], str | None] | None = None
@@ -93,6 +97,7 @@ class SimResult:
     schedule_csv: Path
     schedule: dict[str, str]
     wall_seconds: float
+    nb_compute: int = 0
 
     def summary(self) -> str:
         s = self.schedule
@@ -100,6 +105,24 @@ class SimResult:
                 f"{s['nb_jobs_rejected']} rejected), makespan {float(s['makespan']):.3f} s, "
                 f"mean waiting time {float(s['mean_waiting_time']):.3f} s; simulated in {self.wall_seconds:.2f} s "
                 f"-> {self.jobs_csv}, {self.schedule_csv}")
+
+
+def load_speed_hook(spec: str) -> type:
+    """The class named by ``"package.module:Class"`` (``--speed-hook``)."""
+    import importlib
+
+    module_name, sep, class_name = spec.partition(":")
+    if not sep or not module_name or not class_name:
+        raise InputError("--speed-hook", spec, "expected MODULE:CLASS")
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as exc:
+        raise InputError("--speed-hook", spec, f"cannot import module {module_name!r}: {exc}") from None
+    cls = getattr(module, class_name, None)
+    if cls is None or not all(callable(getattr(cls, m, None)) for m in ("on_job_start", "on_job_end")):
+        raise InputError("--speed-hook", spec, f"{module_name} has no class {class_name!r} with "
+                                               "on_job_start() and on_job_end()")
+    return cls
 
 
 class Simulator:
@@ -156,11 +179,18 @@ class Simulator:
         self.machine_busy = [0] * len(self.resources)
         self.machine_last_change = [0.0] * len(self.resources)
         self.queue_sem = simgrid.Semaphore(0)
+        self.link_sem = simgrid.Semaphore(0)
+        self.link_batch = None
+        self.idle_workers: list[dict] = []
         self.master_in_empty_zone = master_zone_routing(self.config.platform, self.machines.master.name) == "None"
         if self.config.heatmap:
             from coburst.models.heatmap import HeatmapSpeedHook
 
             self.speed_hook = HeatmapSpeedHook.from_file(self.config.heatmap, self)
+        if self.config.speed_hook:
+            if self.speed_hook is not None:
+                raise InputError("--speed-hook", self.config.speed_hook, "cannot be combined with --heatmap")
+            self.speed_hook = load_speed_hook(self.config.speed_hook)(self)
 
     def run(self) -> SimResult:
         wall_start = time.perf_counter()
@@ -169,6 +199,7 @@ class Simulator:
         try:
             master = self.machines.master
             simgrid.Actor.create("server", master, self._guarded(self.server))
+            simgrid.Actor.create("scheduler_link", master, self._guarded(self.scheduler_link)).daemonize()
             for name, wl in self.workloads.items():
                 self.nb_submitters += 1
                 simgrid.Actor.create(f"submitter_{name}", master, self._guarded(self.submitter), wl)
@@ -185,7 +216,8 @@ class Simulator:
                                 self.link.wall_time_waiting, wall)
         schedule["time_idle"] = f"{self.time_idle:.6f}"
         jobs_csv, sched_csv = write_outputs(self.config.export_prefix, self.records, schedule)
-        return SimResult(self.config.export_prefix, jobs_csv, sched_csv, schedule, wall)
+        return SimResult(self.config.export_prefix, jobs_csv, sched_csv, schedule, wall,
+                         nb_compute=len(self.machines.compute))
 
     def _guarded(self, body: Callable) -> Callable:
         """Run an actor body; on error record it and stop the whole simulation."""
@@ -195,7 +227,8 @@ class Simulator:
                 body(*args)
             except BaseException as exc:  # noqa: BLE001 - re-raised by run()
                 name = type(exc).__name__
-                if name in ("ForcefulKillException",) or self.failure is not None:
+                if isinstance(exc, simgrid.ActorKilled) or name == "ForcefulKillException" \
+                        or self.failure is not None:
                     raise
                 self.failure = exc if isinstance(exc, CoburstError) else ProtocolError(
                     f"internal simulator error: {name}: {exc}")
@@ -213,7 +246,7 @@ class Simulator:
     def now(self) -> float:
         return simgrid.Engine.clock
 
-    def send_server(self, message: tuple) -> None:
+    def send_server(self, message: tuple, host=None) -> None:
         """Blocking 1-byte internal message to the server (Batsim's ``mailbox->put(msg, 1)``).
 
         Messages are served one at a time in arrival order; each transfer takes the time of
@@ -223,7 +256,8 @@ class Simulator:
         routes instead of simulated as a network flow.
         """
         done = simgrid.Semaphore(0)
-        self.queue.append((message, self.delay_to_master(simgrid.this_actor.get_host()), done))
+        sender = host if host is not None else simgrid.this_actor.get_host()
+        self.queue.append((message, self.delay_to_master(sender), done))
         self.queue_sem.release()
         done.acquire()
 
@@ -234,6 +268,11 @@ class Simulator:
         if delay > 0:
             simgrid.this_actor.sleep_for(delay)
         done.release()
+        # let the released sender run before the server goes on (as it does after a timed
+        # transfer), so that a message it sends at once (e.g. BYE after the last batch) is
+        # already queued when the server decides whether to call the scheduler -- also
+        # when the transfer took no time (master in a routing="None" zone)
+        simgrid.this_actor.yield_()
         return message
 
     def delay_to_master(self, host) -> float:
@@ -292,6 +331,39 @@ class Simulator:
             self.send_server(("SUBMIT", batch))
         self.send_server(("BYE",))
 
+    def scheduler_link(self) -> None:
+        """Persistent request-reply actor: one exchange each time the server has a batch.
+
+        (Batsim creates one request-reply actor per exchange; keeping one alive avoids
+        creating an OS thread per exchange with SimGrid's Python thread contexts, with the
+        same dates.)
+        """
+        while True:
+            self.link_sem.acquire()
+            events, self.link_batch = self.link_batch, None
+            self.request_reply(events)
+
+    def worker(self, me: dict) -> None:
+        """Pooled job actor: runs one job after another (see :meth:`start_job_actor`)."""
+        while True:
+            me["sem"].acquire()
+            run, me["run"] = me["run"], None
+            run.main()
+            self.idle_workers.append(me)
+
+    def start_job_actor(self, run: JobRun) -> None:
+        """Run ``run`` in a pooled actor (one OS thread per actor with SimGrid's Python
+        contexts: reusing them is much cheaper than creating one per job)."""
+        if not self.idle_workers:
+            me = {"sem": simgrid.Semaphore(0), "run": None, "actor": None}
+            me["actor"] = simgrid.Actor.create("job_worker", self.machines.master, self._guarded(self.worker), me)
+            me["actor"].daemonize()
+        else:
+            me = self.idle_workers.pop()
+        me["run"] = run
+        run.actor = me["actor"]
+        me["sem"].release()
+
     def request_reply(self, events: list[dict[str, Any]]) -> None:
         """One exchange with the scheduler; forward its decisions to the server."""
         now = self.now()
@@ -337,7 +409,8 @@ class Simulator:
     def _call_scheduler(self) -> None:
         events, self.events = self.events, []
         self.sched_ready = False
-        simgrid.Actor.create("request_reply", self.machines.master, self._guarded(self.request_reply), events)
+        self.link_batch = events
+        self.link_sem.release()
         for sjob in self.to_delete:
             sjob.deleted = True
             if not self.config.profile_reuse:
@@ -373,9 +446,8 @@ class Simulator:
         storage = [r for r in self.resources if r.role == "storage"]
 
         def res_json(r):
-            props = dict(r.properties)
-            props["role"] = "storage" if r.role == "storage" else props.get("role", "") if props.get("role") != "compute" else "compute"
-            return {"id": r.id, "name": r.name, "state": "idle", "properties": props, "zone_properties": {}}
+            return {"id": r.id, "name": r.name, "state": "idle", "properties": dict(r.properties),
+                    "zone_properties": {}}
 
         return {
             "nb_resources": len(self.resources),
@@ -528,8 +600,8 @@ class Simulator:
         self._set_machines(alloc, +1)
         run = JobRun(sim=self, job=sjob, hosts=hosts)
         sjob.run = run
-        run.actor = simgrid.Actor.create(f"job_{sjob.id}", self.resources[alloc.min].host,
-                                         self._guarded(run.main))
+        run.first_host = self.resources[alloc.min].host
+        self.start_job_actor(run)
         if self.speed_hook is not None:
             self.speed_hook.on_job_start(sjob)
 
@@ -623,7 +695,7 @@ class Simulator:
         sjob.state = ("COMPLETED_SUCCESSFULLY" if code == 0 else
                       "COMPLETED_FAILED" if code > 0 else "COMPLETED_WALLTIME_REACHED")
         self._end_job(sjob)
-        self.send_server(("COMPLETED", sjob))
+        self.send_server(("COMPLETED", sjob), host=run.first_host)
 
     def _end_job(self, sjob: SimJob) -> None:
         self.nb_running -= 1

@@ -33,6 +33,39 @@ if TYPE_CHECKING:  # pragma: no cover
     from coburst.simulator.workload import Profile
 
 
+def _load_remaining_ratio():
+    """A GIL-releasing ``Exec.remaining_ratio``, or None if it cannot be set up.
+
+    SimGrid 4.1's Python binding of ``Exec.remaining_ratio`` performs a simcall while
+    holding the GIL: if another Python actor runs in the same scheduling round, that actor
+    waits for the GIL forever and the simulation hangs (e.g. two speed changes at the same
+    date).  The C API ``sg_exec_get_remaining_ratio`` called through ctypes releases the
+    GIL.  The ``s4u::Exec*`` is read from the pybind11 instance (simple layout: the value
+    pointer follows the object header).
+    """
+    import ctypes
+    import glob
+    import os
+
+    try:
+        folder = os.path.dirname(simgrid.__file__)
+        lib = ctypes.CDLL(sorted(glob.glob(os.path.join(folder, "libsimgrid.so*")))[0])
+        func = lib.sg_exec_get_remaining_ratio
+    except (IndexError, OSError, AttributeError):  # pragma: no cover - unusual SimGrid install
+        return None
+    func.restype, func.argtypes = ctypes.c_double, [ctypes.c_void_p]
+    header = ctypes.sizeof(ctypes.c_ssize_t) + ctypes.sizeof(ctypes.c_void_p)  # PyObject_HEAD
+
+    def remaining_ratio(exe) -> float:
+        pointer = ctypes.c_void_p.from_address(id(exe) + header).value
+        return func(pointer) if pointer else exe.remaining_ratio
+
+    return remaining_ratio
+
+
+_remaining_ratio = _load_remaining_ratio() or (lambda exe: exe.remaining_ratio)
+
+
 class WalltimeReached(Exception):
     """Raised inside a job actor when its walltime expires."""
 
@@ -61,7 +94,7 @@ class Leaf:
         if self.exec is None:
             return self.work_done
         try:
-            ratio = self.exec.remaining_ratio
+            ratio = _remaining_ratio(self.exec)
         except Exception:  # the activity already ended
             ratio = 0.0
         return self.work_done + (1.0 - self.work_done) * (1.0 - ratio)
@@ -90,10 +123,19 @@ class JobRun:
     leaf_depth: int = 0
     wakeup: Any = None  # simgrid.Semaphore used to interrupt a delay leaf
     actor: Any = None
+    first_host: Any = None  # host of the allocation's first resource (Batsim runs the job there)
 
     # ----------------------------------------------------------------- actor body
     def main(self) -> None:
-        """Actor body: run the profile, then report completion to the server."""
+        """Actor body: run the profile, then report completion to the server.
+
+        The job starts one master-to-node message after the decision (Batsim 4.2 starts a
+        job when the server's launch message reaches the job's first host), so ``start`` is
+        the decision date plus the route time master -> first host.
+        """
+        launch = self.sim.delay_to_master(self.first_host)
+        if launch > 0:
+            simgrid.this_actor.sleep_for(launch)
         now = simgrid.Engine.clock
         self.start = now
         self.job.start = now

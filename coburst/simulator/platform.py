@@ -26,10 +26,6 @@ class Resource:
     properties: dict[str, str]
     host: object = field(repr=False, default=None)  # simgrid.Host
 
-    def to_json(self) -> dict:
-        """The resource as Batsim 4.2 announces it in SIMULATION_BEGINS."""
-        return {"id": self.id, "name": self.name, "state": "idle", "properties": dict(self.properties)}
-
 
 @dataclass
 class Machines:
@@ -84,9 +80,11 @@ def assign_resources(engine, source: str, master_name: str, roles: dict[str, str
     for host in hosts:
         props = host.get_properties() if hasattr(host, "get_properties") else {}
         role = roles.get(host.name, props.get("role"))
-        if host.name == master_name:
-            masters.append(host)
-        if role == "master":
+        if host.name == master_name and props.get("role") == "master":
+            raise InputError(source, f"host {host.name!r}",
+                             f"the master host is both named {master_name!r} (-m) and tagged role=master; "
+                             "Batsim 4.2 rejects this: keep only one of the two")
+        if host.name == master_name or role == "master":
             masters.append(host)
     if not masters:
         raise InputError(source, None, f"no master host: name a host {master_name!r} (or pass -m NAME) "
@@ -97,14 +95,27 @@ def assign_resources(engine, source: str, master_name: str, roles: dict[str, str
                                        "role=master must designate exactly one host, once")
     master = masters[0]
     resources: list[Resource] = []
+    storage: list[Resource] = []
     for host in hosts:
         if host is master:
             continue
         props = dict(host.get_properties())
-        role = roles.get(host.name, props.get("role", "compute"))
-        if role not in ("compute", "storage"):
+        role = roles.get(host.name, props.get("role", ""))
+        if role not in ("", "compute", "compute_node", "storage"):
             raise InputError(source, f"host {host.name!r}", f"unknown role {role!r} (expected compute, storage or master)")
-        resources.append(Resource(id=len(resources), name=host.name, role=role, properties=props, host=host))
+        # Batsim always announces a "role" property ("" for plain compute hosts)
+        props["role"] = "storage" if role == "storage" else props.get("role", "")
+        kind = "storage" if role == "storage" else "compute"
+        if kind == "compute" and host.speed <= 0:
+            raise InputError(source, f"host {host.name!r}", "a compute host needs a speed > 0 "
+                             "(give storage hosts the property role=storage)")
+        (storage if kind == "storage" else resources).append(
+            Resource(id=-1, name=host.name, role=kind, properties=props, host=host))
+    # Batsim 4.2: compute hosts get ids 0..C-1, then storage hosts C..C+S-1, each group in
+    # SimGrid's (lexicographic) host order
+    resources.extend(storage)
+    for rid, res in enumerate(resources):
+        res.id = rid
     if not any(r.role == "compute" for r in resources):
         raise InputError(source, None, "the platform has no compute host")
     return Machines(master=master, resources=resources)

@@ -1,0 +1,198 @@
+"""Harness for end-to-end tests of ``coburst sim``: a real scheduler process, real sockets.
+
+Each simulation runs as two processes (the SimGrid engine is a per-process singleton):
+
+* the scheduler — ``pybatsim <scheduler> -s tcp://127.0.0.1:PORT`` where ``<scheduler>``
+  is a pybatsim bundled scheduler name (``schedFcfs``, ``easyBackfill``) or a scheduler file
+  of ``tests/schedulers/`` (options passed with ``-o JSON``);
+* the simulator — ``coburst sim -p ... -w ... -e PREFIX -s tcp://127.0.0.1:PORT``.
+
+:func:`run_sim` starts both, waits for both (killing only the scheduler process it
+started if it outlives the simulator), and returns a :class:`SimRun` with the exit codes,
+the captured outputs and helpers to read ``PREFIX_jobs.csv`` / ``PREFIX_schedule.csv`` and
+the messages recorded by the test schedulers.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterable
+
+REPO = Path(__file__).resolve().parents[1]
+TESTS = REPO / "tests"
+DATA = TESTS / "data"
+SCHEDULERS = TESTS / "schedulers"
+BIN = REPO / ".venv" / "bin" if (REPO / ".venv" / "bin" / "coburst").exists() else Path(sys.executable).parent
+PYBATSIM = BIN / "pybatsim"
+COBURST = BIN / "coburst"
+
+#: flat cluster node_0..node_3 (1 Gflop/s, 50 us / 1.25 GB/s private links, 500 us / 2.5 GB/s
+#: backbone); the master sits alone in a routing="None" zone behind a 100 us link
+CLUSTER4 = DATA / "cluster4.xml"
+#: the same cluster, but the master is the only host of a second cluster (see the file)
+CLUSTER_MASTER = DATA / "cluster_master.xml"
+
+JOBS_HEADER = ("job_id,workload_name,profile,submission_time,requested_number_of_resources,requested_time,"
+               "success,final_state,starting_time,execution_time,finish_time,waiting_time,turnaround_time,"
+               "stretch,allocated_resources,consumed_energy,metadata")
+
+
+def free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def write_json(path: Path, obj: Any) -> Path:
+    path.write_text(json.dumps(obj, separators=(",", ":")) + "\n", encoding="utf-8")
+    return path
+
+
+def workload(path: Path, jobs: list[dict], profiles: dict[str, dict], nb_res: int = 4) -> Path:
+    """Write a Batsim workload; ``walltime`` defaults to 100 s when not given."""
+    full = [{"walltime": 100, **j} for j in jobs]
+    return write_json(path, {"nb_res": nb_res, "jobs": full, "profiles": profiles})
+
+
+def scheduler_spec(name: str) -> str:
+    """A pybatsim bundled scheduler name, or the path of a test scheduler file."""
+    candidate = SCHEDULERS / f"{name}.py"
+    return str(candidate) if candidate.is_file() else name
+
+
+@dataclass
+class SimRun:
+    returncode: int
+    stdout: str
+    stderr: str
+    sched_returncode: int | None
+    sched_output: str
+    prefix: Path
+    record: Path | None
+    wall: float
+    cmd: list[str] = field(default_factory=list)
+
+    @property
+    def jobs_csv(self) -> Path:
+        return Path(f"{self.prefix}_jobs.csv")
+
+    @property
+    def schedule_csv(self) -> Path:
+        return Path(f"{self.prefix}_schedule.csv")
+
+    def check(self) -> "SimRun":
+        """Assert the simulation succeeded (with a useful report otherwise)."""
+        assert self.returncode == 0, self.report()
+        return self
+
+    def report(self) -> str:
+        return (f"coburst sim exit {self.returncode}\ncmd: {' '.join(self.cmd)}\n--- stdout\n{self.stdout}\n"
+                f"--- stderr\n{self.stderr}\n--- scheduler (exit {self.sched_returncode})\n"
+                f"{self.sched_output[-3000:]}")
+
+    def rows(self) -> list[dict[str, str]]:
+        with open(self.jobs_csv, newline="") as f:
+            return list(csv.DictReader(f))
+
+    def jobs(self) -> dict[str, dict[str, str]]:
+        """``_jobs.csv`` rows by ``workload!job_id``."""
+        return {f"{r['workload_name']}!{r['job_id']}": r for r in self.rows()}
+
+    def schedule(self) -> dict[str, str]:
+        lines = self.schedule_csv.read_text().splitlines()
+        assert len(lines) == 2
+        return dict(zip(lines[0].split(","), lines[1].split(",")))
+
+    def messages(self) -> list[dict]:
+        """Messages recorded by a test scheduler: ``{"dir": "in"|"out", "msg": {...}}``."""
+        assert self.record is not None and self.record.is_file(), self.report()
+        out = []
+        for line in self.record.read_text().splitlines():
+            entry = json.loads(line)
+            out.append({"dir": entry["dir"], "raw": entry["raw"], "msg": json.loads(entry["raw"])})
+        return out
+
+    def received(self) -> list[dict]:
+        """Messages the scheduler received from the simulator (decoded)."""
+        return [m["msg"] for m in self.messages() if m["dir"] == "in"]
+
+    def events(self, etype: str | None = None) -> list[dict]:
+        """Every event received by the scheduler, in order (optionally of one type)."""
+        return [e for msg in self.received() for e in msg["events"] if etype is None or e["type"] == etype]
+
+    def leftovers(self) -> list[str]:
+        """Files the simulator left next to its output prefix."""
+        stem = self.prefix.name
+        return sorted(p.name for p in self.prefix.parent.iterdir()
+                      if p.name.startswith(stem) or p.name.startswith(f".{stem}"))
+
+
+def run_sim(tmp_path: Path, *, workloads: Iterable[Path] = (), platform: Path | str = CLUSTER4,
+            scheduler: str = "schedFcfs", options: dict | None = None, args: Iterable[str] = (),
+            timeout: float = 5.0, sched_timeout_ms: int = 20000, prefix: str = "out",
+            record: bool = False, env: dict[str, str] | None = None, wait: float = 30.0,
+            start_scheduler: bool = True) -> SimRun:
+    """Run one simulation: scheduler process + ``coburst sim`` process."""
+    options = dict(options or {})
+    record_path = tmp_path / f"{prefix}_messages.jsonl" if record else None
+    if record_path is not None:
+        options["record"] = str(record_path)
+    out_prefix = tmp_path / prefix
+    for attempt in range(3):
+        port = free_port()
+        endpoint = f"tcp://127.0.0.1:{port}"
+        sched = None
+        sched_log = tmp_path / f"{prefix}_scheduler.log"
+        if start_scheduler:
+            sched_cmd = [str(PYBATSIM), scheduler_spec(scheduler), "-s", endpoint, "-t", str(sched_timeout_ms),
+                         "-v", "warning", "-o", json.dumps(options)]
+            with open(sched_log, "w") as log:
+                sched = subprocess.Popen(sched_cmd, stdout=log, stderr=subprocess.STDOUT, cwd=tmp_path)
+        cmd = [str(COBURST), "sim", "-p", str(platform)]
+        for w in workloads:
+            cmd += ["-w", str(w)]
+        cmd += ["-e", str(out_prefix), "-s", endpoint, "--timeout", str(timeout), *args]
+        full_env = {**os.environ, "PYTHONPATH": str(TESTS), **(env or {})}
+        t0 = time.monotonic()
+        try:
+            proc = subprocess.run(cmd, capture_output=True, text=True, timeout=wait, env=full_env, cwd=tmp_path)
+        finally:
+            sched_rc = None
+            if sched is not None:
+                try:
+                    sched_rc = sched.wait(timeout=5)
+                except subprocess.TimeoutExpired:
+                    sched.kill()  # only the scheduler process this function started
+                    sched_rc = sched.wait()
+        wall = time.monotonic() - t0
+        sched_output = sched_log.read_text(errors="replace") if start_scheduler else ""
+        if "Address already in use" in sched_output and attempt < 2:
+            continue  # another test grabbed the port in between: retry on a new one
+        return SimRun(proc.returncode, proc.stdout, proc.stderr, sched_rc, sched_output, out_prefix,
+                      record_path, wall, cmd)
+    raise AssertionError("no free port found")  # pragma: no cover
+
+
+def run_cli(tmp_path: Path, args: list[str], wait: float = 30.0) -> subprocess.CompletedProcess:
+    """``coburst sim ARGS`` without any scheduler (for errors detected before connecting)."""
+    return subprocess.run([str(COBURST), "sim", *args], capture_output=True, text=True, timeout=wait,
+                          cwd=tmp_path, env={**os.environ, "PYTHONPATH": str(TESTS)})
+
+
+def f6(x: float) -> str:
+    return f"{x:.6f}"
+
+
+def approx_row(row: dict[str, str], *, start: float, finish: float, tol: float = 2e-6) -> None:
+    """Check a ``_jobs.csv`` row's start/finish/execution to the printed precision."""
+    assert abs(float(row["starting_time"]) - start) <= tol, (row, start)
+    assert abs(float(row["finish_time"]) - finish) <= tol, (row, finish)
+    assert abs(float(row["execution_time"]) - (finish - start)) <= tol, (row, finish - start)

@@ -1,0 +1,210 @@
+"""Scheduler decisions end to end: walltimes, KILL_JOB, dynamic jobs, CALL_ME_LATER,
+SET_JOB_METADATA, REJECT_JOB — real ``coburst sim``, real pybatsim schedulers of
+``tests/schedulers/`` over ZeroMQ.
+
+Platform tests/data/cluster4.xml: ``dm = 0`` (master alone in a routing="None" zone), a
+job submitted at ``t`` and executed at once starts at ``t + dj`` with
+``dj = 650.0008 us`` (see test_sim_schedules.py).
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from simharness import f6, run_sim, workload
+
+pytestmark = pytest.mark.timeout(60)
+
+DJ4 = 50e-6 + 500e-6 + 100e-6 + 1 / 1.25e9
+
+
+def test_walltime_and_return_codes(tmp_path):
+    profiles = {
+        "d10": {"type": "delay", "delay": 10},
+        "d5": {"type": "delay", "delay": 5},
+        "d2": {"type": "delay", "delay": 2},
+        "d1": {"type": "delay", "delay": 1},
+        "p10": {"type": "parallel_homogeneous", "cpu": 1e10, "com": 0},
+        "seq3": {"type": "composed", "seq": ["d2", "d2", "d2"]},
+        "fail": {"type": "delay", "delay": 1, "ret": 2},
+        "seqfail": {"type": "composed", "seq": ["d1", "fail", "d10"]},
+    }
+    w = workload(tmp_path / "w.json", [
+        {"id": "over", "subtime": 1, "res": 1, "walltime": 5, "profile": "d10"},
+        {"id": "equal", "subtime": 1, "res": 1, "walltime": 5, "profile": "d5"},
+        {"id": "under", "subtime": 1, "res": 1, "walltime": 5.5, "profile": "d5"},
+        {"id": "nowall", "subtime": 1, "res": 1, "walltime": -1, "profile": "d2"},
+        {"id": "ptask", "subtime": 20, "res": 1, "walltime": 3, "profile": "p10"},
+        {"id": "seq", "subtime": 20, "res": 1, "walltime": 5, "profile": "seq3"},
+        {"id": "fail", "subtime": 20, "res": 1, "walltime": 10, "profile": "fail"},
+        {"id": "seqfail", "subtime": 20, "res": 1, "walltime": 100, "profile": "seqfail"},
+    ], profiles)
+    allocs = {"w0!over": "0", "w0!equal": "1", "w0!under": "2", "w0!nowall": "3",
+              "w0!ptask": "0", "w0!seq": "1", "w0!fail": "2", "w0!seqfail": "3"}
+    run = run_sim(tmp_path, workloads=[w], scheduler="fixed", options={"allocs": allocs}, record=True).check()
+    jobs = run.jobs()
+    d = DJ4
+
+    def check(jid, state, start, finish):
+        row = jobs[jid]
+        assert row["final_state"] == state, row
+        assert row["success"] == ("1" if state == "COMPLETED_SUCCESSFULLY" else "0"), row
+        assert (row["starting_time"], row["finish_time"]) == (f6(start), f6(finish)), row
+
+    # walltime measured from the job's start; a delay runs to its end only if strictly
+    # shorter than the walltime: delay == walltime is killed at start + walltime
+    check("w0!over", "COMPLETED_WALLTIME_REACHED", 1 + d, 6 + d)
+    check("w0!equal", "COMPLETED_WALLTIME_REACHED", 1 + d, 6 + d)
+    check("w0!under", "COMPLETED_SUCCESSFULLY", 1 + d, 6 + d)
+    check("w0!nowall", "COMPLETED_SUCCESSFULLY", 1 + d, 3 + d)
+    assert jobs["w0!nowall"]["requested_time"] == "-1.000000"
+    # a ptask is stopped at its walltime; a composed profile shares the walltime among its tasks
+    check("w0!ptask", "COMPLETED_WALLTIME_REACHED", 20 + d, 23 + d)
+    check("w0!seq", "COMPLETED_WALLTIME_REACHED", 20 + d, 25 + d)
+    # ret > 0: COMPLETED_FAILED; in a composed profile the first failing task ends the job
+    check("w0!fail", "COMPLETED_FAILED", 20 + d, 21 + d)
+    check("w0!seqfail", "COMPLETED_FAILED", 20 + d, 22 + d)
+    completed = {e["data"]["job_id"]: e for e in run.events("JOB_COMPLETED")}
+    expected_codes = {"w0!over": -1, "w0!equal": -1, "w0!under": 0, "w0!nowall": 0, "w0!ptask": -1,
+                      "w0!seq": -1, "w0!fail": 2, "w0!seqfail": 2}
+    for jid, code in expected_codes.items():
+        ev = completed[jid]
+        assert list(ev["data"]) == ["job_id", "job_state", "return_code", "alloc"]
+        assert ev["data"]["return_code"] == code, ev
+        assert ev["data"]["job_state"] == jobs[jid]["final_state"]
+        assert ev["data"]["alloc"] == allocs[jid]
+        # the completion reaches the server one node -> master message after the end
+        assert ev["timestamp"] == pytest.approx(float(jobs[jid]["finish_time"]) + d, abs=2e-6)
+    sched = run.schedule()
+    # nb_jobs_killed counts every finished job that did not succeed (Batsim 4.2)
+    assert (sched["nb_jobs_success"], sched["nb_jobs_killed"], sched["nb_jobs_finished"]) == ("2", "6", "8")
+
+
+def test_kill_job_progress(tmp_path):
+    profiles = {
+        "d10": {"type": "delay", "delay": 10},
+        "d2": {"type": "delay", "delay": 2},
+        "seq": {"type": "composed", "seq": ["d2", "d10"]},
+        "p10": {"type": "parallel_homogeneous", "cpu": 1e10, "com": 0},
+        "d1": {"type": "delay", "delay": 1},
+    }
+    w = workload(tmp_path / "w.json", [
+        {"id": "delay", "subtime": 1, "res": 1, "profile": "d10"},
+        {"id": "seq", "subtime": 1, "res": 1, "profile": "seq"},
+        {"id": "ptask", "subtime": 1, "res": 1, "profile": "p10"},
+        {"id": "short", "subtime": 1, "res": 1, "profile": "d1"},
+    ], profiles)
+    options = {
+        "allocs": {"w0!delay": "0", "w0!seq": "1", "w0!ptask": "2", "w0!short": "3"},
+        # two KILL_JOB in one reply at t=6: the second names "delay" again (already being killed:
+        # silently skipped by Batsim)
+        "kill": [[6, ["w0!delay"]], [6, ["w0!delay", "w0!seq", "w0!ptask"]]],
+    }
+    run = run_sim(tmp_path, workloads=[w], scheduler="fixed", options=options, record=True).check()
+    d = DJ4
+    s = 1 + d  # start of every job
+    killed = run.events("JOB_KILLED")
+    assert [e["data"]["job_ids"] for e in killed] == [["w0!delay"], ["w0!seq", "w0!ptask"]]
+    progress = {jid: tree for e in killed for jid, tree in e["data"]["job_progress"].items()}
+    for e in killed:
+        assert e["timestamp"] == 6.0  # dm = 0: the killer's KILLING_DONE costs nothing
+        assert list(e["data"]) == ["job_ids", "job_progress"]
+    # delay leaf: elapsed / delay
+    assert progress["w0!delay"] == {"profile_name": "d10", "progress": pytest.approx((6 - s) / 10, abs=1e-9)}
+    assert list(progress["w0!delay"]) == ["profile_name", "progress"]
+    # composed: index of the running task, and its own progress (d2 done at s + 2)
+    tree = progress["w0!seq"]
+    assert list(tree) == ["profile_name", "current_task_index", "current_task"]
+    assert tree["profile_name"] == "seq" and tree["current_task_index"] == 1
+    assert tree["current_task"] == {"profile_name": "d10", "progress": pytest.approx((6 - s - 2) / 10, abs=1e-9)}
+    # ptask leaf: 1 - remaining ratio (no communication: no latency)
+    assert progress["w0!ptask"] == {"profile_name": "p10", "progress": pytest.approx((6 - s) / 10, abs=1e-9)}
+    # JOB_COMPLETED(COMPLETED_KILLED, return_code -1) precede each JOB_KILLED
+    completed = run.events("JOB_COMPLETED")
+    killed_completions = [e for e in completed if e["data"]["job_state"] == "COMPLETED_KILLED"]
+    assert sorted(e["data"]["job_id"] for e in killed_completions) == ["w0!delay", "w0!ptask", "w0!seq"]
+    assert all(e["data"]["return_code"] == -1 and e["timestamp"] == 6.0 for e in killed_completions)
+    for msg in run.received():
+        types = [(e["type"], e["data"].get("job_id")) for e in msg["events"]]
+        for i, (etype, _) in enumerate(types):
+            if etype == "JOB_KILLED":
+                ids = msg["events"][i]["data"]["job_ids"]
+                before = [jid for t, jid in types[:i] if t == "JOB_COMPLETED"]
+                assert set(ids) <= set(before), types
+    jobs = run.jobs()
+    for jid in ("w0!delay", "w0!seq", "w0!ptask"):
+        row = jobs[jid]
+        assert (row["final_state"], row["success"]) == ("COMPLETED_KILLED", "0")
+        assert (row["starting_time"], row["finish_time"]) == (f6(s), f6(6.0)), row
+    assert jobs["w0!short"]["final_state"] == "COMPLETED_SUCCESSFULLY"
+    assert run.sched_returncode == 0, run.sched_output
+
+
+@pytest.mark.parametrize("ack", [False, True])
+def test_dynamic_registration(tmp_path, ack):
+    w = workload(tmp_path / "w.json", [{"id": 1, "subtime": 1, "res": 1, "profile": "d1"}],
+                 {"d1": {"type": "delay", "delay": 1}})
+    options = {"allocs": {"w0!1": "0"},
+               "profiles": {"p5": {"type": "delay", "delay": 5}},
+               "jobs": [{"id": "dyn!a", "res": 2, "walltime": 10, "profile": "p5", "alloc": "1-2"}]}
+    args = ["--enable-dynamic-jobs"] + (["--acknowledge-dynamic-jobs"] if ack else [])
+    run = run_sim(tmp_path, workloads=[w], scheduler="dynamic", options=options, args=args, record=True).check()
+    begins = run.events("SIMULATION_BEGINS")[0]["data"]["config"]
+    assert (begins["dynamic-jobs-enabled"], begins["dynamic-jobs-acknowledged"]) == (True, ack)
+    assert begins["profile-reuse-enabled"] is False
+    submitted = [e for e in run.events("JOB_SUBMITTED") if e["data"]["job_id"] == "dyn!a"]
+    if ack:
+        # echoed back as JOB_SUBMITTED (job JSON as registered, id rewritten; no profile)
+        assert len(submitted) == 1
+        assert submitted[0]["data"] == {"job_id": "dyn!a", "job": {"profile": "p5", "id": "dyn!a", "res": 2,
+                                                                    "walltime": 10, "subtime": 1.0}}
+        assert submitted[0]["timestamp"] == 1.0
+    else:
+        assert submitted == []
+    jobs = run.jobs()
+    row = jobs["dyn!a"]
+    d = DJ4
+    # registered, then executed at 1 (dm = 0: the three decisions arrive at once): starts at 1 + d
+    assert row == {
+        "job_id": "a", "workload_name": "dyn", "profile": "p5", "submission_time": "1.000000",
+        "requested_number_of_resources": "2", "requested_time": "10.000000", "success": "1",
+        "final_state": "COMPLETED_SUCCESSFULLY", "starting_time": f6(1 + d), "execution_time": "5.000000",
+        "finish_time": f6(6 + d), "waiting_time": f6(d), "turnaround_time": f6(5 + d),
+        "stretch": f6((5 + d) / 5), "allocated_resources": "1-2", "consumed_energy": "-1.000000", "metadata": "",
+    }
+    assert run.schedule()["nb_jobs"] == "2"
+    # the simulation ended (NOTIFY registration_finished was sent) after both jobs
+    assert run.events()[-1]["type"] == "SIMULATION_ENDS"
+
+
+def test_call_me_later(tmp_path):
+    w = workload(tmp_path / "w.json", [{"id": 1, "subtime": 1, "res": 1, "profile": "d1"}],
+                 {"d1": {"type": "delay", "delay": 1}})
+    run = run_sim(tmp_path, workloads=[w], scheduler="fixed", record=True,
+                  options={"start_at": {"w0!1": 3.5}, "calls": [2.25, 30]}).check()
+    calls = run.events("REQUESTED_CALL")
+    # one REQUESTED_CALL per CALL_ME_LATER, at the requested date (+ dm = 0), data {}
+    assert [(e["timestamp"], e["data"]) for e in calls] == [(2.25, {}), (3.5, {}), (30.0, {})]
+    row = run.jobs()["w0!1"]
+    assert (row["starting_time"], row["finish_time"]) == (f6(3.5 + DJ4), f6(4.5 + DJ4))
+    # a pending CALL_ME_LATER keeps the simulation alive
+    ends = run.events("SIMULATION_ENDS")
+    assert len(ends) == 1 and ends[0]["timestamp"] == 30.0
+
+
+def test_set_job_metadata_and_reject(tmp_path):
+    w = workload(tmp_path / "w.json", [
+        {"id": 1, "subtime": 1, "res": 1, "profile": "d1"},
+        {"id": 2, "subtime": 1, "res": 4, "walltime": 20, "profile": "d1"},
+        {"id": 3, "subtime": 2, "res": 1, "profile": "d1"},
+    ], {"d1": {"type": "delay", "delay": 1}})
+    run = run_sim(tmp_path, workloads=[w], scheduler="fixed",
+                  options={"reject": ["w0!2"], "metadata": {"w0!1": "phase=a, user 7; ok", "w0!3": "x"}}).check()
+    lines = run.jobs_csv.read_text().splitlines()
+    # the rejected row is written at the rejection, before the rows of the jobs that ran
+    assert lines[1] == '2,w0,d1,1.000000,4,20.000000,0,REJECTED,,,,,,,,,""'
+    assert lines[2].endswith(',0,-1.000000,"phase=a, user 7; ok"')
+    assert lines[3].endswith(',0,-1.000000,"x"')
+    sched = run.schedule()
+    assert (sched["nb_jobs"], sched["nb_jobs_rejected"], sched["nb_jobs_finished"], sched["nb_jobs_success"]) == \
+        ("3", "1", "2", "2")
