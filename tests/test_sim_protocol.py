@@ -73,8 +73,15 @@ def test_walltime_and_return_codes(tmp_path):
         assert ev["data"]["return_code"] == code, ev
         assert ev["data"]["job_state"] == jobs[jid]["final_state"]
         assert ev["data"]["alloc"] == allocs[jid]
-        # the completion reaches the server one node -> master message after the end
-        assert ev["timestamp"] == pytest.approx(float(jobs[jid]["finish_time"]) + d, abs=2e-6)
+    # a completion reaches the server one node -> master message after the end; messages are
+    # served one at a time: k jobs ending together are seen at end + d, end + 2d, ... end + k*d
+    by_end: dict[str, list[float]] = {}
+    for jid, ev in completed.items():
+        by_end.setdefault(jobs[jid]["finish_time"], []).append(ev["timestamp"])
+    for end, stamps in by_end.items():
+        expected = [float(end) + k * d for k in range(1, len(stamps) + 1)]
+        assert sorted(stamps) == pytest.approx(expected, abs=2e-6), (end, stamps)
+    assert sorted(len(v) for v in by_end.values()) == [1, 1, 1, 1, 1, 3]
     sched = run.schedule()
     # nb_jobs_killed counts every finished job that did not succeed (Batsim 4.2)
     assert (sched["nb_jobs_success"], sched["nb_jobs_killed"], sched["nb_jobs_finished"]) == ("2", "6", "8")
@@ -199,12 +206,13 @@ def test_set_job_metadata_and_reject(tmp_path):
         {"id": 3, "subtime": 2, "res": 1, "profile": "d1"},
     ], {"d1": {"type": "delay", "delay": 1}})
     run = run_sim(tmp_path, workloads=[w], scheduler="fixed",
-                  options={"reject": ["w0!2"], "metadata": {"w0!1": "phase=a, user 7; ok", "w0!3": "x"}}).check()
+                  options={"reject": ["w0!2"], "metadata": {"w0!1": "phase=a, user 7; ok", "w0!3": "x"},
+                           "allocs": {"w0!1": "0", "w0!3": "1"}}).check()
     lines = run.jobs_csv.read_text().splitlines()
     # the rejected row is written at the rejection, before the rows of the jobs that ran
     assert lines[1] == '2,w0,d1,1.000000,4,20.000000,0,REJECTED,,,,,,,,,""'
     assert lines[2].endswith(',0,-1.000000,"phase=a, user 7; ok"')
-    assert lines[3].endswith(',0,-1.000000,"x"')
+    assert lines[3].endswith(',1,-1.000000,"x"')
     sched = run.schedule()
     assert (sched["nb_jobs"], sched["nb_jobs_rejected"], sched["nb_jobs_finished"], sched["nb_jobs_success"]) == \
         ("3", "1", "2", "2")

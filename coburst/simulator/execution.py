@@ -90,7 +90,8 @@ class Leaf:
         if self.kind == "delay":
             if self.delay <= 0:
                 return 1.0
-            return min(1.0, self.work_done + (now - self.chunk_start) * self.chunk_rate / self.delay)
+            elapsed = max(0.0, now - self.chunk_start)  # the chunk may start after a launch message
+            return min(1.0, self.work_done + elapsed * self.chunk_rate / self.delay)
         if self.exec is None:
             return self.work_done
         try:
@@ -134,15 +135,17 @@ class JobRun:
         the decision date plus the route time master -> first host.
         """
         launch = self.sim.delay_to_master(self.first_host)
-        if launch > 0:
+        profile = self.sim.profile_of(self.job)
+        self.wakeup = simgrid.Semaphore(0)
+        if launch > 0 and profile.type != "delay":
             simgrid.this_actor.sleep_for(launch)
-        now = simgrid.Engine.clock
+            launch = 0.0
+        # a top-level delay folds the launch message into its first wait (one context switch less)
+        now = simgrid.Engine.clock + launch
         self.start = now
         self.job.start = now
         walltime = self.job.walltime
         self.deadline = now + walltime if walltime > 0 else math.inf
-        self.wakeup = simgrid.Semaphore(0)
-        profile = self.sim.profile_of(self.job)
         try:
             code = self.run_profile(profile)
         except WalltimeReached:
@@ -183,14 +186,15 @@ class JobRun:
         leaf.delay = delay
         leaf.started = True
         while True:
-            now = simgrid.Engine.clock
+            clock = simgrid.Engine.clock
+            now = max(clock, self.start)  # before the job's start: still in its launch message
             leaf.chunk_start = now
             leaf.chunk_rate = self.rate
             need = (1.0 - leaf.work_done) * delay / self.rate
             left = self.deadline - now
             # Batsim: the delay runs to its end only if strictly shorter than the walltime left
             span = need if need < left else left
-            timed_out = self.wakeup.acquire_timeout(span)
+            timed_out = self.wakeup.acquire_timeout(span + (now - clock))
             if timed_out:
                 if need < left:
                     leaf.work_done = 1.0

@@ -80,20 +80,24 @@ class JobRecord:
 
 
 def schedule_row(records: list[JobRecord], nb_machines: int, time_computing: float, makespan: float,
-                 scheduling_time: float, simulation_time: float) -> dict[str, str]:
-    """The ``_schedule.csv`` values (means divide by ``nb_jobs``, like Batsim 4.2)."""
+                 scheduling_time: float, simulation_time: float, time_idle: float = 0.0) -> dict[str, str]:
+    """The ``_schedule.csv`` values (means divide by ``nb_jobs``, like Batsim 4.2).
+
+    ``time_computing`` / ``time_idle``: sums over machines of the time spent in each state,
+    counted at state changes only (Batsim never adds a machine's last open interval).
+    """
     finished = [r for r in records if r.final_state != "REJECTED"]
     nb_jobs = len(records)
     waits = [r.start - r.subtime for r in finished]
     turns = [r.finish - r.subtime for r in finished]
     slows = [(r.finish - r.subtime) / (r.finish - r.start) if r.finish > r.start else 0.0 for r in finished]
     nb_success = sum(r.success for r in finished)
-    nb_killed = sum(r.final_state in ("COMPLETED_KILLED", "COMPLETED_WALLTIME_REACHED") for r in finished)
+    # Batsim 4.2 (export.cpp): nb_jobs_killed = finished - success, i.e. failed jobs count too
+    nb_killed = len(finished) - nb_success
 
     def mean(values: list[float]) -> float:
         return sum(values) / nb_jobs if nb_jobs else 0.0
 
-    time_idle = max(makespan * nb_machines - time_computing, 0.0)
     values = {
         "batsim_version": BATSIM_VERSION,
         "consumed_joules": f6(0.0),

@@ -1,0 +1,66 @@
+#!/usr/bin/env bash
+# coburst set-up and entry point:  ./go demo  |  ./go test  [extra pytest args]
+#
+# Does all the set-up a fresh Debian/Ubuntu machine needs, then runs the main job or the
+# test suite: system packages for building SimGrid (cmake, g++, Boost headers; installed with
+# apt-get when running as root or with password-less sudo, otherwise an actionable message),
+# uv (into .tools/ when not on PATH), the locked Python environment (uv sync --locked; the
+# first time this builds simgrid==4.1 from its sdist: 10-20 minutes), then the command.
+set -euo pipefail
+cd "$(dirname "$0")"
+
+die() { echo "go: $*" >&2; exit 1; }
+
+need_py() {
+  local py
+  for py in python3.12 python3.11 python3; do
+    if command -v "$py" >/dev/null 2>&1 && "$py" -c "import sys; sys.exit(sys.version_info < (3, 11))" 2>/dev/null; then
+      PYTHON=$(command -v "$py"); return 0
+    fi
+  done
+  die "Python >= 3.11 is required (on Debian/Ubuntu: sudo apt-get install python3 python3-venv)"
+}
+
+need_build_tools() {
+  local missing=()
+  command -v cmake >/dev/null 2>&1 || missing+=(cmake)
+  command -v g++ >/dev/null 2>&1 || missing+=(g++)
+  [ -f /usr/include/boost/version.hpp ] || missing+=(libboost-dev)
+  [ ${#missing[@]} -eq 0 ] && return 0
+  local sudo=""
+  if [ "$(id -u)" -ne 0 ]; then
+    if command -v sudo >/dev/null 2>&1 && sudo -n true 2>/dev/null; then sudo="sudo -n"; else
+      die "SimGrid's build needs: ${missing[*]}. Install them with:  sudo apt-get install -y ${missing[*]}"
+    fi
+  fi
+  command -v apt-get >/dev/null 2>&1 || die "SimGrid's build needs ${missing[*]} (no apt-get here: install them with your package manager)"
+  echo "go: installing ${missing[*]} (needed to build SimGrid)" >&2
+  $sudo apt-get update -qq >/dev/null
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing[@]}" >/dev/null
+}
+
+need_uv() {
+  if command -v uv >/dev/null 2>&1; then UV=$(command -v uv); return 0; fi
+  if [ ! -x .tools/bin/uv ]; then
+    echo "go: installing uv into .tools/" >&2
+    "$PYTHON" -m venv .tools || die "cannot create a virtual environment (sudo apt-get install python3-venv)"
+    .tools/bin/pip install -q "uv==0.13.9"
+  fi
+  UV=$PWD/.tools/bin/uv
+}
+
+setup() {
+  need_py
+  need_build_tools
+  need_uv
+  "$UV" sync --locked --python "$PYTHON" -q
+}
+
+cmd=${1:-}
+[ -n "$cmd" ] && shift || true
+case "$cmd" in
+  demo) setup; exec "$UV" run --locked --no-sync coburst demo "$@" ;;
+  test) setup; exec "$UV" run --locked --no-sync python -m pytest -n 2 -q "$@" ;;
+  setup) setup ;;
+  *) echo "usage: ./go demo | ./go test [pytest args] | ./go setup" >&2; exit 2 ;;
+esac
