@@ -142,7 +142,7 @@ def run_sim(tmp_path: Path, *, workloads: Iterable[Path] = (), platform: Path | 
             start_scheduler: bool = True) -> SimRun:
     """Run one simulation: scheduler process + ``coburst sim`` process."""
     options = dict(options or {})
-    record_path = tmp_path / f"{prefix}_messages.jsonl" if record else None
+    record_path = tmp_path / f"messages-{prefix}.jsonl" if record else None
     if record_path is not None:
         options["record"] = str(record_path)
     out_prefix = tmp_path / prefix
@@ -150,7 +150,7 @@ def run_sim(tmp_path: Path, *, workloads: Iterable[Path] = (), platform: Path | 
         port = free_port()
         endpoint = f"tcp://127.0.0.1:{port}"
         sched = None
-        sched_log = tmp_path / f"{prefix}_scheduler.log"
+        sched_log = tmp_path / f"scheduler-{prefix}.log"
         if start_scheduler:
             sched_cmd = [str(PYBATSIM), scheduler_spec(scheduler), "-s", endpoint, "-t", str(sched_timeout_ms),
                          "-v", "warning", "-o", json.dumps(options)]

@@ -39,15 +39,17 @@ def platform(groups=1, chassis=2, routers=1, per_router=4, with_props=True):
     """Batsim resource lists of a small dragonfly, first host of a chassis a BB node."""
     per_chassis = routers * per_router
     n = groups * chassis * per_chassis
-    names = sorted(f"node_{i}" for i in range(n))
-    rid = {name: k for k, name in enumerate(names)}
+    is_bb = {f"node_{i}": i % per_chassis == 0 for i in range(n)}
+    # Batsim 4 ids: compute hosts 0..C-1, then storage hosts, each in lexicographic name order
+    order = sorted(is_bb, key=lambda name: (is_bb[name], name))
+    rid = {name: k for k, name in enumerate(order)}
     compute, storage = [], []
     for i in range(n):
         router = i // per_router
         ch = router // routers
         props = {"group": str(ch // chassis), "chassis": str(ch), "router": str(router)} if with_props else {}
         res = {"id": rid[f"node_{i}"], "name": f"node_{i}", "state": "idle", "properties": props}
-        if i % per_chassis == 0:
+        if is_bb[f"node_{i}"]:
             res["properties"] = {**props, "role": "storage", "bb_capacity": str(CAP)} if with_props else {}
             storage.append(res)
         else:

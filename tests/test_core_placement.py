@@ -19,9 +19,11 @@ def test_dragonfly_platform():
     assert (c.n_compute, c.n_bb) == (96, 12)
     assert c.total_bb_capacity == 12 * 40_000_000_000
     assert [n.name for n in c.bb][:3] == ["node_0", "node_9", "node_18"]
-    # ids follow Batsim 4's lexicographic host order: node_0, node_1, node_10, node_100, ...
-    assert c.bb[0].id == 0 and c.compute[0].name == "node_1" and c.compute[0].id == 1
-    assert c.compute[8].name == "node_10" and c.compute[8].id == 2
+    # ids as Batsim 4 numbers them: compute hosts first, each role in lexicographic name order
+    assert c.compute[0].name == "node_1" and c.compute[0].id == 0
+    assert c.compute[8].name == "node_10" and c.compute[8].id == 1
+    assert c.bb[0].id == 96 and c.bb[1].name == "node_9" and c.bb[1].id == 96 + 9
+    assert sorted(c.compute_ids.tolist()) == list(range(96))
     for i, node in enumerate(c.compute):
         pref = c.bb_preference[i]
         assert c.bb[pref[0]].chassis == node.chassis  # own chassis first

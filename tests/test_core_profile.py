@@ -90,6 +90,7 @@ def test_profile_matches_reference(case):
                 ref.occupy(b[0], b[0] + wall, b[1])
     # the incremental per-segment free counts stay exact
     assert fast._rows == np.count_nonzero(fast._free, axis=1).tolist()
+    assert fast._bbtot == fast._bb.sum(axis=1).tolist()
     # the segment view agrees with the reference everywhere
     for start, end, mask, bbfree in fast.segments():
         probe = start if math.isinf(end) else (start + end) / 2

@@ -180,3 +180,21 @@ def test_registry():
         policies.get("backfill-2", depth=1)
     with pytest.raises(InputError):
         policies.get("fcfs-1")
+
+
+# ---------------------------------------------------------------- a real workload
+SAMPLE = __import__("pathlib").Path(__file__).resolve().parents[1] / "workloads" / "kth_alloc_only_sample.json"
+
+
+@pytest.mark.skipif(not SAMPLE.is_file(), reason="sample workload not generated")
+@pytest.mark.parametrize("name", ["fcfs", "filler", "no-future-1", "backfill-1", "backfill-sjf-1", "conservative"])
+def test_kth_sample_on_thesis_platform(name):
+    import json
+    data = json.loads(SAMPLE.read_text())
+    jobs = [Job(str(j["id"]), float(j["subtime"]), int(j["res"]), float(j["walltime"]), int(j.get("bb", 0)))
+            for j in data["jobs"]]
+    cluster = Cluster.dragonfly()
+    result = replay(cluster, jobs, policies.get(name))
+    check_invariants(cluster, jobs, result)
+    if name in ("backfill-1", "backfill-sjf-1"):
+        check_reservations_kept(result)

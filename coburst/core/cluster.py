@@ -227,22 +227,21 @@ class Cluster:
         bb_capacity: int = 40_000_000_000,
     ) -> "Cluster":
         """The thesis platform (Kopański 2020, §2.2): hosts ``node_0..node_{n-1}`` of a
-        SimGrid dragonfly, the first host of every chassis a BB node, resource ids in
-        Batsim 4's lexicographic host-name order (notes: batsim-protocol.md)."""
+        SimGrid dragonfly, the first host of every chassis a BB node, resource ids numbered
+        as Batsim 4 does (notes/batsim42-digest.md §10): compute hosts ``0..C-1`` in
+        lexicographic name order, then storage hosts ``C..`` in lexicographic name order."""
         per_chassis = routers * nodes_per_router
         n = groups * chassis * per_chassis
-        names = sorted((f"node_{i}" for i in range(n)))  # lexicographic, as Batsim 4 numbers them
-        rid = {name: k for k, name in enumerate(names)}
-        compute, bb = [], []
+        pos = {}
         for i in range(n):
             router = i // nodes_per_router
             ch = router // routers
-            g = ch // chassis
-            name = f"node_{i}"
-            if i % per_chassis == 0:
-                bb.append(Node(rid[name], name, g, ch, router, bb_capacity))
-            else:
-                compute.append(Node(rid[name], name, g, ch, router))
+            pos[f"node_{i}"] = (ch // chassis, ch, router, i % per_chassis == 0)
+        compute_names = sorted(name for name, p in pos.items() if not p[3])
+        bb_names = sorted(name for name, p in pos.items() if p[3])
+        compute = [Node(k, name, *pos[name][:3]) for k, name in enumerate(compute_names)]
+        bb = [Node(len(compute_names) + k, name, *pos[name][:3], bb_capacity)
+              for k, name in enumerate(bb_names)]
         return cls(compute, bb)
 
     # ------------------------------------------------------------------ queries

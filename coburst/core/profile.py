@@ -14,9 +14,15 @@ and with reservations / new starts (:meth:`Profile.occupy`).  Queries:
   walltime, respecting every reservation)?  Answered from prefix accumulations
   (``AND`` of masks, ``min`` of capacities over segments 0..k), computed once after each
   change, so a failing test costs one ``bisect`` and an integer compare;
+  :meth:`Profile.first_fit` runs the same test over a whole batch of jobs at once;
 * :meth:`Profile.earliest` -- earliest start (not before a date) with the compute nodes and
   BB placement it would get: scan of the breakpoints, skipping every start whose window
-  contains a segment that alone has too few free nodes or BB slots.
+  contains a segment that alone has too few free nodes or free BB bytes (per-segment
+  counts kept up to date by :meth:`Profile.occupy`);
+* :meth:`Profile.earliest_start` / :meth:`Profile.allocation_now` -- the same for a
+  :class:`~coburst.core.state.Job`.
+
+:meth:`Profile.copy` is cheap (a few microseconds): optimisers try plans on copies.
 
 Node choice and BB placement are :func:`~coburst.core.placement.select_nodes` and
 :func:`~coburst.core.placement.place_bb`; BB feasibility is checked first with the exact
@@ -63,7 +69,7 @@ def _dup_row(a: np.ndarray, i: int) -> np.ndarray:
 class Profile:
     """Numpy-backed availability profile (see module doc)."""
 
-    __slots__ = ("cluster", "now", "_times", "_free", "_bb", "_acc", "_rows")
+    __slots__ = ("cluster", "now", "_times", "_free", "_bb", "_acc", "_rows", "_bbtot")
 
     def __init__(self, cluster: Cluster, now: float):
         self.cluster = cluster
@@ -73,6 +79,7 @@ class Profile:
         self._bb = cluster.bb_capacity[None, :].copy()
         self._acc = None   # prefix accumulations from now (see _prefix)
         self._rows = [cluster.n_compute]  # free-node count of every segment
+        self._bbtot = [cluster.total_bb_capacity]  # free BB bytes (all nodes) of every segment
 
     # ------------------------------------------------------------------ building
     @classmethod
@@ -113,6 +120,7 @@ class Profile:
                 raise ProfileConflict("running jobs exceed a burst-buffer node's capacity")
         else:
             prof._bb = np.repeat(cluster.bb_capacity[None, :], T, axis=0)
+        prof._bbtot = prof._bb.sum(axis=1).tolist()
         return prof
 
     def copy(self) -> "Profile":
@@ -124,6 +132,7 @@ class Profile:
         new._bb = self._bb.copy()
         new._acc = self._acc
         new._rows = list(self._rows)
+        new._bbtot = list(self._bbtot)
         return new
 
     def _split(self, t: float) -> int:
@@ -136,6 +145,7 @@ class Profile:
             raise ValueError(f"time {t} is before the profile start {self.now}")
         times.insert(i, t)
         self._rows.insert(i, self._rows[i - 1])
+        self._bbtot.insert(i, self._bbtot[i - 1])
         self._free = _dup_row(self._free, i)
         self._bb = _dup_row(self._bb, i)
         return i
@@ -159,6 +169,10 @@ class Profile:
         rows, n = self._rows, len(nodes)
         for r in range(ks, ke):
             rows[r] -= n
+        if use is not None:
+            tot, u = self._bbtot, int(use.sum())
+            for r in range(ks, ke):
+                tot[r] -= u
 
     # ------------------------------------------------------------------ queries
     def _prefix(self):
@@ -229,17 +243,18 @@ class Profile:
         k = bisect_right(times, t0) - 1
         need_bb = storage and bb > 0
         free, bbf = self._free, self._bb
-        # segments that alone rule out any window containing them
-        bad_rows = np.array(self._rows) < res
-        if need_bb:
-            bad_rows |= (bbf // bb).sum(axis=1) < res
-        bad = np.flatnonzero(bad_rows).tolist()
+        rows, tot = self._rows, self._bbtot
+        need = res * bb if need_bb else 0
         while k < T:
             s = times[k] if times[k] > t0 else t0
             last = self._last_row(s + walltime, k)
-            i = bisect_right(bad, last) - 1
-            if i >= 0 and bad[i] >= k:  # skip every start whose window holds a bad segment
-                k = bad[i] + 1
+            # skip every start whose window holds a segment that alone has too few free
+            # nodes or too few free BB bytes
+            j = last
+            while j >= k and rows[j] >= res and tot[j] >= need:
+                j -= 1
+            if j >= k:
+                k = j + 1
                 continue
             mask = free[k] if last == k else np.logical_and.reduce(free[k:last + 1], axis=0)
             if np.count_nonzero(mask) >= res:

@@ -33,7 +33,7 @@ from coburst.errors import CoburstError, InputError, ProtocolError
 from coburst.simulator._simgrid import simgrid
 from coburst.simulator.execution import JobRun
 from coburst.simulator.output import JobRecord, schedule_row, write_outputs
-from coburst.simulator.platform import Machines, assign_resources, check_xml, master_zone_routing
+from coburst.simulator.platform import Machines, assign_resources, check_xml, master_zone_routing, prevalidate
 from coburst.simulator.protocol import SchedulerLink
 from coburst.simulator.workload import Job, Profile, Workload, job_from_json, load_workload, validate_profile
 
@@ -167,8 +167,11 @@ class Simulator:
         check_xml(self.config.platform)
         if self.config.profile_reuse and not self.config.dynamic_jobs:
             raise InputError("--enable-profile-reuse", None, "profile reuse needs --enable-dynamic-jobs")
-        self.engine = simgrid.Engine(["coburst", "--cfg=host/model:ptask_L07", "--log=root.thresh:critical",
-                                      "--log=xbt_cfg.thresh:critical"])
+        engine_args = ["coburst", "--cfg=host/model:ptask_L07", "--log=root.thresh:critical",
+                       "--log=xbt_cfg.thresh:critical"]
+        # SimGrid aborts the process on some bad platforms: try them in a child process first
+        prevalidate(self.config.platform, self.config.master_host, self.config.roles, engine_args)
+        self.engine = simgrid.Engine(engine_args)
         try:
             self.engine.load_platform(str(Path(self.config.platform).resolve()))
         except Exception as exc:  # SimGrid raises on semantic errors of the platform
@@ -367,6 +370,10 @@ class Simulator:
         """One exchange with the scheduler; forward its decisions to the server."""
         now = self.now()
         reply = self.link.exchange(now, events)
+        if self.end_sent and reply["events"]:
+            types = ", ".join(sorted({str(e.get("type")) for e in reply["events"]}))
+            raise ProtocolError(f"the scheduler answered SIMULATION_ENDS with events ({types}); the reply to "
+                                "SIMULATION_ENDS must contain no events")
         if self.config.on_progress is not None:
             self.config.on_progress(now, self.nb_completed, self.nb_submitted)
         if self.delay_to_master(self.machines.master) == 0:

@@ -130,3 +130,111 @@ def master_zone_routing(path: str | Path, master: str) -> str | None:
                 if child.tag == "host" and child.get("id") == master:
                     return zone.get("routing")
     return None
+
+
+#: ordered host pairs whose routes are all checked before a simulation; above that, only
+#: the routes to and from the master and the first compute host
+MAX_CHECKED_PAIRS = 20000
+
+
+def prevalidate(path: str | Path, master_name: str, roles: dict[str, str], engine_args: list[str]) -> None:
+    """Load the platform in a forked child process first, and check its routes there.
+
+    SimGrid *aborts the whole process* on some semantically wrong platforms (a cluster whose
+    topology does not match its radical, a zero core count, a duplicated link, an unknown
+    routing model...) and on a route asked inside a ``routing="None"`` zone; it also returns
+    an empty route between two hosts nobody connected.  The child loads the platform like
+    the simulator does, then asks SimGrid every route the simulation may need (each resource
+    to and from the master, and between resources).  An abort of the child or a missing
+    route becomes an :class:`InputError` here, before anything runs.  Errors SimGrid reports
+    as exceptions are left to the caller's own loading (same message as without this check).
+    """
+    import os
+    import tempfile
+
+    if not hasattr(os, "fork"):  # pragma: no cover - not POSIX
+        return
+    source = str(path)
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        pid = os.fork()
+        if pid == 0:  # child: only os-level I/O, always leave through os._exit
+            try:
+                _prevalidate_child(str(Path(path).resolve()), source, master_name, roles, engine_args,
+                                   out.fileno(), err.fileno())
+            finally:
+                os._exit(0)
+        _, status = os.waitpid(pid, 0)
+        out.seek(0)
+        lines = out.read().decode("utf-8", "replace").splitlines()
+        err.seek(0)
+        err_text = err.read().decode("utf-8", "replace")
+    problems = [line[len("PROBLEM "):] for line in lines if line.startswith("PROBLEM ")]
+    if problems:
+        more = f" (and {len(problems) - 3} more)" if len(problems) > 3 else ""
+        raise InputError(source, None, "; ".join(problems[:3]) + more)
+    if lines and lines[-1] == "OK" and os.WIFEXITED(status):
+        return
+    stage = next((line.split(" ", 1)[1] for line in reversed(lines) if line.startswith("STEP ")),
+                 "loading the platform")
+    critical = [line.split("CRITICAL]", 1)[1].strip() for line in err_text.splitlines() if "CRITICAL]" in line]
+    if critical:
+        reason = critical[-1]
+    else:
+        tail = [line for line in err_text.splitlines() if line.strip()]
+        reason = tail[-1].strip() if tail else (f"signal {os.WTERMSIG(status)}" if os.WIFSIGNALED(status)
+                                               else f"exit status {os.WEXITSTATUS(status)}")
+    raise InputError(source, None, f"SimGrid aborted while {stage}: {reason}")
+
+
+def _prevalidate_child(path: str, source: str, master_name: str, roles: dict[str, str],
+                       engine_args: list[str], out_fd: int, err_fd: int) -> None:
+    import os
+
+    os.dup2(err_fd, 2)
+    os.dup2(err_fd, 1)
+
+    def say(line: str) -> None:
+        os.write(out_fd, (line.replace("\n", " ") + "\n").encode("utf-8", "replace"))
+
+    from coburst.simulator._simgrid import simgrid
+
+    say("STEP loading the platform")
+    engine = simgrid.Engine(engine_args)
+    try:
+        engine.load_platform(path)
+        machines = assign_resources(engine, source, master_name, roles)
+    except Exception:  # reported by the caller's own loading
+        say("OK")
+        return
+    master = machines.master
+    hosts = [r.host for r in machines.resources]
+    pairs = [(h, master) for h in hosts] + [(master, h) for h in hosts]
+    if master_zone_routing(path, master.name) != "None":
+        pairs.append((master, master))
+    if len(hosts) * (len(hosts) - 1) <= MAX_CHECKED_PAIRS:
+        pairs += [(a, b) for a in hosts for b in hosts if a is not b]
+    else:
+        first = machines.compute[0].host
+        pairs += [(h, first) for h in hosts if h is not first] + [(first, h) for h in hosts if h is not first]
+
+    def check() -> None:
+        nb_problems = 0
+        for a, b in pairs:
+            say(f"STEP computing the route from host {a.name!r} to host {b.name!r}")
+            links, latency = a.route_to(b)
+            problem = None
+            if not links and latency <= 0 and a is not b:
+                problem = f"no route from host {a.name!r} to host {b.name!r} (every resource needs routes to " \
+                          "the master host and to the other resources)"
+            for link in links:
+                if not link.bandwidth > 0:
+                    problem = f"link {link.name!r} (route {a.name} -> {b.name}) has bandwidth {link.bandwidth:g}"
+            if problem:
+                say(f"PROBLEM {problem}")
+                nb_problems += 1
+                if nb_problems >= 5:
+                    break
+
+    simgrid.Actor.create("coburst_route_check", master, check)
+    engine.run()
+    say("OK")

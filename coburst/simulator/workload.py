@@ -96,7 +96,7 @@ def validate_profile(name: str, prof: Any, source: str, where: str) -> Profile:
         if key not in prof:
             raise InputError(source, where, f"profile of type {ptype!r} needs field {key!r}")
     if ptype == "delay":
-        _num(prof["delay"], source, f"{where}.delay")
+        _num(prof["delay"], source, f"{where}.delay", positive=True)
     elif ptype in ("parallel_homogeneous", "parallel_homogeneous_total"):
         _num(prof["cpu"], source, f"{where}.cpu")
         _num(prof["com"], source, f"{where}.com")
@@ -115,8 +115,13 @@ def validate_profile(name: str, prof: Any, source: str, where: str) -> Profile:
         seq = prof["seq"]
         if not isinstance(seq, list) or not seq or not all(isinstance(s, str) for s in seq):
             raise InputError(source, f"{where}.seq", "expected a non-empty list of profile names")
-        _num(prof.get("repeat", 1), source, f"{where}.repeat", positive=True, integer=True)
+        repeat = prof.get("repeat", 1)
+        if isinstance(repeat, bool) or not isinstance(repeat, int) or repeat < 1:
+            raise InputError(source, f"{where}.repeat", f"expected an integer >= 1, got {json.dumps(repeat)}")
     elif ptype == "parallel_homogeneous_pfs":
+        if "bytes_to_read" not in prof and "bytes_to_write" not in prof:
+            raise InputError(source, where, "profile of type 'parallel_homogeneous_pfs' needs 'bytes_to_read' "
+                                            "or 'bytes_to_write'")
         _num(prof.get("bytes_to_read", 0), source, f"{where}.bytes_to_read")
         _num(prof.get("bytes_to_write", 0), source, f"{where}.bytes_to_write")
         if not isinstance(prof.get("storage", "pfs"), str):
@@ -178,6 +183,8 @@ def job_from_json(obj: Any, workload: str, source: str, where: str, profiles: di
                              f"job id names workload {wl!r} but belongs to workload {workload!r}")
     subtime = _num(obj["subtime"], source, f"{where}.subtime")
     walltime = _num(obj.get("walltime", -1), source, f"{where}.walltime", positive=True, allow_neg1=True)
+    if isinstance(obj["res"], bool) or not isinstance(obj["res"], int):
+        raise InputError(source, f"{where}.res", f"expected an integer number of resources, got {json.dumps(obj['res'])}")
     res = int(_num(obj["res"], source, f"{where}.res", positive=True, integer=True))
     profile = obj["profile"]
     if not isinstance(profile, str) or profile not in profiles:
@@ -187,6 +194,15 @@ def job_from_json(obj: Any, workload: str, source: str, where: str, profiles: di
     data["id"] = full_id
     return Job(id=full_id, workload=workload, subtime=float(subtime), walltime=float(walltime),
                res=res, profile=profile, json=data)
+
+
+class _JsonObject(dict):
+    """A JSON object that remembers its duplicated keys (json keeps the last silently)."""
+
+    def __init__(self, pairs):
+        super().__init__(pairs)
+        self.duplicates = [k for i, (k, _) in enumerate(pairs) if any(k == k2 for k2, _ in pairs[:i])] \
+            if len(self) != len(pairs) else []
 
 
 def load_workload(path: str | Path, name: str) -> Workload:
@@ -199,17 +215,23 @@ def load_workload(path: str | Path, name: str) -> Workload:
     except (OSError, UnicodeDecodeError) as exc:
         raise InputError(source, None, f"cannot read workload file: {exc}") from None
     try:
-        doc = json.loads(text)
+        doc = json.loads(text, object_pairs_hook=_JsonObject)
     except json.JSONDecodeError as exc:
         raise InputError(source, f"line {exc.lineno} column {exc.colno}", f"invalid JSON: {exc.msg}") from None
     if not isinstance(doc, dict):
         raise InputError(source, None, "a workload must be a JSON object with 'jobs' and 'profiles'")
-    nb_res = doc.get("nb_res")
-    if nb_res is not None:
-        nb_res = int(_num(nb_res, source, "nb_res", positive=True, integer=True))
-    profiles_doc = doc.get("profiles", {})
+    if "nb_res" not in doc:
+        raise InputError(source, None, "the 'nb_res' field is missing")
+    nb_res = doc["nb_res"]
+    if isinstance(nb_res, bool) or not isinstance(nb_res, int) or nb_res <= 0:
+        raise InputError(source, "nb_res", f"expected an integer > 0, got {json.dumps(nb_res)}")
+    if "profiles" not in doc:
+        raise InputError(source, None, "the 'profiles' object is missing")
+    profiles_doc = doc["profiles"]
     if not isinstance(profiles_doc, dict):
         raise InputError(source, "profiles", "expected an object mapping profile names to profiles")
+    if getattr(profiles_doc, "duplicates", None):
+        raise InputError(source, f"profiles.{profiles_doc.duplicates[0]}", "duplicate profile name")
     profiles = {pname: validate_profile(pname, p, source, f"profiles.{pname}") for pname, p in profiles_doc.items()}
     check_composed_references(profiles, source)
     jobs_doc = doc.get("jobs")
