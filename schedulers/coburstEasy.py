@@ -4,6 +4,9 @@ With burst-buffer requests in the workload the reservation also holds burst buff
 (Kopański 2020, Alg. 4); without them this is plain EASY backfilling.
 
     pybatsim schedulers/coburstEasy.py
+
+IO-Aware workloads run phase by phase with ``--enable-dynamic-jobs`` (see
+schedulers/coburstBackfill.py).
 """
 
 from coburst.adapter import CoburstScheduler

@@ -154,21 +154,27 @@ def run_sim(tmp_path: Path, *, workloads: Iterable[Path] = (), platform: Path | 
         if start_scheduler:
             sched_cmd = [str(PYBATSIM), scheduler_spec(scheduler), "-s", endpoint, "-t", str(sched_timeout_ms),
                          "-v", "warning", "-o", json.dumps(options)]
+            sched_dir = tmp_path / f"scheduler-{prefix}"  # pybatsim's batsim.sched writes out_events.csv there
+            sched_dir.mkdir(exist_ok=True)
             with open(sched_log, "w") as log:
-                sched = subprocess.Popen(sched_cmd, stdout=log, stderr=subprocess.STDOUT, cwd=tmp_path)
+                sched = subprocess.Popen(sched_cmd, stdout=log, stderr=subprocess.STDOUT, cwd=sched_dir)
         cmd = [str(COBURST), "sim", "-p", str(platform)]
         for w in workloads:
             cmd += ["-w", str(w)]
         cmd += ["-e", str(out_prefix), "-s", endpoint, "--timeout", str(timeout), *args]
         full_env = {**os.environ, "PYTHONPATH": str(TESTS), **(env or {})}
         t0 = time.monotonic()
+        proc = None
         try:
             proc = subprocess.run(cmd, capture_output=True, text=True, timeout=wait, env=full_env, cwd=tmp_path)
         finally:
             sched_rc = None
             if sched is not None:
+                # after a successful run the scheduler has got SIMULATION_ENDS and exits by itself;
+                # after a failure it would wait for the next message until its own timeout
+                grace = 5.0 if proc is not None and proc.returncode == 0 else 0.2
                 try:
-                    sched_rc = sched.wait(timeout=5)
+                    sched_rc = sched.wait(timeout=grace)
                 except subprocess.TimeoutExpired:
                     sched.kill()  # only the scheduler process this function started
                     sched_rc = sched.wait()

@@ -24,6 +24,7 @@ with warnings.catch_warnings():  # pybatsim's docopt has invalid escape sequence
     from batsim.tools.launcher import instanciate_scheduler
 from coburst import policies
 from coburst.adapter import CoburstScheduler, parse_options
+from coburst.adapter.scheduler import bb_metadata
 from coburst.core.cluster import Cluster
 from coburst.core.replay import replay
 from coburst.core.state import Job
@@ -71,6 +72,7 @@ class FakeBatsim:
         heapq.heapify(self.heap)
         self.seq = len(jobs)
         self.started, self.rejected, self.ended = {}, [], {}
+        self.metadata: dict[str, str] = {}
         self.busy: set[int] = set()
         self.begun = self.finished = False
         self.replies = []
@@ -138,6 +140,9 @@ class FakeBatsim:
             elif ev["type"] == "CALL_ME_LATER":
                 assert data["timestamp"] > self.now
                 self.push(data["timestamp"], 2, ("call", None))
+            elif ev["type"] == "SET_JOB_METADATA":  # BB placement of a started job
+                assert data["job_id"] in self.started and '"' not in data["metadata"]
+                self.metadata[data["job_id"]] = data["metadata"]
             else:
                 raise AssertionError(f"unexpected event {ev['type']}")
 
@@ -196,6 +201,10 @@ def test_adapter_matches_replay(monkeypatch_session, spec, name, data):
             assert start == rec.start
             assert ProcSet(*nodes) == rec.alloc.compute_ids(cluster)
             assert sched.placement(job.id) == rec.alloc.storage_map(cluster)
+            if job.bb:
+                assert fake.metadata[job.id] == bb_metadata(rec.alloc.bb_bytes(cluster))
+            else:
+                assert job.id not in fake.metadata
     assert fake.finished and not sched.state.queue and not sched.state.running
 
 
@@ -235,13 +244,14 @@ def test_adapter_without_platform_properties(monkeypatch):
 
 def test_options():
     pol, settings_ = parse_options({"policy": "backfill-sjf", "depth": 2})
-    assert pol.name == "backfill-sjf-2" and settings_ == {"bb_capacity": None, "dragonfly": None}
+    assert pol.name == "backfill-sjf-2" and settings_ == {"bb_capacity": None, "dragonfly": None, "trace": None}
     assert parse_options({}, default_policy="backfill-1")[0].name == "backfill-1"
     assert parse_options({"bb_capacity": 40e9}, fixed_policy="fcfs")[1]["bb_capacity"] == 40_000_000_000
     for bad, where in [({"policy": "backfill", "dpeth": 1}, "dpeth"), ({"policy": "x"}, "policy"),
                        ({"policy": "backfill", "depth": "1"}, "depth"), ({}, "policy"),
                        ({"policy": "fcfs", "bb_capacity": -1}, "bb_capacity"),
-                       ({"policy": "fcfs", "dragonfly": "3;4"}, "dragonfly")]:
+                       ({"policy": "fcfs", "dragonfly": "3;4"}, "dragonfly"),
+                       ({"policy": "fcfs", "trace": 3}, "trace")]:
         with pytest.raises(InputError) as err:
             parse_options(bad)
         assert err.value.where == where, (bad, err.value)

@@ -18,6 +18,7 @@ from simharness import CLUSTER4, run_cli, run_sim, workload
 
 pytestmark = pytest.mark.timeout(30)
 
+ALLOCS = {"w0!1": "0-1", "w0!2": "2-3"}
 D = {"d1": {"type": "delay", "delay": 1}, "d10": {"type": "delay", "delay": 10}}
 FAST = 10.0  # seconds: every error must be reported well within this
 
@@ -74,6 +75,13 @@ def platform(tmp: Path, body: str, name: str = "p.xml") -> Path:
 
 
 # ---------------------------------------------------------------------------------- platform
+def test_platform_without_doctype(tmp_path, w):
+    p = tmp_path / "p.xml"
+    p.write_text("<?xml version='1.0'?>\n<platform version='4.1'>\n  <zone id='root' routing='Full'>\n"
+                 "    <host id='master_host' speed='1Gf'/>\n  </zone>\n</platform>\n")
+    cli_error(tmp_path, ["-p", str(p), "-w", str(w)], 2, "p.xml: before <platform>: no <!DOCTYPE platform ...>")
+
+
 def test_platform_missing(tmp_path, w):
     cli_error(tmp_path, ["-p", str(tmp_path / "nope.xml"), "-w", str(w)], 2, "nope.xml: platform file not found")
 
@@ -114,7 +122,7 @@ def test_platform_route_to_unknown_host(tmp_path, w):
                            '<link id="l" bandwidth="1GBps" latency="1us"/>\n'
                            '<route src="master_host" dst="nohost"><link_ctn id="l"/></route>')
     cli_error(tmp_path, ["-p", str(p), "-w", str(w)], 2, "p.xml: SimGrid cannot load the platform",
-              "p.xml:6", "dst='nohost'")
+              "p.xml:7", "dst='nohost'")
 
 
 def test_platform_cluster_bad_attribute_value(tmp_path, w):
@@ -139,7 +147,8 @@ def test_platform_zero_cores_does_not_abort(tmp_path, w):
 
 def test_platform_route_inside_none_zone_does_not_abort(tmp_path, w):
     p = tmp_path / "p.xml"
-    p.write_text("<?xml version='1.0'?>\n<platform version='4.1'>\n  <zone id='root' routing='None'>\n"
+    p.write_text("<?xml version='1.0'?>\n<!DOCTYPE platform SYSTEM \"https://simgrid.org/simgrid.dtd\">\n"
+                 "<platform version='4.1'>\n  <zone id='root' routing='None'>\n"
                  "    <host id='master_host' speed='1Gf'/><host id='node_0' speed='1Gf'/>\n  </zone>\n</platform>\n")
     cli_error(tmp_path, ["-p", str(p), "-w", str(w)], 2,
               "p.xml: SimGrid aborted while computing the route from host 'node_0' to host 'master_host'",
@@ -163,7 +172,7 @@ def write(tmp: Path, text: str) -> Path:
 
 @pytest.mark.parametrize("text, fragments", [
     ('{"nb_res": 4,\n "profiles": {},\n "jobs": [\n  {"id": 1,, "subtime": 0}]}',
-     ["bad.json: line 4 column 13: invalid JSON"]),
+     ["bad.json: line 4 column 12: invalid JSON"]),
     ('[1, 2]', ["bad.json: a workload must be a JSON object"]),
     ('{"profiles": {}, "jobs": []}', ["bad.json: the 'nb_res' field is missing"]),
     ('{"nb_res": 4, "jobs": []}', ["bad.json: the 'profiles' object is missing"]),
@@ -214,7 +223,7 @@ def test_workload_missing(tmp_path):
 # ---------------------------------------------------------------------------------- command line
 def test_unknown_option(tmp_path, w):
     err = cli_error(tmp_path, ["-p", str(CLUSTER4), "-w", str(w), "--bogus"], 2, "unrecognized arguments: --bogus")
-    assert "usage: coburst sim" in err
+    assert "usage: coburst" in err
 
 
 def test_bad_role_option(tmp_path, w):
@@ -253,7 +262,8 @@ def test_bad_speed_hook(tmp_path, w):
     ("events_after_end", ["answered SIMULATION_ENDS with events (CALL_ME_LATER)"]),
 ])
 def test_protocol_violations(tmp_path, w, violation, fragments):
-    run = run_sim(tmp_path, workloads=[w], scheduler="violator", options={"violation": violation}, timeout=2)
+    run = run_sim(tmp_path, workloads=[w], scheduler="violator", timeout=2,
+                  options={"violation": violation, "allocs": {} if violation == "overlap" else ALLOCS})
     sim_error(run, tmp_path, 3, "coburst sim: error:", *fragments)
 
 
@@ -290,7 +300,7 @@ def test_scheduler_that_never_executes_a_job(tmp_path, w):
 
 def test_dynamic_jobs_without_registration_finished(tmp_path, w):
     """Batsim would wait forever; coburst reports the stall."""
-    run = run_sim(tmp_path, workloads=[w], scheduler="dynamic", options={"finish": False},
+    run = run_sim(tmp_path, workloads=[w], scheduler="dynamic", options={"finish": False, "allocs": ALLOCS},
                   args=["--enable-dynamic-jobs"], timeout=2)
     sim_error(run, tmp_path, 3, "never sent NOTIFY registration_finished")
 

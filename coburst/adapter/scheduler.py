@@ -14,9 +14,12 @@ The adapter is the only place (with the simulator) that speaks the Batsim protoc
   ``bs.reject_jobs`` and ``bs.wake_me_up_at`` (only dates in the future, once each).
 
 BB placements stay on the scheduler side (as in the thesis' Alloc-Only runs):
-:meth:`CoburstScheduler.placement` gives compute id -> BB id of any started job.  Nothing
-BB-related is sent to Batsim, so the same file runs unchanged on the real ``batsim`` 4.2
-binary and on ``coburst sim``.
+:meth:`CoburstScheduler.placement` gives compute id -> BB id of any started job.  Batsim
+only learns them as job metadata, for the record: every started job with a BB request gets
+a ``SET_JOB_METADATA`` (sent with its ``EXECUTE_JOB``) ``bb=<BB id>:<bytes>/<BB id>:<bytes>``
+(the bytes the job takes on each BB resource id, ascending ids; no commas, no double quotes),
+which lands in the ``metadata`` column of ``_jobs.csv``.  Jobs without BB request get none.
+The same file runs unchanged on the real ``batsim`` 4.2 binary and on ``coburst sim``.
 
 Options (pybatsim ``-o '<json>'``):
 
@@ -28,12 +31,24 @@ Options (pybatsim ``-o '<json>'``):
 ``dragonfly``
     SimGrid ``topo_parameters`` (``"3,1;4,1;3,1;3"``) to derive group/chassis/router from
     host numbers when the platform has no such properties;
+``trace``
+    path of a JSONL decision trace written by the scheduler process (opt-in, for tests and
+    studies): one line per policy call that starts, rejects or reserves something,
+    ``{"now": t, "start": [job ids], "reject": [job ids], "reserve": [{"job": id,
+    "start": t, "nodes": "<compute ids>", "bb": "<bb metadata>"}]}`` (job ids as pybatsim's,
+    ``"w0!3"``; dates are the scheduler's decision dates);
+``io_aware``
+    ``true`` (default) or ``false``: run jobs carrying an ``io`` field through their phases
+    as dynamic sub-jobs when Batsim runs with ``--enable-dynamic-jobs``
+    (:mod:`coburst.adapter.io_aware`); with ``false``, or without dynamic jobs, they run
+    their static profile;
 any other key
     a parameter of the policy (``"depth": 1``); unknown keys are errors.
 """
 
 from __future__ import annotations
 
+import json
 import logging
 import math
 import sys
@@ -48,11 +63,11 @@ from coburst.core.state import Job, SchedulerState
 from coburst.errors import InputError
 from coburst.policies.base import Policy
 
-__all__ = ["CoburstScheduler", "parse_options", "ADAPTER_OPTIONS"]
+__all__ = ["CoburstScheduler", "parse_options", "bb_metadata", "ADAPTER_OPTIONS"]
 
 log = logging.getLogger("coburst.adapter")
 
-ADAPTER_OPTIONS = ("policy", "bb_capacity", "dragonfly")
+ADAPTER_OPTIONS = ("policy", "bb_capacity", "dragonfly", "trace", "io_aware")
 _SOURCE = "scheduler options"
 
 
@@ -69,7 +84,7 @@ def parse_options(
     options = dict(options or {})
     if not all(isinstance(k, str) for k in options):
         raise InputError(_SOURCE, None, "option names must be strings")
-    settings: dict[str, Any] = {"bb_capacity": None, "dragonfly": None}
+    settings: dict[str, Any] = {"bb_capacity": None, "dragonfly": None, "trace": None, "io_aware": True}
 
     cap = options.pop("bb_capacity", None)
     if cap is not None:
@@ -83,12 +98,21 @@ def parse_options(
             settings["dragonfly"] = parse_dragonfly(topo)
         except InputError as err:
             raise InputError(_SOURCE, "dragonfly", err.problem) from None
+    trace = options.pop("trace", None)
+    if trace is not None:
+        if not isinstance(trace, str) or not trace:
+            raise InputError(_SOURCE, "trace", f"must be a file path, got {trace!r}")
+        settings["trace"] = trace
+    io_aware = options.pop("io_aware", True)
+    if not isinstance(io_aware, bool):
+        raise InputError(_SOURCE, "io_aware", f"must be true or false, got {io_aware!r}")
+    settings["io_aware"] = io_aware
 
     if fixed_policy is not None:
         if options:
             name = sorted(options)[0]
             raise InputError(_SOURCE, name, f"unknown option: this scheduler always runs {fixed_policy!r} "
-                             f"(options: bb_capacity, dragonfly); use schedulers/coburstBackfill.py "
+                             f"(options: bb_capacity, dragonfly, trace, io_aware); use schedulers/coburstBackfill.py "
                              f"to choose a policy")
         return policies.get(fixed_policy), settings
 
@@ -109,6 +133,14 @@ def parse_options(
     except InputError as err:
         raise InputError(_SOURCE, err.where or "policy", err.problem) from None
     return policy, settings
+
+
+def bb_metadata(bb_bytes: Mapping[int, int]) -> str:
+    """``bb=<id>:<bytes>/<id>:<bytes>`` (ascending BB resource ids) from BB id -> bytes;
+    ``""`` when nothing is taken."""
+    if not bb_bytes:
+        return ""
+    return "bb=" + "/".join(f"{b}:{v}" for b, v in sorted(bb_bytes.items()))
 
 
 def _bb_request(job_json: Mapping[str, Any]) -> int | None:
@@ -149,6 +181,10 @@ class CoburstScheduler(BatsimScheduler):
         self._released: list[Job] = []
         self._ended: list[Job] = []
         self.nb_decisions = 0
+        self.io = None  # IOAwareExecutor when dynamic jobs are enabled (coburst.adapter.io_aware)
+        self._trace = None
+        if self.settings["trace"] is not None:
+            self._trace = open(self.settings["trace"], "w", encoding="utf-8")  # noqa: SIM115 - closed at the end
 
     # ------------------------------------------------------------------ helpers
     def placement(self, job_id: str) -> dict[int, int]:
@@ -172,9 +208,13 @@ class CoburstScheduler(BatsimScheduler):
             default_bb_capacity=self.settings["bb_capacity"],
             dragonfly=self.settings["dragonfly"])
         self.state = SchedulerState(self.cluster, self._now())
+        from coburst.adapter.io_aware import IOAwareExecutor
+        self.io = IOAwareExecutor.create(self, self.settings["io_aware"])
         log.info("coburst %s on %r", self.policy.name, self.cluster)
 
     def onJobSubmission(self, job):
+        if self.io is not None and self.io.owns(job.id):
+            return  # echo of a dynamic sub-job (--acknowledge-dynamic-jobs)
         state = self.state
         state.advance(self._now())
         bb = _bb_request(job.json_dict or {})
@@ -200,6 +240,8 @@ class CoburstScheduler(BatsimScheduler):
             self._ended.append(run.job)
 
     def onJobCompletion(self, job):
+        if self.io is not None and self.io.on_job_completed(job):
+            return  # a sub-job of an IO-Aware job
         self._ended_job(job.id)
 
     def onJobsKilled(self, jobs):
@@ -212,6 +254,9 @@ class CoburstScheduler(BatsimScheduler):
 
     def onSimulationEnds(self):
         log.info("coburst %s: %d decisions", self.policy.name, self.nb_decisions)
+        if self._trace is not None:
+            self._trace.close()
+            self._trace = None
 
     def onNoMoreEvents(self):
         state = self.state
@@ -227,12 +272,16 @@ class CoburstScheduler(BatsimScheduler):
         decisions = self.policy.make_decisions(state)
         self.nb_decisions += 1
         self.apply(decisions)
+        if self.io is not None:
+            self.io.after_decisions()
 
     # ------------------------------------------------------------------ decisions
     def apply(self, decisions: Decisions) -> None:
         """Apply ``decisions`` to the state and send them to Batsim."""
         state = self.state
         state.apply(decisions)
+        if self._trace is not None and (decisions.starts or decisions.rejects or decisions.reservations):
+            self._write_trace(decisions)
         if decisions.rejects:
             jobs = [self._jobs.pop(r.job.id) for r in decisions.rejects]
             self.bs.reject_jobs(jobs)
@@ -244,8 +293,19 @@ class CoburstScheduler(BatsimScheduler):
                 self._wakeups.add(date)
                 self.bs.wake_me_up_at(date)
 
+    def _write_trace(self, decisions: Decisions) -> None:
+        cluster = self.cluster
+        line = {"now": decisions.now, "start": decisions.started_ids, "reject": [r.job.id for r in decisions.rejects],
+                "reserve": [{"job": r.job.id, "start": r.start, "nodes": str(r.alloc.compute_ids(cluster)),
+                             "bb": bb_metadata(r.alloc.bb_bytes(cluster))} for r in decisions.reservations]}
+        self._trace.write(json.dumps(line, separators=(",", ":")) + "\n")
+        self._trace.flush()
+
     def launch(self, starts: Sequence[Start]) -> None:
-        """Send the started jobs to Batsim (override for dynamic-job execution models)."""
+        """Send the started jobs to Batsim (override for dynamic-job execution models),
+        with their BB placement as job metadata (module doc)."""
+        if self.io is not None:
+            starts = self.io.launch(starts)  # IO-Aware jobs run as dynamic sub-jobs
         jobs = []
         for st in starts:
             job = self._jobs[st.job.id]
@@ -253,3 +313,6 @@ class CoburstScheduler(BatsimScheduler):
             self._placements[st.job.id] = st.alloc.storage_map(self.cluster)
             jobs.append(job)
         self.bs.execute_jobs(jobs)
+        for st in starts:
+            if st.alloc.bb_use is not None:
+                self.bs.set_job_metadata(st.job.id, bb_metadata(st.alloc.bb_bytes(self.cluster)))

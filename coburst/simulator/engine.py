@@ -20,7 +20,10 @@ why its completion reaches the scheduler a little after its end.
 
 from __future__ import annotations
 
+import heapq
+import os
 import json
+import math
 import time
 from collections import deque
 from dataclasses import dataclass, field
@@ -37,6 +40,7 @@ from coburst.simulator.platform import Machines, assign_resources, check_xml, ma
 from coburst.simulator.protocol import SchedulerLink
 from coburst.simulator.workload import Job, Profile, Workload, job_from_json, load_workload, validate_profile
 
+_NO_TIMER = bool(os.environ.get("COBURST_NO_DELAY_TIMER"))  # A/B switch for benchmarks
 MSG_SIZE = 1  # bytes of every internal message (Batsim's ipp.cpp)
 
 
@@ -183,6 +187,10 @@ class Simulator:
         self.machine_last_change = [0.0] * len(self.resources)
         self.queue_sem = simgrid.Semaphore(0)
         self.link_sem = simgrid.Semaphore(0)
+        self.timer_sem = simgrid.Semaphore(0)
+        self.timer_heap: list = []
+        self.timer_counter = 0
+        self.timer_next = math.inf
         self.link_batch = None
         self.idle_workers: list[dict] = []
         self.master_in_empty_zone = master_zone_routing(self.config.platform, self.machines.master.name) == "None"
@@ -203,6 +211,7 @@ class Simulator:
             master = self.machines.master
             simgrid.Actor.create("server", master, self._guarded(self.server))
             simgrid.Actor.create("scheduler_link", master, self._guarded(self.scheduler_link)).daemonize()
+            simgrid.Actor.create("delay_timer", master, self._guarded(self.delay_timer)).daemonize()
             for name, wl in self.workloads.items():
                 self.nb_submitters += 1
                 simgrid.Actor.create(f"submitter_{name}", master, self._guarded(self.submitter), wl)
@@ -263,12 +272,52 @@ class Simulator:
         self.queue_sem.release()
         done.acquire()
 
+    def post_server(self, message: tuple, host) -> None:
+        """Like :meth:`send_server` for a sender that does nothing after sending (a job's
+        completion report): the transfer is served the same way, nobody blocks on it."""
+        self.queue.append((message, self.delay_to_master(host), None))
+        self.queue_sem.release()
+
+    # ------------------------------------------------------------------ delay timer
+    def timer_push(self, end: float, run: JobRun) -> None:
+        """Schedule the end of a delay job run by the timer (see :meth:`delay_timer`)."""
+        heapq.heappush(self.timer_heap, (end, self.timer_counter, run.timer_seq, run))
+        self.timer_counter += 1
+        if end < self.timer_next:
+            self.timer_next = end
+            self.timer_sem.release()
+
+    def delay_timer(self) -> None:
+        """One actor ends every ``delay`` job: jobs whose whole profile is a delay do not
+        need an actor of their own (one OS thread each with SimGrid's Python contexts);
+        their end dates sit in a heap.  Walltime, speed changes and kills behave as for
+        actor-run jobs (:class:`~coburst.simulator.execution.JobRun`)."""
+        heap = self.timer_heap
+        while True:
+            while heap and heap[0][2] != heap[0][3].timer_seq:
+                heapq.heappop(heap)  # superseded (speed change) or killed
+            if not heap:
+                self.timer_next = math.inf
+                self.timer_sem.acquire()
+                continue
+            end = heap[0][0]
+            clock = self.now()
+            if end - clock > 1e-9:
+                self.timer_next = end
+                self.timer_sem.acquire_timeout(end - clock)
+                continue
+            _, _, _, run = heapq.heappop(heap)
+            run.timer_seq += 1
+            self.job_finished(run, run.timer_code, wait=False)
+
     def receive(self) -> tuple:
         """Server side of :meth:`send_server`."""
         self.queue_sem.acquire()
         message, delay, done = self.queue.popleft()
         if delay > 0:
             simgrid.this_actor.sleep_for(delay)
+        if done is None:  # posted by the delay timer: nobody waits for this transfer
+            return message
         done.release()
         # let the released sender run before the server goes on (as it does after a timed
         # transfer), so that a message it sends at once (e.g. BYE after the last batch) is
@@ -327,6 +376,10 @@ class Simulator:
                     self.send_server(("SUBMIT", batch))
                     batch = []
                 simgrid.this_actor.sleep_for(job.subtime - current)
+                for _ in range(3):  # land on the date itself, not an ulp before it
+                    if self.now() >= job.subtime:
+                        break
+                    simgrid.this_actor.sleep_for(job.subtime - self.now())
                 current = self.now()
             batch.append(job)
         if batch:
@@ -633,7 +686,10 @@ class Simulator:
         run = JobRun(sim=self, job=sjob, hosts=hosts)
         sjob.run = run
         run.first_host = self.resources[alloc.min].host
-        self.start_job_actor(run)
+        if profile.type == "delay" and not _NO_TIMER:
+            run.start_on_timer()
+        else:
+            self.start_job_actor(run)
         if self.speed_hook is not None:
             self.speed_hook.on_job_start(sjob)
 
@@ -718,7 +774,7 @@ class Simulator:
             return [src, dst], [0.0, 0.0], [0.0, float(d["nb_bytes"]), 0.0, 0.0]
         raise ProtocolError(f"profile type {ptype!r} cannot run as a parallel task")  # pragma: no cover
 
-    def job_finished(self, run: JobRun, code: int) -> None:
+    def job_finished(self, run: JobRun, code: int, wait: bool = True) -> None:
         """Called by a job actor at its end (before it reports to the server)."""
         sjob = run.job
         now = self.now()
@@ -727,7 +783,10 @@ class Simulator:
         sjob.state = ("COMPLETED_SUCCESSFULLY" if code == 0 else
                       "COMPLETED_FAILED" if code > 0 else "COMPLETED_WALLTIME_REACHED")
         self._end_job(sjob)
-        self.send_server(("COMPLETED", sjob), host=run.first_host)
+        if wait:
+            self.send_server(("COMPLETED", sjob), host=run.first_host)
+        else:
+            self.post_server(("COMPLETED", sjob), run.first_host)
 
     def _end_job(self, sjob: SimJob) -> None:
         self.nb_running -= 1
@@ -770,7 +829,10 @@ class Simulator:
             if sjob.state == "RUNNING":
                 run = sjob.run
                 progress[jid] = run.progress(now)
-                run.actor.kill()
+                if run.actor is not None:
+                    run.actor.kill()
+                else:
+                    run.timer_seq += 1  # drop its pending end from the delay timer
                 sjob.state = "COMPLETED_KILLED"
                 sjob.return_code = -1
                 sjob.finish = now

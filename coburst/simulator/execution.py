@@ -125,6 +125,8 @@ class JobRun:
     wakeup: Any = None  # simgrid.Semaphore used to interrupt a delay leaf
     actor: Any = None
     first_host: Any = None  # host of the allocation's first resource (Batsim runs the job there)
+    timer_seq: int = 0  # delay jobs run by the engine's delay timer (no actor): current heap entry
+    timer_code: int = 0  # return code when the timer entry fires (-1: walltime reached)
 
     # ----------------------------------------------------------------- actor body
     def main(self) -> None:
@@ -151,6 +153,35 @@ class JobRun:
         except WalltimeReached:
             code = -1
         self.sim.job_finished(self, code)
+
+    # ----------------------------------------------------------------- delay jobs, no actor
+    def start_on_timer(self) -> None:
+        """Start a job whose profile is a single delay on the engine's delay timer.
+
+        Same dates as the actor path: the job starts one master-to-node message after the
+        decision, ends ``delay`` later if that is strictly shorter than its walltime, else at
+        ``start + walltime`` with COMPLETED_WALLTIME_REACHED.
+        """
+        profile = self.sim.profile_of(self.job)
+        self.start = simgrid.Engine.clock + self.sim.delay_to_master(self.first_host)
+        self.job.start = self.start
+        walltime = self.job.walltime
+        self.deadline = self.start + walltime if walltime > 0 else math.inf
+        self.leaf = Leaf(profile_name=profile.name, kind="delay", delay=float(profile.data["delay"]),
+                         started=True, chunk_start=self.start, chunk_rate=self.rate)
+        self.leaf_depth = 0
+        self._timer_schedule(self.start, profile.ret)
+
+    def _timer_schedule(self, from_time: float, code: int) -> None:
+        leaf = self.leaf
+        need = (1.0 - leaf.work_done) * leaf.delay / self.rate
+        left = self.deadline - from_time
+        if need < left:
+            end, self.timer_code = from_time + need, code
+        else:
+            end, self.timer_code = self.deadline, -1
+        self.timer_seq += 1
+        self.sim.timer_push(end, self)
 
     # ----------------------------------------------------------------- profiles
     def run_profile(self, profile: "Profile") -> int:
@@ -239,6 +270,14 @@ class JobRun:
         if rate == self.rate:
             return
         leaf = self.leaf
+        if self.actor is None and leaf is not None and self.timer_seq > 0:  # run by the delay timer
+            now = max(simgrid.Engine.clock, self.start)
+            leaf.work_done = leaf.fraction_done(now)
+            leaf.chunk_start, leaf.chunk_rate = now, rate
+            self.rate = rate
+            code = self.timer_code if self.timer_code != -1 else self.sim.profile_of(self.job).ret
+            self._timer_schedule(now, code)
+            return
         self.rate = rate
         if leaf is None or not leaf.started or leaf.work_done >= 1.0:
             return
@@ -259,7 +298,8 @@ class JobRun:
             if tree is not None:
                 node["current_task"] = tree
             tree = node
-        if tree is None:
+        if tree is None:  # not started yet (still in its launch message)
             profile = self.sim.profile_of(self.job)
-            tree = {"profile_name": profile.name, "progress": 0.0}
+            tree = ({"profile_name": profile.name, "current_task_index": -1} if profile.type == "composed"
+                    else {"profile_name": profile.name, "progress": 0.0})
         return tree

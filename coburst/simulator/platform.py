@@ -64,6 +64,10 @@ def check_xml(path: str | Path) -> None:
         raise InputError(source, f"line {line} column {col + 1}", f"malformed XML: {exc.msg if hasattr(exc, 'msg') else exc}") from None
     if root.tag != "platform":
         raise InputError(source, "line 1", f"root element is <{root.tag}>, expected <platform>")
+    head = p.read_bytes().split(b"<platform", 1)[0]
+    if b"<!DOCTYPE platform" not in head:
+        raise InputError(source, "before <platform>", "no <!DOCTYPE platform ...> declaration; SimGrid needs "
+                         "<!DOCTYPE platform SYSTEM \"https://simgrid.org/simgrid.dtd\"> after the <?xml ...?> line")
     version = root.get("version")
     if version is None or not version.replace(".", "").isdigit():
         raise InputError(source, "<platform>", f"missing or invalid version attribute ({version!r}); SimGrid needs e.g. version=\"4.1\"")

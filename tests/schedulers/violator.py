@@ -6,11 +6,13 @@
 * ``outside``: an allocation beyond the platform's resources;
 * ``wrong_size``: an allocation smaller than the job's request;
 * ``twice``: EXECUTE_JOB of the same job twice in one reply;
-* ``overlap``: two jobs on the same resource at the same time (second job at its submission);
+* ``overlap``: run every job at its submission on ``allocs`` (default ``0..res-1``: two jobs
+  on the same resources at the same time);
 * ``malformed_json``: a reply that is not JSON;
 * ``call_past``: CALL_ME_LATER one second in the past; ``call_now``: at the current date;
 * ``register``: REGISTER_PROFILE + REGISTER_JOB (the simulator runs without dynamic jobs);
-* ``events_after_end``: run the jobs normally, then answer SIMULATION_ENDS with a CALL_ME_LATER;
+* ``events_after_end``: run every job at its submission on ``allocs``, then answer
+  SIMULATION_ENDS with a CALL_ME_LATER;
 * ``suicide``: the scheduler process kills itself (SIGKILL) instead of answering;
 * ``silent``: never answer (sleeps);
 * ``idle``: answer, but never execute nor reject anything.
@@ -21,9 +23,7 @@ import signal
 import time
 
 from batsim.batsim import BatsimScheduler
-from procset import ProcSet
-
-from _simtest import install_recorder
+from _simtest import install_recorder, set_allocation
 
 
 class Violator(BatsimScheduler):
@@ -40,12 +40,8 @@ class Violator(BatsimScheduler):
     def onJobSubmission(self, job):
         v = self.violation
         first, self.done = not self.done, True
-        if v == "overlap":
-            job.allocation = ProcSet((0, job.requested_resources - 1))
-            self.bs.execute_jobs([job])
-            return
-        if v == "events_after_end":
-            job.allocation = ProcSet((0, job.requested_resources - 1))
+        if v in ("overlap", "events_after_end"):  # run the jobs (overlap: all on 0..res-1)
+            set_allocation(job, self.options)
             self.bs.execute_jobs([job])
             return
         if not first or v == "idle":
