@@ -231,3 +231,19 @@ def test_determinism(tmp_path):
     assert outputs[0][1] == outputs[1][1]
     assert outputs[0][0].count(b"\n") == 13
     assert json.dumps(outputs[0][1])  # sanity
+
+
+def test_two_workloads(tmp_path):
+    """``-w`` twice: workloads w0 and w1, one NOTIFY once both submitters are done."""
+    w0 = workload(tmp_path / "a.json", [{"id": 1, "subtime": 1, "res": 1, "profile": "d1"}], PROFILES)
+    w1 = workload(tmp_path / "b.json", [{"id": 1, "subtime": 3, "res": 2, "profile": "d2"}], PROFILES)
+    run = run_sim(tmp_path, workloads=[w0, w1], scheduler="fixed", record=True,
+                  options={"allocs": {"w0!1": "0", "w1!1": "1-2"}}).check()
+    begins = run.events("SIMULATION_BEGINS")[0]["data"]
+    assert begins["workloads"] == {"w0": str(w0.resolve()), "w1": str(w1.resolve())}
+    assert set(begins["profiles"]) == {"w0", "w1"}
+    notify = run.events("NOTIFY")
+    assert [(e["timestamp"], e["data"]["type"]) for e in notify] == [(3.0, "no_more_static_job_to_submit")]
+    rows = run.rows()
+    assert [(r["workload_name"], r["job_id"], r["allocated_resources"]) for r in rows] == \
+        [("w0", "1", "0"), ("w1", "1", "1-2")]

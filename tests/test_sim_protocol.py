@@ -216,3 +216,45 @@ def test_set_job_metadata_and_reject(tmp_path):
     sched = run.schedule()
     assert (sched["nb_jobs"], sched["nb_jobs_rejected"], sched["nb_jobs_finished"], sched["nb_jobs_success"]) == \
         ("3", "1", "2", "2")
+
+
+def test_kill_before_the_job_started(tmp_path):
+    """A KILL_JOB in the same reply as the EXECUTE_JOB: the job is still in its launch message."""
+    profiles = {"d10": {"type": "delay", "delay": 10}, "d2": {"type": "delay", "delay": 2},
+                "seq": {"type": "composed", "seq": ["d2", "d10"]},
+                "p10": {"type": "parallel_homogeneous", "cpu": 1e10, "com": 0}}
+    w = workload(tmp_path / "w.json", [{"id": "seq", "subtime": 1, "res": 1, "profile": "seq"},
+                                       {"id": "d", "subtime": 1, "res": 1, "profile": "d10"},
+                                       {"id": "p", "subtime": 1, "res": 1, "profile": "p10"}], profiles)
+    run = run_sim(tmp_path, workloads=[w], scheduler="fixed", record=True, options={
+        "allocs": {"w0!seq": "0", "w0!d": "1", "w0!p": "2"},
+        "start_at": {"w0!seq": 5, "w0!d": 5, "w0!p": 5}, "kill": [[5, ["w0!seq", "w0!d", "w0!p"]]]}).check()
+    (killed,) = run.events("JOB_KILLED")
+    # Batsim's trees for tasks not started: composed -> current_task_index -1, leaf -> progress 0
+    assert killed["data"]["job_progress"] == {
+        "w0!seq": {"profile_name": "seq", "current_task_index": -1},
+        "w0!d": {"profile_name": "d10", "progress": 0.0},
+        "w0!p": {"profile_name": "p10", "progress": 0.0},
+    }
+    for row in run.rows():
+        # never started: starting_time = finish_time = the kill date, runtime 0
+        assert (row["final_state"], row["starting_time"], row["execution_time"], row["finish_time"]) == \
+            ("COMPLETED_KILLED", "5.000000", "0.000000", "5.000000"), row
+
+
+def test_killing_a_ptask_frees_its_resources(tmp_path):
+    """Two jobs read from the same storage host (sharing its link); killing one speeds up the other."""
+    profiles = {"read": {"type": "parallel_homogeneous_pfs", "bytes_to_read": 1.25e9}}
+    w = workload(tmp_path / "w.json", [{"id": "a", "subtime": 1, "res": 1, "profile": "read"},
+                                       {"id": "b", "subtime": 1, "res": 1, "profile": "read"}], profiles, nb_res=3)
+    run = run_sim(tmp_path, workloads=[w], scheduler="fixed", record=True, args=["-r", "node_3:storage"],
+                  options={"allocs": {"w0!a": "0", "w0!b": "1"}, "kill": [[2, ["w0!a"]]]}).check()
+    d, lat = DJ4, 600e-6
+    s = 1 + d  # both start at s; after the route latency each gets half of the storage's 1.25 GB/s
+    done_at_kill = 0.5 * (2 - s - lat)  # fraction of its 1.25e9 B each has read at t=2
+    (killed,) = run.events("JOB_KILLED")
+    assert killed["data"]["job_progress"]["w0!a"]["progress"] == pytest.approx(done_at_kill, abs=1e-9)
+    # b alone from t=2: the rest at full speed
+    b = run.jobs()["w0!b"]
+    assert float(b["finish_time"]) == pytest.approx(2 + (1 - done_at_kill), abs=1.5e-6), b
+

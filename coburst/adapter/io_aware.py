@@ -177,9 +177,8 @@ class _Run:
 class IOAwareExecutor:
     """Runs IO-Aware static jobs as dynamic sub-jobs (module doc).
 
-    Created by :meth:`create` at ``SIMULATION_BEGINS`` when dynamic jobs are enabled;
-    the adapter calls :meth:`launch`, :meth:`owns`, :meth:`on_job_completed` and
-    :meth:`after_decisions`.
+    Created by :meth:`create` at ``SIMULATION_BEGINS``; the adapter calls :meth:`launch`,
+    :meth:`owns`, :meth:`on_job_completed` and :meth:`after_decisions`.
     """
 
     def __init__(self, sched: "CoburstScheduler", pfs: int | None, reason: str | None):
@@ -195,14 +194,14 @@ class IOAwareExecutor:
 
     # ------------------------------------------------------------------ set-up
     @classmethod
-    def create(cls, sched: "CoburstScheduler", enabled: bool = True) -> "IOAwareExecutor | None":
-        """The executor for this simulation, or None when dynamic jobs are disabled."""
+    def create(cls, sched: "CoburstScheduler", enabled: bool = True) -> "IOAwareExecutor":
+        """The executor for this simulation (IO-Aware execution off when it cannot run)."""
         bs = sched.bs
-        if not getattr(bs, "dynamic_job_registration_enabled", False):
-            return None
         pfs, reason = None, None
         if not enabled:
             reason = "the scheduler option io_aware is false"
+        elif not getattr(bs, "dynamic_job_registration_enabled", False):
+            reason = "the simulator runs without --enable-dynamic-jobs"
         elif not getattr(bs, "allow_storage_sharing", True):
             reason = "storage sharing is disabled (flushes share the burst-buffer hosts)"
         else:
@@ -256,7 +255,8 @@ class IOAwareExecutor:
     def after_decisions(self) -> None:
         """End of a scheduler call: tell Batsim no job will be registered any more once
         every static job has been submitted and has ended."""
-        if self.registration_finished or not getattr(self.bs, "no_more_static_jobs", False):
+        if self.registration_finished or not getattr(self.bs, "dynamic_job_registration_enabled", False) \
+                or not getattr(self.bs, "no_more_static_jobs", False):
             return
         state = self.sched.state
         if state.queue or state.running or self.runs:

@@ -181,7 +181,7 @@ class CoburstScheduler(BatsimScheduler):
         self._released: list[Job] = []
         self._ended: list[Job] = []
         self.nb_decisions = 0
-        self.io = None  # IOAwareExecutor when dynamic jobs are enabled (coburst.adapter.io_aware)
+        self.io = None  # IOAwareExecutor, from SIMULATION_BEGINS on (coburst.adapter.io_aware)
         self._trace = None
         if self.settings["trace"] is not None:
             self._trace = open(self.settings["trace"], "w", encoding="utf-8")  # noqa: SIM115 - closed at the end

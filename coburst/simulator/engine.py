@@ -448,7 +448,8 @@ class Simulator:
                     self.send_server(("DECISIONS", batch, False))
                     batch = []
                 simgrid.this_actor.sleep_for(reply_now - self.now())
-            self.send_server(("DECISIONS", batch, True))
+            # the actor does nothing after its last message: nobody needs to block on it
+            self.post_server(("DECISIONS", batch, True), self.machines.master)
             return
         for event in reply["events"]:
             ts = float(event["timestamp"])
@@ -458,7 +459,7 @@ class Simulator:
         reply_now = float(reply["now"])
         if reply_now > self.now():
             simgrid.this_actor.sleep_for(reply_now - self.now())
-        self.send_server(("READY",))
+        self.post_server(("READY",), self.machines.master)
 
     def waiter(self, target: float) -> None:
         simgrid.this_actor.sleep_for(max(target - self.now(), 1e-5))
@@ -835,6 +836,8 @@ class Simulator:
                     run.timer_seq += 1  # drop its pending end from the delay timer
                 sjob.state = "COMPLETED_KILLED"
                 sjob.return_code = -1
+                if not 0 <= sjob.start <= now:  # killed during its launch message: it never started
+                    sjob.start = now
                 sjob.finish = now
                 self._end_job(sjob)
         if to_report:
