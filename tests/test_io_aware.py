@@ -11,7 +11,9 @@ from pathlib import Path
 import pytest
 from procset import ProcSet
 
+from coburst.adapter import parse_options
 from coburst.adapter.io_aware import parse_io
+from coburst.errors import InputError
 from simharness import REPO, run_sim, write_json
 
 pytestmark = pytest.mark.timeout(240)
@@ -65,13 +67,18 @@ SMALL_JOBS = {
 }
 
 
-def small_workload(tmp_path: Path) -> Path:
+def small_workload(tmp_path: Path, bad_io: bool = False) -> Path:
+    """SMALL_JOBS; with ``bad_io``, job 5 has a malformed ``io`` field (2 checkpoints for 2 phases)."""
     jobs, profiles = [], {}
     for jid, (sub, wall, res, bb, phases, secs, ckpt) in SMALL_JOBS.items():
         io = io_field(phases, secs * SPEED, bb, ckpt)
         jobs.append({"id": jid, "subtime": sub, "walltime": wall, "res": res, "profile": f"p{jid}", "bb": bb,
                      "io": io})
         profiles[f"p{jid}"] = {"type": "parallel_homogeneous", "cpu": phases * secs * SPEED, "com": 0}
+    if bad_io:
+        io = {**io_field(2, SPEED, GB, GB // 2), "checkpoints": 2}
+        jobs.append({"id": 5, "subtime": 60, "walltime": 100, "res": 1, "profile": "p5", "bb": GB, "io": io})
+        profiles["p5"] = {"type": "parallel_homogeneous", "cpu": 2 * SPEED, "com": 0}
     return write_json(tmp_path / "io_small.json", {"nb_res": NB_COMPUTE, "jobs": jobs, "profiles": profiles})
 
 
@@ -247,12 +254,16 @@ def test_phases_times_walltime_and_resources(tmp_path):
     assert "bb" not in parse_meta(static["4"]["metadata"])
 
 
-def test_acknowledged_sub_jobs_and_profile_reuse(tmp_path):
+def test_acknowledged_sub_jobs_profile_reuse_and_bad_io(tmp_path):
     # sub-jobs echoed by JOB_SUBMITTED are not taken for new static jobs; profile names
-    # are unique, so profile reuse changes nothing
-    run = simulate(tmp_path, small_workload(tmp_path),
+    # are unique, so profile reuse changes nothing; a malformed io field: static profile
+    run = simulate(tmp_path, small_workload(tmp_path, bad_io=True),
                    args=DYN + ("--acknowledge-dynamic-jobs", "--enable-profile-reuse"))
     static, subs = split_rows(run)
+    bad = static.pop("5")
+    assert bad["final_state"] == "COMPLETED_SUCCESSFULLY" and bad["allocated_resources"]
+    assert abs(num(bad, "execution_time") - 2) < 1e-3 and "5" not in subs
+    assert "job w0!5 runs its static profile: io.checkpoints" in run.sched_output
     check_consistency(static, subs, NB_COMPUTE, BB_CAP)
     assert {j: r["final_state"] for j, r in static.items()} == {
         "0": "COMPLETED_SUCCESSFULLY", "1": "COMPLETED_SUCCESSFULLY", "2": "COMPLETED_SUCCESSFULLY",
@@ -270,7 +281,7 @@ def test_static_profile_fallback(tmp_path, args, options):
     assert abs(num(by_id["0"], "execution_time") - 3 * 2) < 1e-3
     assert by_id["0"]["allocated_resources"]
     if not args:
-        assert "runs its static profile" in run.sched_output
+        assert "run their static profile: the simulator runs without --enable-dynamic-jobs" in run.sched_output
 
 
 def test_bad_io_field_is_reported():
@@ -282,6 +293,10 @@ def test_bad_io_field_is_reported():
     bad["flush"] = {"type": "delay", "delay": 1}
     assert "flush" in parse_io(bad)
     assert "phases" in parse_io({"phases": 0})
+    assert parse_options({"policy": "fcfs", "io_aware": False})[1]["io_aware"] is False
+    with pytest.raises(InputError) as err:
+        parse_options({"policy": "fcfs", "io_aware": "yes"})
+    assert err.value.where == "io_aware"
 
 
 @pytest.mark.parametrize("policy", POLICIES)

@@ -268,10 +268,10 @@ def test_protocol_violations(tmp_path, w, violation, fragments):
 
 
 def test_register_job_without_dynamic_jobs(tmp_path, w):
-    """Even a REGISTER_JOB alone (its workload unknown) says what option is missing."""
-    run = run_sim(tmp_path, workloads=[w], scheduler="violator", options={"violation": "register"},
-                  timeout=2, args=[])
-    sim_error(run, tmp_path, 3, "dynamic job registration is disabled")
+    """A REGISTER_JOB alone, in an existing workload with an existing profile."""
+    run = run_sim(tmp_path, workloads=[w], scheduler="violator", options={"violation": "register_job"}, timeout=2)
+    sim_error(run, tmp_path, 3, "REGISTER_JOB received but dynamic job registration is disabled",
+              "--enable-dynamic-jobs")
 
 
 def test_scheduler_killed_mid_run(tmp_path, w):

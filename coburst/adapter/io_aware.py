@@ -229,9 +229,16 @@ class IOAwareExecutor:
             if io is None:
                 rest.append(st)
                 continue
-            spec = parse_io(io) if self.active else None
-            if not isinstance(spec, IOSpec):
-                self._warn(st.job.id, spec if isinstance(spec, str) else self.disabled_reason)
+            if not self.active:
+                if not self._warned:
+                    log.warning("IO-Aware jobs (%s, ...) run their static profile: %s", st.job.id,
+                                self.disabled_reason)
+                    self._warned = True
+                rest.append(st)
+                continue
+            spec = parse_io(io)
+            if isinstance(spec, str):
+                log.warning("job %s runs its static profile: %s", st.job.id, spec)
                 rest.append(st)
                 continue
             self._start(st, job, spec)
@@ -265,11 +272,6 @@ class IOAwareExecutor:
         self.registration_finished = True
 
     # ------------------------------------------------------------------ phases
-    def _warn(self, job_id: str, reason: str) -> None:
-        if not self._warned:
-            log.warning("job %s (and any later IO-Aware job) runs its static profile: %s", job_id, reason)
-            self._warned = True
-
     def _start(self, st: Start, job, spec: IOSpec) -> None:
         sched, cluster = self.sched, self.sched.cluster
         now = float(self.bs.time())

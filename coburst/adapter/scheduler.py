@@ -84,7 +84,7 @@ def parse_options(
     options = dict(options or {})
     if not all(isinstance(k, str) for k in options):
         raise InputError(_SOURCE, None, "option names must be strings")
-    settings: dict[str, Any] = {"bb_capacity": None, "dragonfly": None, "trace": None, "io_aware": True}
+    settings: dict[str, Any] = {"bb_capacity": None, "dragonfly": None, "trace": None}
 
     cap = options.pop("bb_capacity", None)
     if cap is not None:
@@ -103,10 +103,11 @@ def parse_options(
         if not isinstance(trace, str) or not trace:
             raise InputError(_SOURCE, "trace", f"must be a file path, got {trace!r}")
         settings["trace"] = trace
-    io_aware = options.pop("io_aware", True)
-    if not isinstance(io_aware, bool):
-        raise InputError(_SOURCE, "io_aware", f"must be true or false, got {io_aware!r}")
-    settings["io_aware"] = io_aware
+    if "io_aware" in options:  # absent from settings when not given (default true)
+        io_aware = options.pop("io_aware")
+        if not isinstance(io_aware, bool):
+            raise InputError(_SOURCE, "io_aware", f"must be true or false, got {io_aware!r}")
+        settings["io_aware"] = io_aware
 
     if fixed_policy is not None:
         if options:
@@ -209,7 +210,7 @@ class CoburstScheduler(BatsimScheduler):
             dragonfly=self.settings["dragonfly"])
         self.state = SchedulerState(self.cluster, self._now())
         from coburst.adapter.io_aware import IOAwareExecutor
-        self.io = IOAwareExecutor.create(self, self.settings["io_aware"])
+        self.io = IOAwareExecutor.create(self, self.settings.get("io_aware", True))
         log.info("coburst %s on %r", self.policy.name, self.cluster)
 
     def onJobSubmission(self, job):

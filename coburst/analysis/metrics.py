@@ -8,7 +8,9 @@ Definitions (Kopański 2020, §1.8):
 * makespan: last finish time minus first submission time;
 * utilisation: node-seconds used by jobs divided by ``nb_compute * makespan``.
 
-Rejected jobs are excluded from every metric (they never ran).
+Rejected jobs are excluded from every metric (they never ran).  Only rows of static
+workloads (``w0``, ``w1``, ...) count: dynamic sub-jobs (e.g. the ``io`` workload of
+IO-Aware execution) are parts of a static job, whose own row carries its times.
 """
 
 from __future__ import annotations
@@ -28,8 +30,12 @@ REQUIRED = ("job_id", "submission_time", "starting_time", "finish_time", "execut
             "allocated_resources", "requested_number_of_resources")
 
 
-def read_jobs(path: str | Path) -> pd.DataFrame:
-    """Read a Batsim ``_jobs.csv`` (rejected jobs dropped)."""
+STATIC_WORKLOAD = r"w\d+"
+
+
+def read_jobs(path: str | Path, static_only: bool = True) -> pd.DataFrame:
+    """Read a Batsim ``_jobs.csv`` (rejected jobs dropped; dynamic sub-jobs dropped unless
+    ``static_only`` is false)."""
     try:
         df = pd.read_csv(path, dtype={"job_id": str, "allocated_resources": str, "metadata": str},
                          keep_default_na=False, na_values={"starting_time": [""], "finish_time": [""],
@@ -41,7 +47,10 @@ def read_jobs(path: str | Path) -> pd.DataFrame:
     missing = [c for c in REQUIRED if c not in df.columns]
     if missing:
         raise InputError(path, "header", f"not a Batsim _jobs.csv: missing columns {missing}")
-    df = df[df["final_state"] != "REJECTED"].copy()
+    df = df[df["final_state"] != "REJECTED"]
+    if static_only and "workload_name" in df.columns:
+        df = df[df["workload_name"].astype(str).str.fullmatch(STATIC_WORKLOAD)]
+    df = df.copy()
     for col in ("submission_time", "starting_time", "finish_time", "execution_time"):
         df[col] = df[col].astype(float)
     return df
@@ -67,8 +76,9 @@ def bounded_slowdown(df: pd.DataFrame, tau: float = TAU) -> np.ndarray:
     return np.maximum(turnaround / np.maximum(runtime, tau), 1.0)
 
 
-def node_count(alloc: str) -> int:
-    return len(ProcSet.from_str(alloc)) if alloc else 0
+def node_count(alloc: str, requested: int = 0) -> int:
+    """Nodes of an allocation; a job moved by CHANGE_JOB_STATE has none: use its request."""
+    return len(ProcSet.from_str(alloc)) if alloc else int(requested)
 
 
 def compute_metrics(df: pd.DataFrame, nb_compute: int | None = None, tau: float = TAU) -> Metrics:
@@ -77,9 +87,11 @@ def compute_metrics(df: pd.DataFrame, nb_compute: int | None = None, tau: float 
         return Metrics(0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
     waiting = (df["starting_time"] - df["submission_time"]).to_numpy()
     turnaround = (df["finish_time"] - df["submission_time"]).to_numpy()
-    nodes = np.array([node_count(a) for a in df["allocated_resources"]])
+    nodes = np.array([node_count(a, r) for a, r in zip(df["allocated_resources"],
+                                                         df["requested_number_of_resources"])])
     if nb_compute is None:
-        nb_compute = max(ProcSet.from_str(a).max for a in df["allocated_resources"] if a) + 1
+        nb_compute = max((ProcSet.from_str(a).max + 1 for a in df["allocated_resources"] if a),
+                         default=int(nodes.max()))
     makespan = float(df["finish_time"].max() - df["submission_time"].min())
     used = float(np.sum(nodes * df["execution_time"].to_numpy()))
     return Metrics(

@@ -922,7 +922,7 @@ class Simulator:
         elif sjob.state == "SUBMITTED" and new == "REJECTED":
             self.on_reject_job({"job_id": sjob.id})
         elif sjob.state == "RUNNING" and sjob.run is None and new in (
-                "COMPLETED_SUCCESSFULLY", "COMPLETED_WALLTIME_REACHED", "COMPLETED_KILLED"):
+                "COMPLETED_SUCCESSFULLY", "COMPLETED_FAILED", "COMPLETED_WALLTIME_REACHED", "COMPLETED_KILLED"):
             sjob.state, sjob.finish = new, now
             sjob.alloc = sjob.alloc or ProcSet()
             self.nb_completed += 1

@@ -64,11 +64,13 @@ IO-Aware model — the ``io`` job field
 
     where ``ckpt = floor(checkpoint_fraction * bb)`` (0.5, as the thesis' scheduler).  Every
     value is a complete Batsim 4.2 profile, ready for ``REGISTER_PROFILE`` (run Batsim with
-    ``--enable-dynamic-jobs --enable-profile-reuse``).  Amounts are per compute node; the
+    ``--enable-dynamic-jobs``).  Amounts are per compute node; the
     storage labels ``pfs`` and ``bb`` are mapped in ``storage_mapping`` to the PFS host and to
     the burst-buffer host holding that node's space.  How the thesis ran a job (the scheduler
     rejects the static job once its compute nodes and burst buffers are reserved, then
-    submits dynamic sub-jobs whose walltime is what remains of the job's walltime):
+    submits dynamic sub-jobs whose walltime is what remains of the job's walltime; coburst's
+    own execution of this recipe, with its few deliberate differences, is
+    :mod:`coburst.adapter.io_aware`):
 
     1. stage-in: one ``stage_in`` sub-job per compute node, allocation {PFS, its BB node},
        ``storage_mapping = {"pfs": PFS, "bb": BB}``; compute starts when all have finished;

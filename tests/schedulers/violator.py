@@ -11,6 +11,7 @@
 * ``malformed_json``: a reply that is not JSON;
 * ``call_past``: CALL_ME_LATER one second in the past; ``call_now``: at the current date;
 * ``register``: REGISTER_PROFILE + REGISTER_JOB (the simulator runs without dynamic jobs);
+* ``register_job``: REGISTER_JOB alone, in the static workload w0, with one of its profiles;
 * ``events_after_end``: run every job at its submission on ``allocs``, then answer
   SIMULATION_ENDS with a CALL_ME_LATER;
 * ``suicide``: the scheduler process kills itself (SIGKILL) instead of answering;
@@ -73,6 +74,9 @@ class Violator(BatsimScheduler):
                                           "profile": {"type": "delay", "delay": 1}})
             self.raw("REGISTER_JOB", {"job_id": "dyn!1",
                                       "job": {"id": "dyn!1", "subtime": 0, "res": 1, "profile": "p"}})
+        elif v == "register_job":
+            self.raw("REGISTER_JOB", {"job_id": "w0!dyn", "job": {"id": "w0!dyn", "subtime": 1, "res": 1,
+                                                                   "profile": job.profile}})
         elif v == "suicide":
             os.kill(os.getpid(), signal.SIGKILL)
         elif v == "silent":

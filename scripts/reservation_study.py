@@ -1,0 +1,165 @@
+#!/usr/bin/env python3
+"""Burst-buffer reservations in backfilling: fcfs, no-future-1, backfill-1 and filler on
+KTH-SP2 (Kopański 2020, §4.2), Alloc-Only and IO-Aware job models, platforms/dragonfly96.xml.
+
+    .venv/bin/python scripts/reservation_study.py [--jobs 1500] [--out out/reservation_study] [--seed 0]
+    .venv/bin/python scripts/reservation_study.py --part 3          # the thesis' 3rd of 16 periods
+
+1. converts the first ``--jobs`` jobs of workloads/KTH-SP2-1996-2.1-cln.swf (or one of its
+   16 time periods, ``--part``) with ``coburst workload swf`` under both job models;
+2. runs every policy through ``coburst run`` (real ``coburst sim`` + pybatsim process);
+   IO-Aware jobs run their phases as dynamic sub-jobs (``--enable-dynamic-jobs``, adapter
+   coburst/adapter/io_aware.py) when that adapter is installed, else their static profiles;
+3. prints mean and 50/90/99 %/max of waiting time and bounded slowdown (tau = 600 s) per
+   policy, waiting time by job class (narrow / medium / wide, BB-hungry), and whether
+   no-future-1 shows the starvation signature of §4.2 (wide and BB-hungry jobs waiting far
+   longer than with backfill-1).  The analysis is coburst/analysis/study.py.
+
+Outputs: OUT/workloads/*.json, OUT/<model>/<policy>_jobs.csv (and _schedule.csv),
+OUT/summary.json.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from rich.console import Console  # noqa: E402
+
+from coburst.analysis.metrics import read_jobs  # noqa: E402
+from coburst.analysis.study import class_table, job_classes, quantile_table, starvation_signature, summary  # noqa: E402
+from coburst.fileio import atomic_write  # noqa: E402
+
+LOG = ROOT / "workloads" / "KTH-SP2-1996-2.1-cln.swf"
+PLATFORM = ROOT / "platforms" / "dragonfly96.xml"
+POLICIES = ("fcfs", "no-future-1", "backfill-1", "filler")
+MODELS = ("alloc-only", "io-aware")
+COBURST = [sys.executable, "-m", "coburst"]
+
+
+def _clean(obj):
+    """NaN -> None, recursively (strict JSON)."""
+    if isinstance(obj, float) and obj != obj:
+        return None
+    if isinstance(obj, dict):
+        return {k: _clean(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [_clean(v) for v in obj]
+    return obj
+
+
+def make_workload(model: str, args, out: Path) -> Path:
+    path = out / "workloads" / f"kth_{model.replace('-', '_')}.json"
+    cmd = [*COBURST, "workload", "swf", str(LOG), "--model", model, "--seed", str(args.seed), "-p", str(PLATFORM),
+           "-q", "-o", str(path)]
+    if args.part:
+        cmd += ["--split", "16"]
+        path = path.with_name(f"{path.stem}.part{args.part:02d}.json")
+    else:
+        cmd += ["--max-jobs", str(args.jobs)]
+    path.parent.mkdir(parents=True, exist_ok=True)
+    subprocess.run(cmd, check=True)
+    return path
+
+
+def run_policy(policy: str, model: str, workload: Path, out: Path, dynamic: bool) -> tuple[str, str, float, str]:
+    prefix = out / model / policy
+    prefix.parent.mkdir(parents=True, exist_ok=True)
+    cmd = [*COBURST, "run", policy, "-p", str(PLATFORM), "-w", str(workload), "-e", str(prefix), "-q",
+           "--timeout", "120"]
+    if dynamic:
+        cmd.append("--enable-dynamic-jobs")
+    t0 = time.perf_counter()
+    proc = subprocess.run(cmd, capture_output=True, text=True)
+    wall = time.perf_counter() - t0
+    error = "" if proc.returncode == 0 else f"exit {proc.returncode}: {(proc.stderr or proc.stdout).strip()[-2000:]}"
+    return model, policy, wall, error
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--jobs", type=int, default=1500, help="first N jobs of the log (default 1500)")
+    parser.add_argument("--part", type=int, choices=range(1, 17), metavar="K",
+                        help="use the K-th of the 16 equal time periods of the log instead of --jobs")
+    parser.add_argument("--out", default=str(ROOT / "out" / "reservation_study"), help="output directory")
+    parser.add_argument("--seed", type=int, default=0, help="workload seed (burst-buffer requests), default 0")
+    parser.add_argument("--parallel", type=int, default=2, help="simulations run at once (default 2)")
+    parser.add_argument("--models", default=",".join(MODELS), help="job models, comma-separated")
+    args = parser.parse_args()
+    if args.jobs < 1:
+        parser.error("--jobs must be >= 1")
+    models = [m for m in args.models.split(",") if m]
+    if any(m not in MODELS for m in models):
+        parser.error(f"--models: choose among {', '.join(MODELS)}")
+    out = Path(args.out)
+    console = Console()
+
+    io_adapter = (ROOT / "coburst" / "adapter" / "io_aware.py").is_file()
+    workloads = {m: make_workload(m, args, out) for m in models}
+    what = f"part {args.part}/16 of the log" if args.part else f"first {args.jobs} jobs"
+    console.print(f"[bold]KTH-SP2, {what}, seed {args.seed}, {PLATFORM.name}[/bold]")
+    if "io-aware" in models:
+        console.print("IO-Aware jobs run as dynamic sub-jobs (coburst/adapter/io_aware.py, --enable-dynamic-jobs)"
+                      if io_adapter else
+                      "[yellow]coburst/adapter/io_aware.py not found: IO-Aware jobs run their static profiles "
+                      "(one parallel_homogeneous phase each)[/yellow]")
+
+    tasks = [(p, m) for m in models for p in POLICIES]
+    with ThreadPoolExecutor(max_workers=max(1, args.parallel)) as pool:
+        futures = [pool.submit(run_policy, p, m, workloads[m], out, io_adapter and m == "io-aware") for p, m in tasks]
+        results = [f.result() for f in futures]
+    failed = [r for r in results if r[3]]
+    for model, policy, wall, error in results:
+        console.print(f"  {model:10s} {policy:12s} {wall:7.1f} s" + (f"  [red]FAILED {error}[/red]" if error else ""))
+
+    report: dict = {"jobs": None if args.part else args.jobs, "part": args.part, "seed": args.seed,
+                    "io_aware_dynamic": io_adapter, "models": {}}
+    for model in models:
+        runs = {}
+        for policy in POLICIES:
+            if any(r[0] == model and r[1] == policy for r in failed):
+                continue
+            df = read_jobs(out / model / f"{policy}_jobs.csv")
+            runs[policy] = df[df["workload_name"] == "w0"].copy()  # not the IO-Aware sub-jobs
+        if not runs:
+            continue
+        doc = json.loads(workloads[model].read_text())
+        meta = doc.get("coburst", {})
+        total_bb = int(meta.get("bb_capacity", 0)) * int(meta.get("bb_nodes", 0))
+        classes = job_classes(doc["jobs"], int(doc["nb_res"]), total_bb)
+        title = f"{model}, {len(doc['jobs'])} jobs"
+        console.print()
+        console.print(quantile_table(runs, "waiting", title=title, baseline="fcfs"))
+        console.print(quantile_table(runs, "bounded_slowdown", title=title, baseline="fcfs"))
+        console.print(class_table(runs, classes, title=f"{title}: waiting time (s) by job class "
+                                  "(narrow <= 8 nodes < medium <= 32 < wide; BB-hungry: >= 25 % of all BB)",
+                                  reference="backfill-1"))
+        sig = starvation_signature(runs, classes)
+        entry = {"summary": {p: summary(df) for p, df in runs.items()}}
+        if sig is not None:
+            console.print(("[bold red]" if sig.starved else "[bold]") + sig.verdict())
+            if sig.starved and sig.worst:
+                console.print("  most delayed by no-future-1 (job, nodes, share of all BB, wait no-future-1 / "
+                              "backfill-1):")
+                for jid, res, share, ws, wr in sig.worst:
+                    console.print(f"    job {jid:>6s}  {res:3d} nodes  {share:6.1%}  {ws:12,.0f} s / {wr:10,.0f} s")
+            entry["signature"] = {"starved": sig.starved, "verdict": sig.verdict(), "class_ratio": sig.class_ratio,
+                                  "class_vs_fcfs": sig.class_vs_baseline, "mean_vs_fcfs": sig.mean_vs_baseline,
+                                  "max_vs_fcfs": sig.max_vs_baseline}
+        report["models"][model] = entry
+    with atomic_write(out / "summary.json") as f:
+        f.write(json.dumps(_clean(report), indent=None, separators=(",", ":")) + "\n")
+    console.print(f"\noutputs in {out}")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
