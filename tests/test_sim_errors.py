@@ -206,6 +206,9 @@ def write(tmp: Path, text: str) -> Path:
      ["bad.json: profiles.p.delay: must be > 0, got 0"]),
     ('{"nb_res": 4, "profiles": {"p": {"type": "parallel", "cpu": [1, 2], "com": [0]}}, "jobs": []}',
      ["bad.json: profiles.p.com: expected a list of 2x2 = 4 numbers"]),
+    ('{"nb_res": 4, "profiles": {"p": {"type": "parallel", "cpu": [1, 2], "com": [0, 0, 0, 0]}}, '
+     '"jobs": [{"id": 1, "subtime": 0, "res": 3, "profile": "p"}]}',
+     ["bad.json: jobs[0].res: the job requests 3 resources but its 'parallel' profile 'p' has 2 executors"]),
     ('{"nb_res": 4, "profiles": {"p": {"type": "delay", "delay": 1}, "p": {"type": "delay", "delay": 2}},'
      ' "jobs": []}', ["bad.json: profiles.p: duplicate profile name"]),
     ('{"nb_res": 4, "profiles": {"p": {"type": "parallel_homogeneous_pfs"}}, "jobs": []}',

@@ -117,6 +117,7 @@ def test_schedule_csv(schedule_run):
         assert float(values[key]) >= 0 and values[key] == f6(float(values[key]))
 
 
+@pytest.mark.timeout(240)  # importing evalys (pandas, matplotlib, seaborn, scipy) alone takes ~10 s CPU
 def test_evalys_reads_jobs_csv_and_draws_a_gantt(schedule_run, tmp_path):
     import matplotlib
 

@@ -244,5 +244,9 @@ def load_workload(path: str | Path, name: str) -> Workload:
         if job.id in seen:
             raise InputError(source, f"jobs[{i}].id", f"duplicate job id {obj['id']!r} (also jobs[{seen[job.id]}])")
         seen[job.id] = i
+        prof = profiles[job.profile]
+        if prof.type == "parallel" and len(prof.data["cpu"]) != job.res:  # Batsim's check_single_job_validity
+            raise InputError(source, f"jobs[{i}].res", f"the job requests {job.res} resources but its "
+                             f"'parallel' profile {job.profile!r} has {len(prof.data['cpu'])} executors")
         wl.jobs.append(job)
     return wl
