@@ -25,8 +25,8 @@ simulation, tests/simharness.py), then checks from the outputs only:
   so a job killed at its walltime frees its nodes ~0.2 ms after the scheduler planned; this
   can chain through at most every job once (``TOL_PER_JOB`` per job).
 
-Runs ``EXAMPLES`` examples per policy family (deterministic: a fixed seed per family, shown
-in the test id).  Explore more with ``COBURST_INVARIANT_EXAMPLES=50`` and
+Runs ``EXAMPLES`` examples per policy family (deterministic: the seed of a family is the
+CRC-32 of its name; no example database).  Explore more with ``COBURST_INVARIANT_EXAMPLES=50`` and
 ``COBURST_INVARIANT_SEED=<int>``; a failure prints the hypothesis seed/blob to reproduce it.
 """
 

@@ -15,9 +15,11 @@ Depth ``D >= 0``; ``backfill-0`` is greedy filling (``filler``), ``backfill-sjf-
 ``filler-sjf`` (§4.7).  EASY backfilling of jobs without BB requests is ``backfill-1``.
 
 Reservations are recomputed from scratch at every call (the algorithms' "remove
-reservations" step).  A reservation that begins now is a start.  With BB reservations, a
-job among the first ``D`` never starts later than the reservation it was given (jobs end at
-the latest at their walltime).
+reservations" step).  A reservation that begins now is a start.  With BB reservations, the
+first reserved job (the head of the queue after the FCFS step) never starts later than the
+reservation it was given (jobs end at the latest at their walltime); with ``D >= 2`` the
+later reservations may slip when the rebuilt plan moves the jobs before them to other nodes
+(tests/test_policies.py, tests/test_invariants_sim.py).
 """
 
 from __future__ import annotations
