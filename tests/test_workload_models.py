@@ -218,7 +218,7 @@ def test_workload_validation_messages():
                                  ModelParams(model="io-aware"), max_jobs=3)
     validate(doc)
     cases = [
-        (lambda d: d.pop("nb_res"), "lacks 'nb_res'"),
+        (lambda d: d.pop("nb_res"), "the 'nb_res' field is missing"),
         (lambda d: d["jobs"][1].update(res=99), "jobs[1].res: must be between 1 and nb_res=12"),
         (lambda d: d["jobs"][2].update(profile="nope"), "jobs[2].profile: unknown profile"),
         (lambda d: d["jobs"][0].update(bb=-5), "jobs[0].bb: must be >= 0"),
@@ -227,8 +227,8 @@ def test_workload_validation_messages():
         (lambda d: d["jobs"][0]["io"].pop("flush"), "jobs[0].io: lacks profile 'flush'"),
         (lambda d: d["jobs"][0]["io"].update(checkpoints=7), "checkpoints = phases - 1"),
         (lambda d: d["jobs"][0]["io"]["stage_in"].update(type="delay"), "jobs[0].io.stage_in: profile of type"),
-        (lambda d: d["profiles"]["p0"].update(type="magic"), "profiles.p0.type: unknown profile type"),
-        (lambda d: d["jobs"][0].pop("subtime"), "jobs[0]: lacks 'subtime'"),
+        (lambda d: d["profiles"]["p0"].update(type="magic"), "profiles.p0.type: unknown or unsupported profile type"),
+        (lambda d: d["jobs"][0].pop("subtime"), "jobs[0]: job lacks field 'subtime'"),
     ]
     for mutate, message in cases:
         bad = copy.deepcopy(doc)

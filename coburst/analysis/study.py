@@ -143,7 +143,8 @@ class Signature:
     mean_vs_baseline: float = float("nan")      # all jobs, subject / baseline
     max_vs_baseline: float = float("nan")       # max waiting, subject / baseline
     max_vs_reference: float = float("nan")
-    worst: list[tuple[str, int, float, float, float]] = field(default_factory=list)  # id, res, bb share, wait subj, wait ref
+    #: jobs delayed most by subject: (id, res, share of all BB, wait with subject, wait with reference)
+    worst: list[tuple[str, int, float, float, float]] = field(default_factory=list)
     threshold: float = 2.0
 
     @property

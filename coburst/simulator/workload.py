@@ -218,6 +218,11 @@ def load_workload(path: str | Path, name: str) -> Workload:
         doc = json.loads(text, object_pairs_hook=_JsonObject)
     except json.JSONDecodeError as exc:
         raise InputError(source, f"line {exc.lineno} column {exc.colno}", f"invalid JSON: {exc.msg}") from None
+    return workload_from_doc(doc, name, source)
+
+
+def workload_from_doc(doc: Any, name: str, source: str) -> Workload:
+    """Validate a decoded workload document with Batsim 4.2's rules (see :func:`load_workload`)."""
     if not isinstance(doc, dict):
         raise InputError(source, None, "a workload must be a JSON object with 'jobs' and 'profiles'")
     if "nb_res" not in doc:

@@ -19,16 +19,8 @@ from typing import Any
 
 from coburst.errors import InputError
 from coburst.fileio import atomic_write
+from coburst.simulator import workload as simulator_workload
 
-PROFILE_TYPES = {
-    "delay": ("delay",),
-    "parallel": ("cpu", "com"),
-    "parallel_homogeneous": ("cpu", "com"),
-    "parallel_homogeneous_total": ("cpu", "com"),
-    "composed": ("seq",),
-    "parallel_homogeneous_pfs": (),
-    "data_staging": ("nb_bytes", "from", "to"),
-}
 IO_PROFILES = {"stage_in": "data_staging", "compute": "parallel_homogeneous",
                "checkpoint": "parallel_homogeneous_pfs", "flush": "data_staging", "stage_out": "data_staging"}
 
@@ -55,17 +47,8 @@ def _nonneg(value: Any, source: str, where: str, integer: bool = False) -> None:
 
 
 def validate_profile(prof: Any, source: str, where: str) -> None:
-    if not isinstance(prof, dict):
-        raise InputError(source, where, "a profile must be a JSON object")
-    ptype = prof.get("type")
-    if ptype not in PROFILE_TYPES:
-        raise InputError(source, f"{where}.type", f"unknown profile type {json.dumps(ptype)}")
-    for key in PROFILE_TYPES[ptype]:
-        if key not in prof:
-            raise InputError(source, where, f"profile of type {ptype!r} needs field {key!r}")
-    for key in ("cpu", "com", "delay", "nb_bytes", "bytes_to_read", "bytes_to_write"):
-        if key in prof and not isinstance(prof[key], list):
-            _nonneg(prof[key], source, f"{where}.{key}")
+    """Check one profile with Batsim 4.2's rules (those ``coburst sim`` applies)."""
+    simulator_workload.validate_profile(where.rsplit(".", 1)[-1], prof, source, where)
 
 
 def validate_io(io: Any, source: str, where: str) -> None:
@@ -87,47 +70,25 @@ def validate_io(io: Any, source: str, where: str) -> None:
 
 
 def validate(doc: Any, source: str = "<workload>") -> dict:
-    """Check a workload object; return a small summary. Raises :class:`InputError`."""
-    if not isinstance(doc, dict):
-        raise InputError(source, None, "a workload must be a JSON object")
-    if "nb_res" not in doc:
-        raise InputError(source, None, "lacks 'nb_res'")
+    """Check a workload object; return a small summary. Raises :class:`InputError`.
+
+    The Batsim part (envelope, profiles, jobs) is checked by the simulator's own loader,
+    so a file that passes here loads in ``coburst sim`` (and Batsim 4.2); on top of it,
+    coburst's job fields: ``res`` <= ``nb_res``, ``bb`` and ``io``.
+    """
+    workload = simulator_workload.workload_from_doc(doc, "w0", source)
     nb_res = doc["nb_res"]
-    _nonneg(nb_res, source, "nb_res", integer=True)
-    profiles = doc.get("profiles")
-    if not isinstance(profiles, dict):
-        raise InputError(source, "profiles", "expected an object of profiles")
-    for name, prof in profiles.items():
-        validate_profile(prof, source, f"profiles.{name}")
-    jobs = doc.get("jobs")
-    if not isinstance(jobs, list):
-        raise InputError(source, "jobs", "expected a list of jobs")
-    seen: set[str] = set()
     n_io = 0
-    for i, job in enumerate(jobs):
+    for i, (job, obj) in enumerate(zip(workload.jobs, doc["jobs"])):
         where = f"jobs[{i}]"
-        if not isinstance(job, dict):
-            raise InputError(source, where, "a job must be a JSON object")
-        for key in ("id", "subtime", "res", "profile"):
-            if key not in job:
-                raise InputError(source, where, f"lacks {key!r}")
-        if str(job["id"]) in seen:
-            raise InputError(source, f"{where}.id", f"duplicate job id {job['id']!r}")
-        seen.add(str(job["id"]))
-        _nonneg(job["subtime"], source, f"{where}.subtime")
-        _nonneg(job["res"], source, f"{where}.res", integer=True)
-        if job["res"] < 1 or job["res"] > nb_res:
-            raise InputError(source, f"{where}.res", f"must be between 1 and nb_res={nb_res}, got {job['res']}")
-        if "walltime" in job and job["walltime"] != -1:
-            _nonneg(job["walltime"], source, f"{where}.walltime")
-        if job["profile"] not in profiles:
-            raise InputError(source, f"{where}.profile", f"unknown profile {json.dumps(job['profile'])}")
-        if "bb" in job:
-            _nonneg(job["bb"], source, f"{where}.bb", integer=True)
-        if "io" in job:
-            validate_io(job["io"], source, f"{where}.io")
+        if job.res > nb_res:
+            raise InputError(source, f"{where}.res", f"must be between 1 and nb_res={nb_res}, got {job.res}")
+        if "bb" in obj:
+            _nonneg(obj["bb"], source, f"{where}.bb", integer=True)
+        if "io" in obj:
+            validate_io(obj["io"], source, f"{where}.io")
             n_io += 1
-    return {"jobs": len(jobs), "profiles": len(profiles), "nb_res": nb_res, "io_jobs": n_io}
+    return {"jobs": len(workload.jobs), "profiles": len(workload.profiles), "nb_res": nb_res, "io_jobs": n_io}
 
 
 def read_workload(path: str | Path) -> dict:
