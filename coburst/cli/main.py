@@ -25,7 +25,8 @@ class _Parser(argparse.ArgumentParser):
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(prog="coburst", description=__doc__.splitlines()[0])
+    parser = _Parser(prog="coburst", description="coburst: burst-buffer-aware and co-scheduling research on an "
+                     "embedded Batsim-compatible SimGrid simulator.")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     sub.required = True
     for name in COMMANDS:

@@ -45,8 +45,6 @@ def add_sim_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--forward-unknown-events", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--timeout", type=float, default=30.0, metavar="SECONDS",
                         help="abort when the scheduler stays silent this long (wall clock) [default: 30]")
-    parser.add_argument("--heatmap", default=None, metavar="FILE",
-                        help="co-execution heatmap (speed hook for co-scheduled jobs)")
     parser.add_argument("-q", "--quiet", action="store_true", help="print nothing on success")
     parser.add_argument("-v", "--verbosity", default="information",
                         choices=("quiet", "network-only", "information", "debug"),
@@ -73,7 +71,6 @@ def simulator_config_from_args(args: argparse.Namespace):
         profile_reuse=args.enable_profile_reuse,
         forward_unknown_events=args.forward_unknown_events,
         timeout=args.timeout,
-        heatmap=args.heatmap,
     )
 
 

@@ -57,7 +57,6 @@ class SimulatorConfig:
     profile_reuse: bool = False
     forward_unknown_events: bool = False
     timeout: float = 30.0
-    heatmap: str | None = None
     #: ``"module:Class"`` of a speed hook (tests, experiments): ``Class(simulator)`` must
     #: provide ``on_job_start(sim_job)`` and ``on_job_end(sim_job)``; it may change a
     #: running job's speed with ``sim_job.run.set_rate(factor)`` (see execution.JobRun)
@@ -194,13 +193,7 @@ class Simulator:
         self.link_batch = None
         self.idle_workers: list[dict] = []
         self.master_in_empty_zone = master_zone_routing(self.config.platform, self.machines.master.name) == "None"
-        if self.config.heatmap:
-            from coburst.models.heatmap import HeatmapSpeedHook
-
-            self.speed_hook = HeatmapSpeedHook.from_file(self.config.heatmap, self)
         if self.config.speed_hook:
-            if self.speed_hook is not None:
-                raise InputError("--speed-hook", self.config.speed_hook, "cannot be combined with --heatmap")
             self.speed_hook = load_speed_hook(self.config.speed_hook)(self)
 
     def run(self) -> SimResult:
