@@ -35,6 +35,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import signal
 import tempfile
 import zlib
 from dataclasses import dataclass
@@ -214,7 +215,9 @@ def check_run(case: Case, label: str, tmp: Path) -> None:
     run = run_sim(tmp, workloads=[workload], platform=platform, scheduler=str(SCHEDULER),
                   options={"policy": label, "trace": str(trace)}, timeout=30, wait=120)
     run.check()
-    assert run.sched_returncode == 0, run.report()
+    # after a successful simulation run_sim gives the scheduler 5 s to exit, then kills it: on
+    # busy cores that can happen to a healthy scheduler (its trace is flushed line by line)
+    assert run.sched_returncode in (0, -signal.SIGKILL) and "Traceback" not in run.sched_output, run.report()
 
     jobs, result = records(cluster, case, run)
     check_invariants(cluster, jobs, result)  # rejections, liveness, walltimes, no sharing, BB capacity
@@ -232,7 +235,8 @@ def check_run(case: Case, label: str, tmp: Path) -> None:
         for sub_a, start_a, a in started:
             for sub_b, start_b, b in started:
                 assert not (sub_a < sub_b and start_a > start_b + 1e-9), \
-                    f"fcfs: {a} (submitted {sub_a}) started at {start_a} after {b} (submitted {sub_b}, started {start_b})"
+                    f"fcfs: {a} (submitted {sub_a}) started at {start_a} after {b} " \
+                    f"(submitted {sub_b}, started {start_b})"
 
     result.decisions = trace_decisions(cluster, jobs, trace)
     tol = TOL_PER_JOB * len(jobs)
