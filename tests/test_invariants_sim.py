@@ -280,9 +280,7 @@ for _family, _depths in FAMILIES.items():
     globals()[f"test_invariants_{_family.replace('-', '_')}"] = _make_test(_family, _depths)
 
 
-# ---------------------------------------------------------------------- known simulator bug
-@pytest.mark.xfail(strict=True, reason="coburst sim bug: a delay equal to its walltime completes when "
-                   "(start + walltime) - start > walltime in floating point (execution.py, _timer_schedule)")
+# ---------------------------------------------------------------------- regression (found by hypothesis)
 def test_delay_equal_to_walltime_is_killed(tmp_path):
     """Batsim 4.2 (``do_delay_task``): a delay runs to its end only if strictly shorter than
     the walltime, so ``delay == walltime`` is COMPLETED_WALLTIME_REACHED whatever the start

@@ -11,7 +11,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import socket
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -21,12 +21,6 @@ from coburst.cli.sim import add_sim_options, simulator_config_from_args
 from coburst.errors import InputError
 
 REPO_SCHEDULERS = Path(__file__).resolve().parents[2] / "schedulers"
-
-
-def free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def resolve_scheduler(spec: str, options: dict) -> tuple[str, dict]:
@@ -48,9 +42,9 @@ def resolve_scheduler(spec: str, options: dict) -> tuple[str, dict]:
     return spec, options
 
 
-def launch_scheduler(spec: str, options: dict, endpoint_port: int, log_path: Path) -> subprocess.Popen:
+def launch_scheduler(spec: str, options: dict, endpoint: str, log_path: Path) -> subprocess.Popen:
     cmd = [sys.executable, "-m", "batsim.cmds.launcher", spec, "-o", json.dumps(options),
-           "-s", f"tcp://127.0.0.1:{endpoint_port}", "-t", "30000", "-v", "warning"]
+           "-s", endpoint, "-t", "30000", "-v", "warning"]
     log = open(log_path, "w", encoding="utf-8")  # noqa: SIM115 - closed by the caller
     return subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, env=os.environ.copy())
 
@@ -68,11 +62,12 @@ def run_command(args: argparse.Namespace) -> int:
     if not isinstance(options, dict):
         raise InputError("-o/--options", None, "must be a JSON object")
     spec, options = resolve_scheduler(args.scheduler, options)
-    port = free_port()
-    args.socket_endpoint = f"tcp://127.0.0.1:{port}"
+    # a private IPC endpoint: no port to pick, so no race with other runs on the machine
+    sock_dir = tempfile.mkdtemp(prefix="coburst-run-")
+    args.socket_endpoint = f"ipc://{sock_dir}/scheduler.sock"
     config = simulator_config_from_args(args)
-    log_path = Path(tempfile.mkstemp(prefix="coburst-sched-", suffix=".log")[1])
-    proc = launch_scheduler(spec, options, port, log_path)
+    log_path = Path(sock_dir) / "scheduler.log"
+    proc = launch_scheduler(spec, options, args.socket_endpoint, log_path)
 
     def peer_alive():
         code = proc.poll()
@@ -98,8 +93,8 @@ def run_command(args: argparse.Namespace) -> int:
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait()
-    sched_log = log_path.read_text(errors="replace")
-    log_path.unlink(missing_ok=True)
+        sched_log = log_path.read_text(errors="replace")
+        shutil.rmtree(sock_dir, ignore_errors=True)
     if proc.returncode not in (0, None) and "Traceback" in sched_log:
         print(sched_log, file=sys.stderr)
     if not args.quiet:

@@ -154,6 +154,13 @@ class JobRun:
             code = -1
         self.sim.job_finished(self, code)
 
+    def walltime_left(self, now: float) -> float:
+        """Walltime left at ``now``, as ``walltime - elapsed`` (not ``deadline - now``, which
+        rounds: (16.0001 + 21) - 16.0001 > 21 would let a delay equal to its walltime escape
+        Batsim's strict ``delay < remaining`` rule)."""
+        walltime = self.job.walltime
+        return walltime - (now - self.start) if walltime > 0 else math.inf
+
     # ----------------------------------------------------------------- delay jobs, no actor
     def start_on_timer(self) -> None:
         """Start a job whose profile is a single delay on the engine's delay timer.
@@ -175,7 +182,7 @@ class JobRun:
     def _timer_schedule(self, from_time: float, code: int) -> None:
         leaf = self.leaf
         need = (1.0 - leaf.work_done) * leaf.delay / self.rate
-        left = self.deadline - from_time
+        left = self.walltime_left(from_time)
         if need < left:
             end, self.timer_code = from_time + need, code
         else:
@@ -222,7 +229,7 @@ class JobRun:
             leaf.chunk_start = now
             leaf.chunk_rate = self.rate
             need = (1.0 - leaf.work_done) * delay / self.rate
-            left = self.deadline - now
+            left = self.walltime_left(now)
             # Batsim: the delay runs to its end only if strictly shorter than the walltime left
             span = need if need < left else left
             timed_out = self.wakeup.acquire_timeout(span + (now - clock))
