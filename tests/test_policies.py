@@ -186,7 +186,6 @@ def test_registry():
 SAMPLE = __import__("pathlib").Path(__file__).resolve().parents[1] / "workloads" / "kth_alloc_only_sample.json"
 
 
-@pytest.mark.skipif(not SAMPLE.is_file(), reason="sample workload not generated")
 @pytest.mark.parametrize("name", ["fcfs", "filler", "no-future-1", "backfill-1", "backfill-sjf-1", "conservative"])
 def test_kth_sample_on_thesis_platform(name):
     import json
