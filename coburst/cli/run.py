@@ -45,8 +45,8 @@ def resolve_scheduler(spec: str, options: dict) -> tuple[str, dict]:
 def launch_scheduler(spec: str, options: dict, endpoint: str, log_path: Path) -> subprocess.Popen:
     cmd = [sys.executable, "-m", "batsim.cmds.launcher", spec, "-o", json.dumps(options),
            "-s", endpoint, "-t", "30000", "-v", "warning"]
-    log = open(log_path, "w", encoding="utf-8")  # noqa: SIM115 - closed by the caller
-    return subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, env=os.environ.copy())
+    with open(log_path, "w", encoding="utf-8") as log:  # the child keeps its own descriptor
+        return subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, env=os.environ.copy())
 
 
 def run_command(args: argparse.Namespace) -> int:

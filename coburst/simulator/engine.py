@@ -21,7 +21,6 @@ why its completion reaches the scheduler a little after its end.
 from __future__ import annotations
 
 import heapq
-import os
 import json
 import math
 import time
@@ -40,7 +39,6 @@ from coburst.simulator.platform import Machines, assign_resources, check_xml, ma
 from coburst.simulator.protocol import SchedulerLink
 from coburst.simulator.workload import Job, Profile, Workload, job_from_json, load_workload, validate_profile
 
-_NO_TIMER = bool(os.environ.get("COBURST_NO_DELAY_TIMER"))  # A/B switch for benchmarks
 MSG_SIZE = 1  # bytes of every internal message (Batsim's ipp.cpp)
 
 
@@ -431,38 +429,34 @@ class Simulator:
         return reply
 
     def forward_reply(self, reply: dict[str, Any]) -> None:
-        """Hand the decisions of a reply to the server, each at its date."""
-        if self.delay_to_master(self.machines.master) == 0:
-            # Zero-latency master: consecutive decisions of the same date reach the server
-            # back to back, so they travel as one internal message (same dates, fewer
-            # context switches).
-            batch: list[dict[str, Any]] = []
-            for event in reply["events"]:
-                ts = float(event["timestamp"])
-                if ts > self.now():
-                    if batch:
-                        self.send_server(("DECISIONS", batch, False))
-                        batch = []
-                    simgrid.this_actor.sleep_for(ts - self.now())
-                batch.append(event)
-            reply_now = float(reply["now"])
-            if reply_now > self.now():
-                if batch:
-                    self.send_server(("DECISIONS", batch, False))
-                    batch = []
-                simgrid.this_actor.sleep_for(reply_now - self.now())
-            # the actor does nothing after its last message: nobody needs to block on it
-            self.post_server(("DECISIONS", batch, True), self.machines.master)
-            return
+        """Hand the decisions of a reply to the server, each at its date.
+
+        Each decision is one internal message (each costs a master-to-master transfer);
+        with a zero-latency master, consecutive decisions of the same date reach the server
+        back to back anyway, so they travel as one message (same dates, fewer context
+        switches).  The last message also tells the server the scheduler is ready again;
+        the actor does nothing after it, so nobody blocks on it.
+        """
+        master = self.machines.master
+        group_same_date = self.delay_to_master(master) == 0
+        batch: list[dict[str, Any]] = []
         for event in reply["events"]:
-            ts = float(event["timestamp"])
-            if ts > self.now():
-                simgrid.this_actor.sleep_for(ts - self.now())
-            self.send_server(("DECISION", event))
-        reply_now = float(reply["now"])
-        if reply_now > self.now():
-            simgrid.this_actor.sleep_for(reply_now - self.now())
-        self.post_server(("READY",), self.machines.master)
+            date = float(event["timestamp"])
+            if batch and (date > self.now() or not group_same_date):
+                self.send_server(("DECISIONS", batch, False))
+                batch = []
+            self.sleep_until(date)
+            batch.append(event)
+        date = float(reply["now"])
+        if batch and (date > self.now() or not group_same_date):
+            self.send_server(("DECISIONS", batch, False))
+            batch = []
+        self.sleep_until(date)
+        self.post_server(("DECISIONS", batch, True), master)
+
+    def sleep_until(self, date: float) -> None:
+        if date > self.now():
+            simgrid.this_actor.sleep_for(date - self.now())
 
     def waiter(self, target: float) -> None:
         simgrid.this_actor.sleep_for(max(target - self.now(), 1e-5))
@@ -581,17 +575,13 @@ class Simulator:
             self.nb_submitters_done += 1
             if self.nb_submitters_done == self.nb_submitters:
                 self.append("NOTIFY", {"type": "no_more_static_job_to_submit"})
-        elif kind == "DECISION":
-            self.apply_decision(message[1])
-        elif kind == "DECISIONS":
+        elif kind == "DECISIONS":  # (decisions, scheduler ready again after them)
             for event in message[1]:
                 self.apply_decision(event)
             if message[2]:
-                self.handle(("READY",))
-        elif kind == "READY":
-            self.sched_ready = True
-            if self.end_sent:
-                self.done = True
+                self.sched_ready = True
+                if self.end_sent:
+                    self.done = True
         elif kind == "COMPLETED":
             sjob: SimJob = message[1]
             self.nb_completed += 1
@@ -703,7 +693,7 @@ class Simulator:
         run = JobRun(sim=self, job=sjob, hosts=hosts)
         sjob.run = run
         run.first_host = self.resources[alloc.min].host
-        if profile.type == "delay" and not _NO_TIMER:
+        if profile.type == "delay":
             run.start_on_timer()
         else:
             self.start_job_actor(run)
