@@ -40,6 +40,9 @@ CLUSTER4 = DATA / "cluster4.xml"
 #: the same cluster, but the master is the only host of a second cluster (see the file)
 CLUSTER_MASTER = DATA / "cluster_master.xml"
 
+#: the real Batsim 4.2.1 binary for cross-engine tests (``.ci/run`` sets it when available)
+BATSIM = os.environ.get("BATSIM", "")
+
 JOBS_HEADER = ("job_id,workload_name,profile,submission_time,requested_number_of_resources,requested_time,"
                "success,final_state,starting_time,execution_time,finish_time,waiting_time,turnaround_time,"
                "stretch,allocated_resources,consumed_energy,metadata")
@@ -139,8 +142,10 @@ def run_sim(tmp_path: Path, *, workloads: Iterable[Path] = (), platform: Path | 
             scheduler: str = "schedFcfs", options: dict | None = None, args: Iterable[str] = (),
             timeout: float = 5.0, sched_timeout_ms: int = 20000, prefix: str = "out",
             record: bool = False, env: dict[str, str] | None = None, wait: float = 30.0,
-            start_scheduler: bool = True) -> SimRun:
-    """Run one simulation: scheduler process + ``coburst sim`` process."""
+            start_scheduler: bool = True, engine: str = "coburst", transcript: bool = False) -> SimRun:
+    """Run one simulation: scheduler process + ``coburst sim`` process (``engine="batsim"``:
+    the real Batsim named by the environment variable ``BATSIM`` instead, same options but
+    coburst's own ``--timeout``)."""
     options = dict(options or {})
     record_path = tmp_path / f"messages-{prefix}.jsonl" if record else None
     if record_path is not None:
@@ -158,10 +163,20 @@ def run_sim(tmp_path: Path, *, workloads: Iterable[Path] = (), platform: Path | 
             sched_dir.mkdir(exist_ok=True)
             with open(sched_log, "w") as log:
                 sched = subprocess.Popen(sched_cmd, stdout=log, stderr=subprocess.STDOUT, cwd=sched_dir)
-        cmd = [str(COBURST), "sim", "-p", str(platform)]
+        recorder = None
+        if transcript:  # a recording proxy between the simulator and the scheduler
+            record_path = tmp_path / f"transcript-{prefix}.jsonl"
+            front = f"tcp://127.0.0.1:{free_port()}"
+            recorder = subprocess.Popen([sys.executable, str(TESTS / "tools" / "zmq_recorder.py"), front, endpoint,
+                                         str(record_path)])
+            endpoint = front
+        cmd = [str(COBURST), "sim", "-p", str(platform)] if engine == "coburst" else [BATSIM, "-p", str(platform)]
         for w in workloads:
             cmd += ["-w", str(w)]
-        cmd += ["-e", str(out_prefix), "-s", endpoint, "--timeout", str(timeout), *args]
+        cmd += ["-e", str(out_prefix), "-s", endpoint]
+        if engine == "coburst":
+            cmd += ["--timeout", str(timeout)]
+        cmd += list(args)
         full_env = {**os.environ, "PYTHONPATH": str(TESTS), **(env or {})}
         t0 = time.monotonic()
         proc = None
@@ -178,6 +193,12 @@ def run_sim(tmp_path: Path, *, workloads: Iterable[Path] = (), platform: Path | 
                 except subprocess.TimeoutExpired:
                     sched.kill()  # only the scheduler process this function started
                     sched_rc = sched.wait()
+            if recorder is not None:
+                try:
+                    recorder.wait(timeout=5)
+                except subprocess.TimeoutExpired:
+                    recorder.kill()
+                    recorder.wait()
         wall = time.monotonic() - t0
         sched_output = sched_log.read_text(errors="replace") if start_scheduler else ""
         if "Address already in use" in sched_output and attempt < 2:

@@ -22,23 +22,27 @@ from __future__ import annotations
 
 import heapq
 import json
+import os
+import sys
 import math
 import time
 from collections import deque
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Generator
 
 from procset import ProcSet
 
 from coburst.errors import CoburstError, InputError, ProtocolError
 from coburst.simulator._simgrid import simgrid
 from coburst.simulator.execution import JobRun
-from coburst.simulator.output import JobRecord, schedule_row, write_outputs
+from coburst.simulator.kernel import Get, Kernel, Mailbox, Put, Sleep
+from coburst.simulator.output import LD, JobRecord, schedule_row, write_outputs
 from coburst.simulator.platform import Machines, assign_resources, check_xml, master_zone_routing, prevalidate
 from coburst.simulator.protocol import SchedulerLink
 from coburst.simulator.workload import Job, Profile, Workload, job_from_json, load_workload, validate_profile
 
+_DEBUG = bool(os.environ.get("COBURST_DEBUG_SIM"))
 MSG_SIZE = 1  # bytes of every internal message (Batsim's ipp.cpp)
 
 
@@ -137,7 +141,7 @@ class Simulator:
         self.records: list[JobRecord] = []
         self.failure: BaseException | None = None
         self.collected_profiles: set[tuple[str, str]] = set()
-        # counters
+        # counters (Batsim's ServerData)
         self.nb_submitters = 0
         self.nb_submitters_done = 0
         self.nb_submitted = 0
@@ -152,12 +156,14 @@ class Simulator:
         self.to_delete: list[SimJob] = []
         # machine-time accounting (Batsim's time_spent_in_each_state)
         self.machine_busy: list[int] = []
-        self.machine_last_change: list[float] = []
-        self.time_computing = 0.0
-        self.time_idle = 0.0
+        self.machine_last_change: list = []  # long double dates, per machine
+        self.machine_computing: list = []  # long double seconds computing, per machine
+        self.machine_idle: list = []
         self.speed_hook = None
-        self.queue: deque = deque()  # internal messages waiting for the server (Batsim's mailbox)
-        self.master_delay: dict[str, float] = {}
+        self.master_routes: dict[str, tuple[float, float]] = {}
+        self.kernel = Kernel()
+        self.server_box = Mailbox("server")
+        self.link = None
 
     # ================================================================== set-up
     def load_inputs(self) -> None:
@@ -181,56 +187,56 @@ class Simulator:
                                                    self.config.roles)
         self.resources = self.machines.resources
         self.machine_busy = [0] * len(self.resources)
-        self.machine_last_change = [0.0] * len(self.resources)
-        self.queue_sem = simgrid.Semaphore(0)
-        self.link_sem = simgrid.Semaphore(0)
-        self.timer_sem = simgrid.Semaphore(0)
-        self.timer_heap: list = []
-        self.timer_counter = 0
-        self.timer_next = math.inf
-        self.link_batch = None
-        self.idle_workers: list[dict] = []
+        zero = LD(0)
+        self.machine_last_change = [zero] * len(self.resources)
+        self.machine_computing = [zero] * len(self.resources)
+        self.machine_idle = [zero] * len(self.resources)
         self.master_in_empty_zone = master_zone_routing(self.config.platform, self.machines.master.name) == "None"
+        self.master_route = self.route_to_master(self.machines.master)
         if self.config.speed_hook:
             self.speed_hook = load_speed_hook(self.config.speed_hook)(self)
 
     def run(self) -> SimResult:
         wall_start = time.perf_counter()
         self.load_inputs()
-        self.link = SchedulerLink(self.config.socket_endpoint, self.config.timeout, self.config.peer_alive)
+        if self.link is None:
+            self.link = SchedulerLink(self.config.socket_endpoint, self.config.timeout, self.config.peer_alive)
         try:
-            master = self.machines.master
-            simgrid.Actor.create("server", master, self._guarded(self.server))
-            simgrid.Actor.create("scheduler_link", master, self._guarded(self.scheduler_link)).daemonize()
-            simgrid.Actor.create("delay_timer", master, self._guarded(self.delay_timer)).daemonize()
+            kernel = self.kernel
+            kernel.spawn(self.server(), "server")
             for name, wl in self.workloads.items():
                 self.nb_submitters += 1
-                simgrid.Actor.create(f"submitter_{name}", master, self._guarded(self.submitter), wl)
+                kernel.spawn(self.submitter(wl), f"submitter_{name}")
+            simgrid.Actor.create("coburst", self.machines.master, self._guarded(kernel.main))
             self.engine.run()
         finally:
             self.link.close()
         if self.failure is not None:
             raise self.failure
         if not self.done:
-            raise ProtocolError("the simulation stopped before its end (deadlock in the simulated platform)")
+            raise ProtocolError(self.stall_message() if self.is_stalled() else
+                                "the simulation stopped before its end (deadlock in the simulated platform)")
         makespan = max((r.finish for r in self.records if r.finish is not None), default=0.0)
         wall = time.perf_counter() - wall_start
-        schedule = schedule_row(self.records, len(self.resources), self.time_computing, makespan,
-                                self.link.wall_time_waiting, wall, time_idle=self.time_idle)
+        time_computing, time_idle = LD(0), LD(0)
+        for computing, idle in zip(self.machine_computing, self.machine_idle):  # Batsim sums in machine order
+            time_computing += computing
+            time_idle += idle
+        schedule = schedule_row(self.records, len(self.resources), time_computing, makespan,
+                                self.link.wall_time_waiting, wall, time_idle=time_idle)
         jobs_csv, sched_csv = write_outputs(self.config.export_prefix, self.records, schedule)
         return SimResult(self.config.export_prefix, jobs_csv, sched_csv, schedule, wall,
                          nb_compute=len(self.machines.compute))
 
     def _guarded(self, body: Callable) -> Callable:
-        """Run an actor body; on error record it and stop the whole simulation."""
+        """Run the kernel; on error record it and stop the simulation."""
 
         def actor(*args):
             try:
                 body(*args)
             except BaseException as exc:  # noqa: BLE001 - re-raised by run()
                 name = type(exc).__name__
-                if isinstance(exc, simgrid.ActorKilled) or name == "ForcefulKillException" \
-                        or self.failure is not None:
+                if isinstance(exc, simgrid.ActorKilled) or name == "ForcefulKillException":
                     raise
                 self.failure = exc if isinstance(exc, CoburstError) else ProtocolError(
                     f"internal simulator error: {name}: {exc}")
@@ -240,100 +246,34 @@ class Simulator:
                     self.failure.__cause__ = exc
                     self.failure.traceback = traceback.format_exc()
                 simgrid.Actor.kill_all()
-                simgrid.this_actor.exit()
 
         return actor
 
     # ================================================================== helpers
     def now(self) -> float:
-        return simgrid.Engine.clock
+        return self.kernel.now
 
-    def send_server(self, message: tuple, host=None) -> None:
-        """Blocking 1-byte internal message to the server (Batsim's ``mailbox->put(msg, 1)``).
-
-        Messages are served one at a time in arrival order; each transfer takes the time of
-        a 1-byte communication from the sender's host to the master host (route latency +
-        1 B / bottleneck bandwidth, as under ``ptask_L07``), during which the sender stays
-        blocked — the rendezvous semantics of a SimGrid mailbox, computed from SimGrid's
-        routes instead of simulated as a network flow.
-        """
-        done = simgrid.Semaphore(0)
-        sender = host if host is not None else simgrid.this_actor.get_host()
-        self.queue.append((message, self.delay_to_master(sender), done))
-        self.queue_sem.release()
-        done.acquire()
-
-    def post_server(self, message: tuple, host) -> None:
-        """Like :meth:`send_server` for a sender that does nothing after sending (a job's
-        completion report): the transfer is served the same way, nobody blocks on it."""
-        self.queue.append((message, self.delay_to_master(host), None))
-        self.queue_sem.release()
-
-    # ------------------------------------------------------------------ delay timer
-    def timer_push(self, end: float, run: JobRun) -> None:
-        """Schedule the end of a delay job run by the timer (see :meth:`delay_timer`)."""
-        heapq.heappush(self.timer_heap, (end, self.timer_counter, run.timer_seq, run))
-        self.timer_counter += 1
-        if end < self.timer_next:
-            self.timer_next = end
-            self.timer_sem.release()
-
-    def delay_timer(self) -> None:
-        """One actor ends every ``delay`` job: jobs whose whole profile is a delay do not
-        need an actor of their own (one OS thread each with SimGrid's Python contexts);
-        their end dates sit in a heap.  Walltime, speed changes and kills behave as for
-        actor-run jobs (:class:`~coburst.simulator.execution.JobRun`)."""
-        heap = self.timer_heap
-        while True:
-            while heap and heap[0][2] != heap[0][3].timer_seq:
-                heapq.heappop(heap)  # superseded (speed change) or killed
-            if not heap:
-                self.timer_next = math.inf
-                self.timer_sem.acquire()
-                continue
-            end = heap[0][0]
-            clock = self.now()
-            if end - clock > 1e-9:
-                self.timer_next = end
-                self.timer_sem.acquire_timeout(end - clock)
-                continue
-            _, _, _, run = heapq.heappop(heap)
-            run.timer_seq += 1
-            self.job_finished(run, run.timer_code, wait=False)
-
-    def receive(self) -> tuple:
-        """Server side of :meth:`send_server`."""
-        self.queue_sem.acquire()
-        message, delay, done = self.queue.popleft()
-        if delay > 0:
-            simgrid.this_actor.sleep_for(delay)
-        if done is None:  # posted by the delay timer: nobody waits for this transfer
-            return message
-        done.release()
-        # let the released sender run before the server goes on (as it does after a timed
-        # transfer), so that a message it sends at once (e.g. BYE after the last batch) is
-        # already queued when the server decides whether to call the scheduler -- also
-        # when the transfer took no time (master in a routing="None" zone)
-        simgrid.this_actor.yield_()
-        return message
+    def route_to_master(self, host) -> tuple[float, float]:
+        """(latency, transfer time) of a 1-byte message from ``host`` to the master host
+        (Batsim's ``mailbox->put(msg, 1)`` under ``ptask_L07``: the route's latency, then
+        1 B / bottleneck bandwidth), from SimGrid's routes."""
+        route = self.master_routes.get(host.name)
+        if route is None:
+            if host is self.machines.master and self.master_in_empty_zone:
+                route = (0.0, 0.0)  # SimGrid 3.3x: no route (and no latency) inside a routing="None" zone
+            else:
+                links, latency = host.route_to(self.machines.master)  # (links, total latency)
+                bandwidth = min((link.bandwidth for link in links), default=0.0)
+                route = (latency, MSG_SIZE / bandwidth if bandwidth > 0 else 0.0)
+            self.master_routes[host.name] = route
+        return route
 
     def delay_to_master(self, host) -> float:
-        """Duration of a 1-byte message from ``host`` to the master host."""
-        name = host.name
-        delay = self.master_delay.get(name)
-        if delay is None:
-            if host is self.machines.master and self.master_in_empty_zone:
-                delay = 0.0  # SimGrid 3.3x: no route (and no latency) inside a routing="None" zone
-            else:
-                # the binding returns (links, total latency)
-                links, latency = host.route_to(self.machines.master)
-                bandwidth = min((link.bandwidth for link in links), default=0.0)
-                delay = latency + (MSG_SIZE / bandwidth if bandwidth > 0 else 0.0)
-            self.master_delay[name] = delay
-        return delay
+        latency, transfer = self.route_to_master(host)
+        return latency + transfer
 
     def append(self, etype: str, data: dict[str, Any]) -> None:
-        self.events.append({"timestamp": self.now(), "type": etype, "data": data})
+        self.events.append({"timestamp": self.kernel.now, "type": etype, "data": data})
 
     def profile_of(self, sjob: SimJob) -> Profile:
         return self.workloads[sjob.job.workload].profiles[sjob.job.profile]
@@ -342,83 +282,64 @@ class Simulator:
         return self.workloads[sjob.job.workload].profiles[name]
 
     def _set_machines(self, ids: ProcSet, delta: int) -> None:
-        now = self.now()
+        """A job starts (+1) or ends (-1) on machines ``ids``: account the time each machine
+        spent in its previous state (Batsim's ``Machine::update_machine_state``, long double)."""
+        now = LD(self.kernel.now)
+        busy_list, last = self.machine_busy, self.machine_last_change
         for rid in ids:
-            busy = self.machine_busy[rid]
+            busy = busy_list[rid]
             new = busy + delta
             if (busy == 0) != (new == 0):
-                span = now - self.machine_last_change[rid]
+                span = now - last[rid]
                 if busy == 0:
-                    self.time_idle += span
+                    self.machine_idle[rid] += span
                 else:
-                    self.time_computing += span
-                self.machine_last_change[rid] = now
-            self.machine_busy[rid] = new
+                    self.machine_computing[rid] += span
+                last[rid] = now
+            busy_list[rid] = new
 
-    # ================================================================== actors
-    def submitter(self, wl: Workload) -> None:
-        """Release the jobs of one static workload at their submission times."""
-        self.send_server(("HELLO",))
-        current = self.now()
+    def to_server(self, message: tuple, host=None) -> Put:
+        """A message to the server from a process on ``host`` (default: the master host)."""
+        latency, transfer = self.master_route if host is None else self.route_to_master(host)
+        return Put(self.server_box, message, latency, transfer)
+
+    # ================================================================== Batsim's actors
+    def submitter(self, wl: Workload) -> Generator:
+        """Release the jobs of one static workload at their submission times
+        (``job_submitter.cpp`` ``static_job_submitter_process``)."""
+        yield self.to_server(("HELLO",))
+        current = self.kernel.now
         batch: list[Job] = []
         for job in sorted(wl.jobs, key=lambda j: (j.subtime, j.id)):
             if job.subtime > current:
                 if batch:
-                    self.send_server(("SUBMIT", batch))
+                    yield self.to_server(("SUBMIT", batch))
                     batch = []
-                simgrid.this_actor.sleep_for(job.subtime - current)
-                for _ in range(3):  # land on the date itself, not an ulp before it
-                    if self.now() >= job.subtime:
-                        break
-                    simgrid.this_actor.sleep_for(job.subtime - self.now())
-                current = self.now()
+                yield Sleep(float(LD(job.subtime) - LD(current)))  # Batsim: long double dates
+                current = self.kernel.now
             batch.append(job)
         if batch:
-            self.send_server(("SUBMIT", batch))
-        self.send_server(("BYE",))
+            yield self.to_server(("SUBMIT", batch))
+        yield self.to_server(("BYE",))
 
-    def scheduler_link(self) -> None:
-        """Persistent request-reply actor: one exchange each time the server has a batch.
-
-        (Batsim creates one request-reply actor per exchange; keeping one alive avoids
-        creating an OS thread per exchange with SimGrid's Python thread contexts, with the
-        same dates.)
-        """
-        while True:
-            self.link_sem.acquire()
-            events, self.link_batch = self.link_batch, None
-            self.request_reply(events)
-
-    def worker(self, me: dict) -> None:
-        """Pooled job actor: runs one job after another (see :meth:`start_job_actor`)."""
-        while True:
-            me["sem"].acquire()
-            run, me["run"] = me["run"], None
-            run.main()
-            self.idle_workers.append(me)
-
-    def start_job_actor(self, run: JobRun) -> None:
-        """Run ``run`` in a pooled actor (one OS thread per actor with SimGrid's Python
-        contexts: reusing them is much cheaper than creating one per job)."""
-        if not self.idle_workers:
-            me = {"sem": simgrid.Semaphore(0), "run": None, "actor": None}
-            me["actor"] = simgrid.Actor.create("job_worker", self.machines.master, self._guarded(self.worker), me)
-            me["actor"].daemonize()
-        else:
-            me = self.idle_workers.pop()
-        me["run"] = run
-        run.actor = me["actor"]
-        me["sem"].release()
-
-    def request_reply(self, events) -> None:
-        """One exchange with the scheduler; forward its decisions to the server."""
-        if isinstance(events, tuple):  # ("REPLY", reply): the server already did the exchange
-            self.forward_reply(events[1])
-            return
-        self.forward_reply(self.exchange(events))
+    def request_reply(self, events: list[dict[str, Any]]) -> Generator:
+        """One exchange with the scheduler, then each decision to the server at its date
+        (``network.cpp`` ``request_reply_scheduler_process``, ``protocol.cpp``
+        ``send_message_at_time``), then SCHED_READY at the reply's ``now``."""
+        reply = self.exchange(events)
+        kernel = self.kernel
+        for event in reply["events"]:
+            date = float(event["timestamp"])
+            if date > kernel.now:
+                yield Sleep(date - kernel.now)
+            yield self.to_server(("DECISION", event))
+        date = float(reply["now"])
+        if date > kernel.now:
+            yield Sleep(date - kernel.now)
+        yield self.to_server(("READY",))
 
     def exchange(self, events: list[dict[str, Any]]) -> dict[str, Any]:
-        now = self.now()
+        now = self.kernel.now
         reply = self.link.exchange(now, events)
         if self.end_sent and reply["events"]:
             types = ", ".join(sorted({str(e.get("type")) for e in reply["events"]}))
@@ -428,53 +349,49 @@ class Simulator:
             self.config.on_progress(now, self.nb_completed, self.nb_submitted)
         return reply
 
-    def forward_reply(self, reply: dict[str, Any]) -> None:
-        """Hand the decisions of a reply to the server, each at its date.
+    def waiter(self, target: float) -> Generator:
+        """``CALL_ME_LATER`` (``jobs_execution.cpp`` ``waiter_process``)."""
+        now = self.kernel.now
+        if now < target:
+            yield Sleep(max(target - now, 1e-5))
+        if not self.end_sent:
+            yield self.to_server(("WAITING_DONE", target))
+        else:
+            self.nb_waiters -= 1
 
-        Each decision is one internal message (each costs a master-to-master transfer);
-        with a zero-latency master, consecutive decisions of the same date reach the server
-        back to back anyway, so they travel as one message (same dates, fewer context
-        switches).  The last message also tells the server the scheduler is ready again;
-        the actor does nothing after it, so nobody blocks on it.
-        """
-        master = self.machines.master
-        group_same_date = self.delay_to_master(master) == 0
-        batch: list[dict[str, Any]] = []
-        for event in reply["events"]:
-            date = float(event["timestamp"])
-            if batch and (date > self.now() or not group_same_date):
-                self.send_server(("DECISIONS", batch, False))
-                batch = []
-            self.sleep_until(date)
-            batch.append(event)
-        date = float(reply["now"])
-        if batch and (date > self.now() or not group_same_date):
-            self.send_server(("DECISIONS", batch, False))
-            batch = []
-        self.sleep_until(date)
-        self.post_server(("DECISIONS", batch, True), master)
+    def killer(self, ids: list[str]) -> Generator:
+        """``KILL_JOB`` (``jobs_execution.cpp`` ``killer_process``): record the progress of
+        the running jobs, stop them, then tell the server."""
+        progress: dict[str, Any] = {}
+        now = self.kernel.now
+        for jid in ids:
+            sjob = self.jobs[jid]
+            if sjob.state == "RUNNING":
+                run = sjob.run
+                progress[jid] = run.progress(now)
+                proc = run.proc
+                if proc.activity is not None:
+                    # a running parallel task is cancelled: the job ends by itself (code -2)
+                    self.kernel.cancel_activity(proc)
+                else:
+                    self.kernel.kill(proc)
+                    sjob.state = "COMPLETED_KILLED"
+                    sjob.return_code = -1
+                    sjob.finish = now  # a null runtime becomes 1e-5 in the outputs (JobRecord.times)
+                    self._end_job(sjob)
+        yield self.to_server(("KILLING_DONE", ids, progress))
 
-    def sleep_until(self, date: float) -> None:
-        if date > self.now():
-            simgrid.this_actor.sleep_for(date - self.now())
-
-    def waiter(self, target: float) -> None:
-        simgrid.this_actor.sleep_for(max(target - self.now(), 1e-5))
-        self.send_server(("WAITING_DONE", target))
-
-    def killer(self, ids: list[str], progress: dict[str, Any]) -> None:
-        self.send_server(("KILLING_DONE", ids, progress))
-
-    def server(self) -> None:
-        """The server loop (Batsim's server_process)."""
+    def server(self) -> Generator:
+        """The server loop (``server.cpp`` ``server_process``)."""
         self.append("SIMULATION_BEGINS", self.simulation_begins())
         self._call_scheduler()
+        box = self.server_box
         while not self.done:
-            message = self.receive()
+            message = yield Get(box)
             self.handle(message)
             if self.done:
                 break
-            if self.sched_ready and not self.end_sent and not self.queue:
+            if self.sched_ready and not self.end_sent and box.empty():
                 if self.events:
                     self._call_scheduler()
                 elif self.is_finished():
@@ -483,25 +400,12 @@ class Simulator:
                     self._call_scheduler()
                 elif self.is_stalled():
                     raise ProtocolError(self.stall_message())
+        self.kernel.stop()
 
     def _call_scheduler(self) -> None:
         events, self.events = self.events, []
         self.sched_ready = False
-        master = self.machines.master
-        if self.delay_to_master(master) == 0:
-            # Zero-latency master: the server itself does the exchange and queues the
-            # decisions behind the messages already waiting, as the request-reply actor's
-            # message would be (two actor wake-ups fewer per exchange).
-            reply = self.exchange(events)
-            now = self.now()
-            if reply["now"] <= now and all(e["timestamp"] <= now for e in reply["events"]):
-                self.post_server(("DECISIONS", reply["events"], True), master)
-            else:  # decisions dated in the future: the request-reply actor waits for them
-                self.link_batch = ("REPLY", reply)
-                self.link_sem.release()
-        else:
-            self.link_batch = events
-            self.link_sem.release()
+        self.kernel.spawn(self.request_reply(events), "request_reply")
         for sjob in self.to_delete:
             sjob.deleted = True
             if not self.config.profile_reuse:
@@ -515,7 +419,7 @@ class Simulator:
                 and self.nb_running == 0 and self.nb_waiters == 0 and self.nb_killers == 0)
 
     def is_stalled(self) -> bool:
-        """Nothing can ever happen again: no actor will send the server anything."""
+        """Nothing can ever happen again: no process will send the server anything."""
         return (self.nb_submitters_done == self.nb_submitters and self.nb_running == 0
                 and self.nb_waiters == 0 and self.nb_killers == 0)
 
@@ -563,6 +467,8 @@ class Simulator:
     # ================================================================== protocol: incoming
     def handle(self, message: tuple) -> None:
         kind = message[0]
+        if _DEBUG:
+            print(f"{self.kernel.now:.6f} {kind} {str(message[1:])[:150]}", file=sys.stderr)
         if kind == "SUBMIT":
             for job in message[1]:
                 sjob = SimJob(job=job, state="SUBMITTED")
@@ -575,15 +481,15 @@ class Simulator:
             self.nb_submitters_done += 1
             if self.nb_submitters_done == self.nb_submitters:
                 self.append("NOTIFY", {"type": "no_more_static_job_to_submit"})
-        elif kind == "DECISIONS":  # (decisions, scheduler ready again after them)
-            for event in message[1]:
-                self.apply_decision(event)
-            if message[2]:
-                self.sched_ready = True
-                if self.end_sent:
-                    self.done = True
+        elif kind == "DECISION":
+            self.apply_decision(message[1])
+        elif kind == "READY":
+            self.sched_ready = True
+            if self.end_sent:
+                self.done = True
         elif kind == "COMPLETED":
             sjob: SimJob = message[1]
+            self.nb_running -= 1
             self.nb_completed += 1
             self.append("JOB_COMPLETED", {"job_id": sjob.id, "job_state": sjob.state,
                                           "return_code": sjob.return_code, "alloc": str(sjob.alloc)})
@@ -598,6 +504,7 @@ class Simulator:
             for jid in ids:
                 if jid in progress:
                     sjob = self.jobs[jid]
+                    self.nb_running -= 1
                     self.nb_completed += 1
                     self.append("JOB_COMPLETED", {"job_id": jid, "job_state": sjob.state,
                                                   "return_code": sjob.return_code, "alloc": str(sjob.alloc)})
@@ -689,16 +596,9 @@ class Simulator:
         self._check_profile_executable(sjob, profile, hosts)
         sjob.state = "RUNNING"
         self.nb_running += 1
-        self._set_machines(alloc, +1)
-        run = JobRun(sim=self, job=sjob, hosts=hosts)
+        run = JobRun(sim=self, job=sjob, hosts=hosts, first_host=self.resources[alloc.min].host)
         sjob.run = run
-        run.first_host = self.resources[alloc.min].host
-        if profile.type == "delay":
-            run.start_on_timer()
-        else:
-            self.start_job_actor(run)
-        if self.speed_hook is not None:
-            self.speed_hook.on_job_start(sjob)
+        run.proc = self.kernel.spawn(run.process(), sjob.id)
 
     def _mapping(self, sjob: SimJob, mapping: Any, nalloc: int) -> dict[int, int]:
         if not isinstance(mapping, dict):
@@ -781,22 +681,25 @@ class Simulator:
             return [src, dst], [0.0, 0.0], [0.0, float(d["nb_bytes"]), 0.0, 0.0]
         raise ProtocolError(f"profile type {ptype!r} cannot run as a parallel task")  # pragma: no cover
 
-    def job_finished(self, run: JobRun, code: int, wait: bool = True) -> None:
-        """Called by a job actor at its end (before it reports to the server)."""
+    def job_started(self, run: JobRun) -> None:
+        """The job's process starts (Batsim's ``update_machines_on_job_run``)."""
+        self._set_machines(run.job.alloc, +1)
+        if self.speed_hook is not None:
+            self.speed_hook.on_job_start(run.job)
+
+    def job_finished(self, run: JobRun, code: int) -> None:
+        """The job's process ends (before it reports to the server)."""
         sjob = run.job
-        now = self.now()
-        sjob.finish = now if now > sjob.start else sjob.start + 1e-5
+        now = self.kernel.now
+        sjob.finish = now  # a null runtime becomes 1e-5 in the outputs (JobRecord.times)
         sjob.return_code = code
-        sjob.state = ("COMPLETED_SUCCESSFULLY" if code == 0 else
-                      "COMPLETED_FAILED" if code > 0 else "COMPLETED_WALLTIME_REACHED")
+        sjob.state = ("COMPLETED_SUCCESSFULLY" if code == 0 else "COMPLETED_FAILED" if code > 0 else
+                      "COMPLETED_WALLTIME_REACHED" if code == -1 else "COMPLETED_KILLED")
+        if code == -2:
+            sjob.return_code = -1
         self._end_job(sjob)
-        if wait:
-            self.send_server(("COMPLETED", sjob), host=run.first_host)
-        else:
-            self.post_server(("COMPLETED", sjob), run.first_host)
 
     def _end_job(self, sjob: SimJob) -> None:
-        self.nb_running -= 1
         self._set_machines(sjob.alloc, -1)
         self.records.append(JobRecord(
             job_number=sjob.id.split("!", 1)[1], workload=sjob.job.workload, profile=sjob.job.profile,
@@ -819,12 +722,11 @@ class Simulator:
                                       walltime=job.walltime, final_state="REJECTED", metadata=job.metadata))
 
     def on_kill_job(self, data: dict) -> None:
+        """``KILL_JOB``: a killer process stops the jobs not already being killed."""
         ids = data.get("job_ids")
         if not isinstance(ids, list) or not ids:
             raise ProtocolError("KILL_JOB: 'job_ids' must be a non-empty list of job ids")
-        to_report: list[str] = []
-        progress: dict[str, Any] = {}
-        now = self.now()
+        to_kill: list[str] = []
         for jid in ids:
             sjob = self._job({"job_id": jid}, "KILL_JOB")
             if sjob.kill_requested:
@@ -832,23 +734,10 @@ class Simulator:
             if sjob.state in ("SUBMITTED", "REJECTED", "NOT_SUBMITTED"):
                 raise ProtocolError(f"KILL_JOB: job {jid!r} is not running (state {sjob.state})")
             sjob.kill_requested = True
-            to_report.append(jid)
-            if sjob.state == "RUNNING":
-                run = sjob.run
-                progress[jid] = run.progress(now)
-                if run.actor is not None:
-                    run.actor.kill()
-                else:
-                    run.timer_seq += 1  # drop its pending end from the delay timer
-                sjob.state = "COMPLETED_KILLED"
-                sjob.return_code = -1
-                if not 0 <= sjob.start <= now:  # killed during its launch message: it never started
-                    sjob.start = now
-                sjob.finish = now
-                self._end_job(sjob)
-        if to_report:
+            to_kill.append(jid)
+        if to_kill:
             self.nb_killers += 1
-            simgrid.Actor.create("killer", self.machines.master, self._guarded(self.killer), to_report, progress)
+            self.kernel.spawn(self.killer(to_kill), "killer")
 
     def on_call_me_later(self, data: dict) -> None:
         target = data.get("timestamp")
@@ -858,7 +747,7 @@ class Simulator:
             raise ProtocolError(f"CALL_ME_LATER: asked to be called at {target:f}, which is not after the "
                                 f"current time {self.now():f} (Batsim rejects calls in the past or present)")
         self.nb_waiters += 1
-        simgrid.Actor.create("waiter", self.machines.master, self._guarded(self.waiter), float(target))
+        self.kernel.spawn(self.waiter(float(target)), "waiter")
 
     def _dynamic_check(self, etype: str) -> None:
         if not self.config.dynamic_jobs:

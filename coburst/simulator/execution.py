@@ -1,35 +1,43 @@
-"""Job execution on SimGrid: one actor per job, profiles run as SimGrid activities.
+"""Job execution: Batsim 4.2's ``execute_job_process`` as a kernel process.
 
-A job actor runs on the first host of its allocation (as in Batsim 4).  Leaves of the
-profile tree are either a *delay* (a timed wait) or a *parallel task* (SimGrid ptask on
-the ``ptask_L07`` model: compute vectors and communication matrices, so network and I/O
-contention are simulated).
+A job runs from the date the server handles its ``EXECUTE_JOB`` (Batsim creates the job's
+actor directly on the first host of its allocation: no launch message), through its
+profile tree (``jobs_execution.cpp`` ``execute_task``):
+
+* a ``delay`` leaf sleeps ``delay`` seconds if that is strictly shorter than the walltime
+  left, else sleeps the walltime left and the job ends with COMPLETED_WALLTIME_REACHED;
+* every other leaf is a SimGrid parallel task (``ptask_L07``: compute vector and
+  communication matrix, so network and I/O contention are simulated) waited for at most
+  the walltime left;
+* a ``composed`` profile runs its sequence ``repeat`` times; the first non-zero return code
+  ends it.
+
+The walltime left is Batsim's ``remaining_time``: a delay subtracts its length, a parallel
+task the time it took.  At the end the job reports to the server with a 1-byte message from
+its first host (unless it was killed: the killer reports kills).
 
 Two things can change a running job from outside:
 
 * its **speed factor** (:meth:`JobRun.set_rate`) — the co-scheduling heatmap hook slows or
   speeds a job when its node neighbours change.  The current leaf is interrupted, the work
   done so far is kept, and the rest continues at the new rate;
-* a **kill** — :meth:`JobRun.progress` reports where the job was, in Batsim's
-  ``job_progress`` format, before the actor is killed.
-
-Semantics follow Batsim 4.2 (``jobs_execution.cpp``): the walltime is measured from the
-job's start and shared by all sub-tasks of a composed profile; a delay runs to its end
-only if it is strictly shorter than the remaining walltime; return codes propagate from
-the first failing sub-task.
+* a **kill** (:meth:`JobRun.kill`) — :meth:`JobRun.progress` first reports where the job
+  was, in Batsim's ``job_progress`` format.
 """
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Generator
 
 from coburst.errors import ProtocolError
 from coburst.simulator._simgrid import simgrid
+from coburst.simulator.kernel import Put, Run, Suspend
 
 if TYPE_CHECKING:  # pragma: no cover
     from coburst.simulator.engine import SimJob, Simulator
+    from coburst.simulator.kernel import Process
     from coburst.simulator.workload import Profile
 
 
@@ -37,10 +45,8 @@ def _load_remaining_ratio():
     """A GIL-releasing ``Exec.remaining_ratio``, or None if it cannot be set up.
 
     SimGrid 4.1's Python binding of ``Exec.remaining_ratio`` performs a simcall while
-    holding the GIL: if another Python actor runs in the same scheduling round, that actor
-    waits for the GIL forever and the simulation hangs (e.g. two speed changes at the same
-    date).  The C API ``sg_exec_get_remaining_ratio`` called through ctypes releases the
-    GIL.  The ``s4u::Exec*`` is read from the pybind11 instance (simple layout: the value
+    holding the GIL; the C API ``sg_exec_get_remaining_ratio`` called through ctypes does
+    not.  The ``s4u::Exec*`` is read from the pybind11 instance (simple layout: the value
     pointer follows the object header).
     """
     import ctypes
@@ -66,17 +72,13 @@ def _load_remaining_ratio():
 _remaining_ratio = _load_remaining_ratio() or (lambda exe: exe.remaining_ratio)
 
 
-class WalltimeReached(Exception):
-    """Raised inside a job actor when its walltime expires."""
-
-
 @dataclass
 class Leaf:
     """The leaf task being executed right now."""
 
     profile_name: str
     kind: str  # "delay" or "ptask"
-    work_done: float = 0.0  # fraction of the leaf already done (0..1)
+    work_done: float = 0.0  # fraction of the leaf done before the current chunk (0..1)
     chunk_start: float = 0.0  # simulated time the current chunk started
     chunk_rate: float = 1.0
     delay: float = 0.0  # delay leaves: duration at rate 1
@@ -90,8 +92,7 @@ class Leaf:
         if self.kind == "delay":
             if self.delay <= 0:
                 return 1.0
-            elapsed = max(0.0, now - self.chunk_start)  # the chunk may start after a launch message
-            return min(1.0, self.work_done + elapsed * self.chunk_rate / self.delay)
+            return min(1.0, self.work_done + (now - self.chunk_start) * self.chunk_rate / self.delay)
         if self.exec is None:
             return self.work_done
         try:
@@ -111,100 +112,53 @@ class Frame:
 
 @dataclass
 class JobRun:
-    """State of one executing job, shared between its actor and the server."""
+    """State of one executing job; :meth:`process` is its kernel process body."""
 
     sim: "Simulator"
     job: "SimJob"
     hosts: list  # simgrid.Host of the allocation, in executor order
+    first_host: Any = None  # host of the allocation's first resource (Batsim runs the job there)
     start: float = 0.0
-    deadline: float = math.inf
     rate: float = 1.0
+    remaining: float = -1.0  # Batsim's remaining_time (< 0: no walltime)
     stack: list[Frame] = field(default_factory=list)
     leaf: Leaf | None = None
     leaf_depth: int = 0
-    wakeup: Any = None  # simgrid.Semaphore used to interrupt a delay leaf
-    actor: Any = None
-    first_host: Any = None  # host of the allocation's first resource (Batsim runs the job there)
-    timer_seq: int = 0  # delay jobs run by the engine's delay timer (no actor): current heap entry
-    timer_code: int = 0  # return code when the timer entry fires (-1: walltime reached)
+    proc: "Process | None" = None
+    leaf_start: float = 0.0  # date the current delay leaf started
+    rate_changed: bool = False  # the current delay leaf's rate changed while it ran
+    _sleep_outcome: str = ""  # how the planned end of the current delay leaf ends it
+    _rate_cancel: bool = False  # the running chunk was cancelled by set_rate
 
-    # ----------------------------------------------------------------- actor body
-    def main(self) -> None:
-        """Actor body: run the profile, then report completion to the server.
-
-        The job starts one master-to-node message after the decision (Batsim 4.2 starts a
-        job when the server's launch message reaches the job's first host), so ``start`` is
-        the decision date plus the route time master -> first host.
-        """
-        launch = self.sim.delay_to_master(self.first_host)
-        profile = self.sim.profile_of(self.job)
-        self.wakeup = simgrid.Semaphore(0)
-        if launch > 0 and profile.type != "delay":
-            simgrid.this_actor.sleep_for(launch)
-            launch = 0.0
-        # a top-level delay folds the launch message into its first wait (one context switch less)
-        now = simgrid.Engine.clock + launch
-        self.start = now
-        self.job.start = now
-        walltime = self.job.walltime
-        self.deadline = now + walltime if walltime > 0 else math.inf
-        try:
-            code = self.run_profile(profile)
-        except WalltimeReached:
-            code = -1
-        self.sim.job_finished(self, code)
-
-    def walltime_left(self, now: float) -> float:
-        """Walltime left at ``now``, as ``walltime - elapsed`` (not ``deadline - now``, which
-        rounds: (16.0001 + 21) - 16.0001 > 21 would let a delay equal to its walltime escape
-        Batsim's strict ``delay < remaining`` rule)."""
-        walltime = self.job.walltime
-        return walltime - (now - self.start) if walltime > 0 else math.inf
-
-    # ----------------------------------------------------------------- delay jobs, no actor
-    def start_on_timer(self) -> None:
-        """Start a job whose profile is a single delay on the engine's delay timer.
-
-        Same dates as the actor path: the job starts one master-to-node message after the
-        decision, ends ``delay`` later if that is strictly shorter than its walltime, else at
-        ``start + walltime`` with COMPLETED_WALLTIME_REACHED.
-        """
-        profile = self.sim.profile_of(self.job)
-        self.start = simgrid.Engine.clock + self.sim.delay_to_master(self.first_host)
+    # ----------------------------------------------------------------- process body
+    def process(self) -> Generator:
+        sim = self.sim
+        self.start = sim.kernel.now
         self.job.start = self.start
-        walltime = self.job.walltime
-        self.deadline = self.start + walltime if walltime > 0 else math.inf
-        self.leaf = Leaf(profile_name=profile.name, kind="delay", delay=float(profile.data["delay"]),
-                         started=True, chunk_start=self.start, chunk_rate=self.rate)
-        self.leaf_depth = 0
-        self._timer_schedule(self.start, profile.ret)
+        self.remaining = float(self.job.walltime)
+        sim.job_started(self)
+        code = yield from self.run_profile(sim.profile_of(self.job))
+        sim.job_finished(self, code)
+        if code != -2:  # a killed job is reported by its killer
+            yield sim.to_server(("COMPLETED", self.job), self.first_host)
 
-    def _timer_schedule(self, from_time: float, code: int) -> None:
-        leaf = self.leaf
-        need = (1.0 - leaf.work_done) * leaf.delay / self.rate
-        left = self.walltime_left(from_time)
-        if need < left:
-            end, self.timer_code = from_time + need, code
-        else:
-            end, self.timer_code = self.deadline, -1
-        self.timer_seq += 1
-        self.sim.timer_push(end, self)
-
-    # ----------------------------------------------------------------- profiles
-    def run_profile(self, profile: "Profile") -> int:
+    def run_profile(self, profile: "Profile") -> Generator:
         if profile.type == "composed":
-            return self.run_composed(profile)
-        depth = len(self.stack)
+            return (yield from self.run_composed(profile))
         self.leaf = Leaf(profile_name=profile.name, kind="delay" if profile.type == "delay" else "ptask")
-        self.leaf_depth = depth
+        self.leaf_depth = len(self.stack)
         if profile.type == "delay":
-            self.run_delay(float(profile.data["delay"]))
+            outcome = yield from self.run_delay(float(profile.data["delay"]))
         else:
             hosts, flops, matrix = self.sim.build_ptask(self.job, profile, self.hosts)
-            self.run_ptask(hosts, flops, matrix)
+            outcome = yield from self.run_ptask(hosts, flops, matrix)
+        if outcome == "timeout":
+            return -1
+        if outcome == "cancelled":
+            return -2
         return profile.ret
 
-    def run_composed(self, profile: "Profile") -> int:
+    def run_composed(self, profile: "Profile") -> Generator:
         frame = Frame(profile_name=profile.name)
         self.stack.append(frame)
         seq = profile.data["seq"]
@@ -212,88 +166,97 @@ class JobRun:
         for iteration in range(repeat):
             for index, name in enumerate(seq):
                 frame.index = iteration * len(seq) + index
-                code = self.run_profile(self.sim.profile_named(self.job, name))
+                code = yield from self.run_profile(self.sim.profile_named(self.job, name))
                 if code != 0:
                     self.stack.pop()
                     return code
         self.stack.pop()
         return profile.ret
 
-    def run_delay(self, delay: float) -> None:
+    def run_delay(self, delay: float) -> Generator:
+        """Batsim's ``do_delay_task``: the whole delay if strictly shorter than the walltime
+        left, else until the walltime (the job's rate stretches or shrinks it)."""
         leaf = self.leaf
         leaf.delay = delay
         leaf.started = True
-        while True:
-            clock = simgrid.Engine.clock
-            now = max(clock, self.start)  # before the job's start: still in its launch message
-            leaf.chunk_start = now
-            leaf.chunk_rate = self.rate
-            need = (1.0 - leaf.work_done) * delay / self.rate
-            left = self.walltime_left(now)
-            # Batsim: the delay runs to its end only if strictly shorter than the walltime left
-            span = need if need < left else left
-            timed_out = self.wakeup.acquire_timeout(span + (now - clock))
-            if timed_out:
-                if need < left:
-                    leaf.work_done = 1.0
-                    return
-                raise WalltimeReached()
-            # interrupted by a rate change: account the work done and continue
-            leaf.work_done = leaf.fraction_done(simgrid.Engine.clock)
+        leaf.chunk_start = self.leaf_start = self.sim.kernel.now
+        leaf.chunk_rate = self.rate
+        self.rate_changed = self.rate != 1.0  # the exact Batsim arithmetic applies at rate 1
+        self._plan_delay(self.leaf_start)
+        yield Suspend()  # woken by the timer _plan_delay set
+        outcome = self._sleep_outcome
+        if self.remaining >= 0:
+            if outcome == "timeout":
+                self.remaining = 0.0
+            elif self.remaining > 0:  # Batsim subtracts the delay itself
+                self.remaining -= delay if not self.rate_changed else self.sim.kernel.now - self.leaf_start
+        if outcome == "done":
+            leaf.work_done = 1.0
+        return outcome
 
-    def run_ptask(self, hosts: list, flops: list[float], matrix: list[float]) -> None:
+    def _plan_delay(self, now: float) -> None:
+        """(Re)plan the end of the current delay leaf from ``now`` at the current rate."""
+        leaf = self.leaf
+        need = (1.0 - leaf.work_done) * leaf.delay / self.rate if self.rate_changed else leaf.delay
+        left = math.inf if self.remaining < 0 else self.remaining - (now - self.leaf_start)
+        if need < left:
+            self._sleep_outcome = "done"
+            self.sim.kernel.countdown(self.proc, need)
+        else:
+            self._sleep_outcome = "timeout"
+            self.sim.kernel.countdown(self.proc, left)
+
+    def run_ptask(self, hosts: list, flops: list[float], matrix: list[float]) -> Generator:
         leaf = self.leaf
         leaf.started = True
+        kernel = self.sim.kernel
+        before = kernel.now
         while True:
             scale = (1.0 - leaf.work_done) / self.rate
             leaf.chunk_rate = self.rate
-            leaf.chunk_start = simgrid.Engine.clock
-            exe = simgrid.this_actor.exec_init(hosts, [f * scale for f in flops], [b * scale for b in matrix])
-            leaf.exec = exe
-            exe.start()
-            left = self.deadline - simgrid.Engine.clock
-            try:
-                if math.isinf(left):
-                    exe.wait()
-                else:
-                    exe.wait_for(left)
+            leaf.chunk_start = kernel.now
+            if scale != 1.0:
+                run = Run(hosts, [f * scale for f in flops], [b * scale for b in matrix])
+            else:
+                run = Run(hosts, flops, matrix)
+            if self.remaining >= 0:
+                run.timeout = self.remaining - (kernel.now - before)
+            self._rate_cancel = False
+            outcome = yield run
+            if outcome == "cancelled" and self._rate_cancel:
+                continue  # set_rate() cancelled the chunk after recording the work done
+            leaf.exec = None
+            if self.remaining >= 0:
+                self.remaining = self.remaining - (kernel.now - before)
+            if outcome == "done":
                 leaf.work_done = 1.0
-                leaf.exec = None
-                return
-            except simgrid.TimeoutException:
-                exe.cancel()
-                leaf.exec = None
-                raise WalltimeReached() from None
-            except simgrid.CancelException:
-                # set_rate() cancelled the chunk after recording the work done
-                leaf.exec = None
-                continue
+            return outcome
 
     # ----------------------------------------------------------------- from outside
     def set_rate(self, rate: float) -> None:
-        """Change the job's speed factor from now on (called by the server)."""
+        """Change the job's speed factor from now on (the co-scheduling speedup hook)."""
         if rate <= 0 or not math.isfinite(rate):
             raise ProtocolError(f"job {self.job.id}: invalid speed factor {rate}")
         if rate == self.rate:
             return
+        now = self.sim.kernel.now
         leaf = self.leaf
-        if self.actor is None and leaf is not None and self.timer_seq > 0:  # run by the delay timer
-            now = max(simgrid.Engine.clock, self.start)
+        if leaf is None or not leaf.started or leaf.work_done >= 1.0 or self.proc is None or not self.proc.alive:
+            self.rate = rate
+            return
+        if leaf.kind == "delay":
             leaf.work_done = leaf.fraction_done(now)
             leaf.chunk_start, leaf.chunk_rate = now, rate
             self.rate = rate
-            code = self.timer_code if self.timer_code != -1 else self.sim.profile_of(self.job).ret
-            self._timer_schedule(now, code)
+            self.rate_changed = True
+            self._plan_delay(now)
             return
         self.rate = rate
-        if leaf is None or not leaf.started or leaf.work_done >= 1.0:
-            return
-        if leaf.kind == "delay":
-            self.wakeup.release()
-        elif leaf.exec is not None:
-            leaf.work_done = leaf.fraction_done(simgrid.Engine.clock)
-            exe, leaf.exec = leaf.exec, None
-            exe.cancel()
+        proc = self.proc
+        if proc.activity is not None:
+            leaf.work_done = leaf.fraction_done(now)
+            self._rate_cancel = True
+            self.sim.kernel.cancel_activity(proc)
 
     def progress(self, now: float) -> dict[str, Any]:
         """Batsim's ``job_progress`` tree for this job at ``now``."""
@@ -305,7 +268,7 @@ class JobRun:
             if tree is not None:
                 node["current_task"] = tree
             tree = node
-        if tree is None:  # not started yet (still in its launch message)
+        if tree is None:  # not started yet
             profile = self.sim.profile_of(self.job)
             tree = ({"profile_name": profile.name, "current_task_index": -1} if profile.type == "composed"
                     else {"profile_name": profile.name, "progress": 0.0})

@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
 from procset import ProcSet
 
 from coburst.fileio import atomic_write
@@ -29,6 +30,10 @@ SCHEDULE_KEYS = (
     "success_rate", "time_computing", "time_idle", "time_sleeping", "time_switching_off",
     "time_switching_on", "time_unavailable",
 )
+
+#: C's ``long double`` (80-bit on x86-64), in which Batsim computes job times and sums
+LD = np.longdouble
+EPSILON_RUNTIME = np.longdouble("1e-5")
 
 #: the version string coburst writes in ``batsim_version`` (Batsim compatibility level)
 BATSIM_VERSION = "4.2.1-coburst"
@@ -65,62 +70,85 @@ class JobRecord:
     def success(self) -> int:
         return 1 if self.final_state == "COMPLETED_SUCCESSFULLY" else 0
 
+    def times(self) -> tuple[LD, LD, LD]:
+        """Batsim's long-double (start, runtime, completion): ``runtime = end clock - start``,
+        ``1e-5`` when null (``jobs_execution.cpp``), ``completion = start + runtime``."""
+        start = LD(self.start)
+        runtime = LD(self.finish) - start
+        if runtime == 0:
+            runtime = EPSILON_RUNTIME
+        return start, runtime, start + runtime
+
     def csv_row(self) -> str:
         head = f"{self.job_number},{self.workload},{self.profile},{f6(self.subtime)},{self.res},{f6(self.walltime)}"
         if self.final_state == "REJECTED":
             return f"{head},0,REJECTED,,,,,,,,,{quote_metadata(self.metadata)}"
         assert self.start is not None and self.finish is not None and self.alloc is not None
-        execution = self.finish - self.start
-        waiting = self.start - self.subtime
-        turnaround = self.finish - self.subtime
-        stretch = turnaround / execution if execution > 0 else float("inf")
-        return (f"{head},{self.success},{self.final_state},{f6(self.start)},{f6(execution)},"
-                f"{f6(self.finish)},{f6(waiting)},{f6(turnaround)},{f6(stretch)},{self.alloc},"
+        start, runtime, completion = self.times()
+        sub = LD(self.subtime)
+        turnaround = completion - sub
+        return (f"{head},{self.success},{self.final_state},{f6(float(start))},{f6(float(runtime))},"
+                f"{f6(float(completion))},{f6(float(start - sub))},{f6(float(turnaround))},"
+                f"{f6(float(turnaround / runtime))},{self.alloc},"
                 f"{f6(-1)},{quote_metadata(self.metadata)}")
 
 
 def schedule_row(records: list[JobRecord], nb_machines: int, time_computing: float, makespan: float,
                  scheduling_time: float, simulation_time: float, time_idle: float = 0.0) -> dict[str, str]:
-    """The ``_schedule.csv`` values (means divide by ``nb_jobs``, like Batsim 4.2).
+    """The ``_schedule.csv`` values, computed as Batsim 4.2's ``JobsTracer`` does (long-double
+    sums in the order jobs end; means divide by ``nb_jobs``).
 
     ``time_computing`` / ``time_idle``: sums over machines of the time spent in each state,
     counted at state changes only (Batsim never adds a machine's last open interval).
+    ``makespan`` is recomputed from the records (Batsim's largest completion time).
     """
-    finished = [r for r in records if r.final_state != "REJECTED"]
     nb_jobs = len(records)
-    waits = [r.start - r.subtime for r in finished]
-    turns = [r.finish - r.subtime for r in finished]
-    slows = [(r.finish - r.subtime) / (r.finish - r.start) if r.finish > r.start else 0.0 for r in finished]
-    nb_success = sum(r.success for r in finished)
+    nb_finished = nb_success = 0
+    sum_wait = sum_turn = sum_slow = LD(0)
+    max_wait = max_turn = max_slow = makespan_ld = LD(0)
+    for r in records:
+        if r.final_state == "REJECTED":
+            continue
+        nb_finished += 1
+        nb_success += r.success
+        start, runtime, completion = r.times()
+        sub = LD(r.subtime)
+        wait, turn = start - sub, completion - sub
+        slow = turn / runtime
+        sum_wait += wait
+        sum_turn += turn
+        sum_slow += slow
+        makespan_ld = max(makespan_ld, completion)
+        max_wait, max_turn, max_slow = max(max_wait, wait), max(max_turn, turn), max(max_slow, slow)
     # Batsim 4.2 (export.cpp): nb_jobs_killed = finished - success, i.e. failed jobs count too
-    nb_killed = len(finished) - nb_success
+    nb_killed = nb_finished - nb_success
 
-    def mean(values: list[float]) -> float:
-        return sum(values) / nb_jobs if nb_jobs else 0.0
+    def mean(total: LD) -> float:
+        return float(total) / nb_jobs if nb_jobs else 0.0
 
     values = {
         "batsim_version": BATSIM_VERSION,
         "consumed_joules": f6(0.0),
-        "makespan": f6(makespan),
-        "max_slowdown": f6(max(slows, default=0.0)),
-        "max_turnaround_time": f6(max(turns, default=0.0)),
-        "max_waiting_time": f6(max(waits, default=0.0)),
-        "mean_slowdown": f6(mean(slows)),
-        "mean_turnaround_time": f6(mean(turns)),
-        "mean_waiting_time": f6(mean(waits)),
+        "makespan": f6(float(makespan_ld)),
+        "max_slowdown": f6(float(max_slow)),
+        "max_turnaround_time": f6(float(max_turn)),
+        "max_waiting_time": f6(float(max_wait)),
+        "mean_slowdown": f6(mean(sum_slow)),
+        "mean_turnaround_time": f6(mean(sum_turn)),
+        "mean_waiting_time": f6(mean(sum_wait)),
         "nb_computing_machines": str(nb_machines),
         "nb_grouped_switches": "0",
         "nb_jobs": str(nb_jobs),
-        "nb_jobs_finished": str(len(finished)),
+        "nb_jobs_finished": str(nb_finished),
         "nb_jobs_killed": str(nb_killed),
-        "nb_jobs_rejected": str(nb_jobs - len(finished)),
+        "nb_jobs_rejected": str(nb_jobs - nb_finished),
         "nb_jobs_success": str(nb_success),
         "nb_machine_switches": "0",
         "scheduling_time": f6(scheduling_time),
         "simulation_time": f6(simulation_time),
         "success_rate": f6(nb_success / nb_jobs if nb_jobs else 0.0),
-        "time_computing": f6(time_computing),
-        "time_idle": f6(time_idle),
+        "time_computing": f6(float(time_computing)),
+        "time_idle": f6(float(time_idle)),
         "time_sleeping": f6(0.0),
         "time_switching_off": f6(0.0),
         "time_switching_on": f6(0.0),

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Mapping
 from typing import Any
 
 import zmq
@@ -45,7 +46,7 @@ class SchedulerLink:
 
     def exchange(self, now: float, events: list[dict[str, Any]]) -> dict[str, Any]:
         """Send one message and return the decoded reply."""
-        payload = json.dumps({"now": now, "events": events}, separators=(",", ":"))
+        payload = encode_message(now, events)
         start = time.perf_counter()
         self.socket.send_string(payload)
         deadline = start + self.timeout
@@ -93,6 +94,63 @@ class SchedulerLink:
         for sock in (getattr(self, "monitor", None), getattr(self, "socket", None)):
             if sock is not None and not sock.closed:
                 sock.close(linger=0)
+
+
+_encode_string = json.encoder.encode_basestring  # C-accelerated, keeps non-ASCII as is (UTF-8)
+
+
+def encode_value(value: Any, out: list) -> None:
+    """Append the JSON text of ``value`` to ``out``, Batsim 4.2's way: compact, every
+    floating-point number printed with ``"%6f"`` (six decimals, ``protocol.hpp``'s custom
+    RapidJSON ``Writer``), integers as integers."""
+    kind = type(value)
+    if kind is float:
+        out.append("%6f" % value)
+    elif kind is str:
+        out.append(_encode_string(value))
+    elif kind is dict or (kind is not list and isinstance(value, dict)):
+        out.append("{")
+        first = True
+        for key, item in value.items():
+            if not first:
+                out.append(",")
+            first = False
+            out.append(_encode_string(str(key)))
+            out.append(":")
+            encode_value(item, out)
+        out.append("}")
+    elif kind is list or kind is tuple:
+        out.append("[")
+        for i, item in enumerate(value):
+            if i:
+                out.append(",")
+            encode_value(item, out)
+        out.append("]")
+    elif value is True:
+        out.append("true")
+    elif value is False:
+        out.append("false")
+    elif value is None:
+        out.append("null")
+    elif isinstance(value, int):
+        out.append(str(int(value)))
+    elif isinstance(value, float):
+        out.append("%6f" % value)
+    elif isinstance(value, Mapping):
+        encode_value(dict(value), out)
+    elif isinstance(value, (list, tuple)):
+        encode_value(list(value), out)
+    else:
+        raise TypeError(f"cannot encode {value!r} in a Batsim message")
+
+
+def encode_message(now: float, events: list[dict[str, Any]]) -> str:
+    """``{"now":..,"events":[..]}`` as Batsim 4.2.1 writes it (dates to the microsecond:
+    the scheduler sees, and answers with, rounded dates)."""
+    out = ['{"now":', "%6f" % now, ',"events":']
+    encode_value(events, out)
+    out.append("}")
+    return "".join(out)
 
 
 def decode_reply(raw: str) -> dict[str, Any]:

@@ -1,0 +1,395 @@
+"""A process kernel on SimGrid: Batsim's actors as Python generators in one SimGrid actor.
+
+Batsim 4.2 runs each of its actors (server, submitters, request-reply, one per job, waiters,
+killers) as a SimGrid actor.  With SimGrid's Python binding every actor is an OS thread and
+every blocking call a thread switch, which made an actor-per-job engine slow.  Here every
+Batsim actor is a *process*: a generator that yields what it waits for —
+
+* :class:`Sleep` ``(duration)``            — ``this_actor::sleep_for``;
+* :class:`Put` ``(mailbox, msg, route)``   — a blocking ``mailbox->put(msg, 1)``: a 1-byte
+  transfer over a route of the given latency and bottleneck bandwidth;
+* :class:`Get` ``(mailbox)``               — a blocking ``mailbox->get()``;
+* :class:`Run` ``(hosts, flops, bytes, timeout)`` — a SimGrid parallel task
+  (``exec_init(...)->start()->wait_for(timeout)``), the one thing SimGrid itself simulates
+  (network and I/O contention under ``ptask_L07``); the process gets back ``"done"``,
+  ``"timeout"`` or ``"cancelled"``;
+* :class:`Suspend` — wait until someone else wakes the process.
+
+and one SimGrid actor, :meth:`Kernel.main`, runs them all.
+
+**Time is SimGrid's own arithmetic** (:class:`Clock`): under ``ptask_L07`` every pending
+action counts down by common steps, and a 1-byte message costs its route's latency, then
+1 B / the bottleneck bandwidth — measured bit for bit against SimGrid 3.32 (Batsim 4.2.1's)
+and 4.1.  Actions ending in the same step wake their processes in creation order;
+processes woken or created at a date run in rounds at that date, in the order they were
+woken (SimGrid's scheduling rounds).  When both ends of a message wait, the side that
+arrived first resumes first (as SimGrid does).
+
+Simulated time advances without a thread switch per event: the SimGrid clock is only
+moved (one ``sleep_for`` or ``wait_any_for``) while parallel tasks run.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import deque
+from dataclasses import dataclass, field
+from typing import Any, Generator
+
+import numpy as np
+
+from coburst.simulator._simgrid import simgrid
+
+#: SimGrid's ``precision/timing``: a remaining duration below it is over
+PRECISION = 1e-9
+
+
+@dataclass(slots=True)
+class Sleep:
+    duration: float
+
+
+@dataclass(slots=True)
+class Put:
+    mailbox: "Mailbox"
+    message: Any
+    latency: float  # route latency (s)
+    transfer: float  # 1 byte / bottleneck bandwidth (s); 0 with no link on the route
+
+
+@dataclass(slots=True)
+class Get:
+    mailbox: "Mailbox"
+
+
+@dataclass(slots=True)
+class Suspend:
+    """Wait until someone else wakes the process (e.g. a countdown set with
+    :meth:`Kernel.countdown`)."""
+
+
+@dataclass(slots=True)
+class Run:
+    hosts: list
+    flops: list
+    bytes: list
+    timeout: float = -1.0  # < 0: no timeout
+
+
+class Process:
+    """One Batsim actor (a generator driven by the kernel)."""
+
+    __slots__ = ("gen", "name", "alive", "action", "activity", "timer", "data")
+
+    def __init__(self, gen: Generator, name: str):
+        self.gen = gen
+        self.name = name
+        self.alive = True
+        self.action = None  # its pending countdown (sleep), if any
+        self.activity = None  # the running simgrid.Exec, if any
+        self.timer = None  # absolute date of its parallel task's timeout, if any
+        self.data = None  # free slot for the owner (e.g. the JobRun)
+
+
+@dataclass
+class Mailbox:
+    """A SimGrid mailbox with blocking put/get: puts are served one at a time, FIFO."""
+
+    name: str
+    pending: deque = field(default_factory=deque)  # (sender, message, latency, transfer)
+    receiver: Process | None = None
+    receiver_first: bool = False  # the receiver was waiting when the current transfer began
+    busy: bool = False  # a transfer is in progress
+
+    def empty(self) -> bool:
+        """``Mailbox::empty()``: no put waiting to be received."""
+        return not self.pending or (self.busy and len(self.pending) == 1)
+
+
+class Clock:
+    """SimGrid's clock under ``ptask_L07``: pending actions count down by common steps.
+
+    Each pending action (a sleep, a message's latency or its byte) has a remaining
+    duration.  A step lasts the smallest one; it is added to ``now`` and subtracted from
+    every remaining duration (SimGrid's ``double_update``: a remainder below
+    :data:`PRECISION` is 0), and the actions at 0 end, in creation order.  Measured with
+    SimGrid 3.32 (Batsim 4.2.1's) and 4.1: this reproduces their dates bit for bit, where
+    ``start + duration`` is off by an ulp or more for most actions.  Remaining durations
+    live in dense numpy arrays (swap-remove), so a step costs a few vector operations.
+    """
+
+    def __init__(self, capacity: int = 64):
+        self.now = 0.0
+        self.rem = np.empty(capacity)
+        self.seq = np.empty(capacity, dtype=np.int64)
+        self.owner: list = [None] * capacity
+        self.n = 0
+        self._counter = 0
+        self._where: dict[int, int] = {}  # creation number -> index
+
+    def add(self, duration: float, owner: Any) -> int:
+        """Start an action; returns its creation number (the handle to cancel it)."""
+        n = self.n
+        if n == len(self.rem):
+            self.rem = np.resize(self.rem, 2 * n)
+            self.seq = np.resize(self.seq, 2 * n)
+            self.owner.extend([None] * n)
+        self.rem[n] = duration
+        number = self._counter
+        self._counter += 1
+        self.seq[n] = number
+        self.owner[n] = owner
+        self._where[number] = n
+        self.n = n + 1
+        return number
+
+    def cancel(self, number: int) -> None:
+        i = self._where.get(number)
+        if i is not None:
+            self._remove(i)
+
+    def _remove(self, i: int) -> None:
+        last = self.n - 1
+        del self._where[int(self.seq[i])]
+        if i != last:
+            self.rem[i] = self.rem[last]
+            self.seq[i] = self.seq[last]
+            self.owner[i] = self.owner[last]
+            self._where[int(self.seq[i])] = i
+        self.owner[last] = None
+        self.n = last
+
+    def next_delta(self) -> float:
+        """Duration of the next step (inf: nothing pending)."""
+        n = self.n
+        if not n:
+            return math.inf
+        return float(self.rem[0]) if n == 1 else float(self.rem[:n].min())
+
+    def step(self, delta: float) -> list:
+        """Advance by ``delta``; return the owners of the actions that ended, in creation
+        order."""
+        self.now = self.now + delta
+        n = self.n
+        if not n:
+            return []
+        rem = self.rem[:n]
+        rem -= delta
+        ended = np.flatnonzero(rem < PRECISION)
+        if not len(ended):
+            return []
+        if len(ended) > 1:
+            ended = ended[np.argsort(self.seq[ended], kind="stable")]
+        owners = [self.owner[i] for i in ended]
+        for i in sorted(ended.tolist(), reverse=True):  # swap-remove from the back
+            self._remove(i)
+        return owners
+
+
+class Kernel:
+    """Runs processes in simulated time (see the module docstring)."""
+
+    def __init__(self):
+        self.clock = Clock()
+        self._ready: deque = deque()
+        self._activities: dict = {}  # simgrid.Exec -> Process
+        self._timers: list = []  # (date, number, process, exec): parallel-task timeouts
+        self._aset = None
+        self._timer_counter = 0
+        self.stopped = False
+
+    @property
+    def now(self) -> float:
+        return self.clock.now
+
+    # ------------------------------------------------------------------ processes
+    def spawn(self, gen: Generator, name: str = "") -> Process:
+        """Create a process; it first runs in the next round at the current date (as a
+        SimGrid actor created by another one)."""
+        proc = Process(gen, name)
+        self._ready.append((proc, None))
+        return proc
+
+    def kill(self, proc: Process) -> None:
+        """Kill a process at once (``Actor::kill``): its countdown is dropped, a running
+        parallel task cancelled."""
+        if not proc.alive:
+            return
+        proc.alive = False
+        if proc.action is not None:
+            self.clock.cancel(proc.action)
+            proc.action = None
+        if proc.activity is not None:
+            exe, proc.activity = proc.activity, None
+            self._forget(exe)
+            exe.cancel()
+        proc.gen.close()
+
+    def wake(self, proc: Process, value: Any = None) -> None:
+        self._ready.append((proc, value))
+
+    def countdown(self, proc: Process, duration: float) -> None:
+        """Wake ``proc`` after ``duration`` (a SimGrid sleep), replacing its pending one."""
+        if proc.action is not None:
+            self.clock.cancel(proc.action)
+        proc.action = self.clock.add(duration, proc)
+
+    def _step(self, proc: Process, value: Any) -> None:
+        if not proc.alive:
+            return
+        try:
+            req = proc.gen.send(value)
+        except StopIteration:
+            proc.alive = False
+            return
+        kind = type(req)
+        if kind is Sleep:
+            proc.action = self.clock.add(req.duration, proc)
+        elif kind is Put:
+            box = req.mailbox
+            box.pending.append((proc, req.message, req.latency, req.transfer))
+            if box.receiver is not None and not box.busy:
+                self._start_transfer(box, receiver_first=True)
+        elif kind is Get:
+            box = req.mailbox
+            box.receiver = proc
+            if box.pending and not box.busy:
+                self._start_transfer(box, receiver_first=False)
+        elif kind is Suspend:
+            pass
+        elif kind is Run:
+            self._start_exec(proc, req)
+        else:  # pragma: no cover - programming error
+            raise TypeError(f"process {proc.name} yielded {req!r}")
+
+    # ------------------------------------------------------------------ mailboxes
+    def _start_transfer(self, box: Mailbox, receiver_first: bool) -> None:
+        box.busy = True
+        box.receiver_first = receiver_first
+        _, _, latency, transfer = box.pending[0]
+        # a comm is one L07 action: its latency, then its byte (no link at all on the
+        # route: nothing to do, it ends at the next step)
+        if latency > 0:
+            self.clock.add(latency, _Transfer(box, transfer))
+        else:
+            self.clock.add(transfer, _Transfer(box, 0.0))
+
+    def _transfer_step(self, marker: "_Transfer") -> None:
+        if marker.transfer > 0:
+            self.clock.add(marker.transfer, _Transfer(marker.box, 0.0))
+            return
+        box = marker.box
+        sender, message, _, _ = box.pending.popleft()
+        box.busy = False
+        receiver, box.receiver = box.receiver, None
+        if box.receiver_first:  # whoever waited first resumes first
+            self.wake(receiver, message)
+            self.wake(sender, None)
+        else:
+            self.wake(sender, None)
+            self.wake(receiver, message)
+
+    # ------------------------------------------------------------------ parallel tasks
+    def _start_exec(self, proc: Process, req: Run) -> None:
+        if not self._activities:
+            lag = self.clock.now - simgrid.Engine.clock
+            if lag > 0:
+                simgrid.this_actor.sleep_for(lag)
+        exe = simgrid.this_actor.exec_init(req.hosts, req.flops, req.bytes)
+        exe.start()
+        if self._aset is None:
+            self._aset = simgrid.ActivitySet()
+        self._aset.push(exe)
+        proc.activity = exe
+        self._activities[exe] = proc
+        if req.timeout >= 0:
+            proc.timer = self.clock.now + req.timeout
+            self._timers.append((proc.timer, self._timer_counter, proc, exe))
+            self._timer_counter += 1
+            self._timers.sort(key=lambda t: (t[0], t[1]))
+
+    def _forget(self, exe) -> None:
+        if self._activities.pop(exe, None) is not None:
+            self._aset.erase(exe)
+
+    def cancel_activity(self, proc: Process) -> bool:
+        """Cancel the parallel task ``proc`` waits for; it resumes with ``"cancelled"``."""
+        exe = proc.activity
+        if exe is None:
+            return False
+        proc.activity = None
+        proc.timer = None
+        self._forget(exe)
+        exe.cancel()
+        self.wake(proc, "cancelled")
+        return True
+
+    def _fire_timers(self) -> None:
+        now = self.clock.now
+        while self._timers and self._timers[0][0] <= now:
+            _, _, proc, exe = self._timers.pop(0)
+            if proc.activity is exe and proc.timer is not None:
+                proc.activity = None
+                proc.timer = None
+                self._forget(exe)
+                exe.cancel()
+                self.wake(proc, "timeout")
+
+    # ------------------------------------------------------------------ main loop
+    def main(self) -> None:
+        """The body of the one SimGrid actor."""
+        ready, clock = self._ready, self.clock
+        step = self._step
+        while not self.stopped:
+            while ready:
+                proc, value = ready.popleft()
+                step(proc, value)
+                if self.stopped:
+                    return
+            delta = clock.next_delta()
+            while self._timers and self._timers[0][2].timer is None:
+                self._timers.pop(0)  # stale timeouts
+            if self._timers:
+                delta = min(delta, max(0.0, self._timers[0][0] - clock.now))
+            if self._activities:
+                # let SimGrid run the parallel tasks until our next date or one of them ends
+                timeout = clock.now + delta - simgrid.Engine.clock
+                if timeout > 0 or math.isinf(delta):
+                    try:
+                        done = self._aset.wait_any() if math.isinf(delta) else self._aset.wait_any_for(timeout)
+                    except simgrid.TimeoutException:
+                        done = None
+                    if done is not None:
+                        proc = self._activities.pop(done, None)
+                        self._aset.erase(done)
+                        self._advance(max(0.0, simgrid.Engine.clock - clock.now))
+                        if proc is not None:
+                            proc.activity = None
+                            proc.timer = None
+                            self.wake(proc, "done")
+                        continue
+            if math.isinf(delta):
+                return  # nothing can ever happen again
+            self._advance(delta)
+
+    def _advance(self, delta: float) -> None:
+        for owner in self.clock.step(delta):
+            if type(owner) is _Transfer:
+                self._transfer_step(owner)
+            else:
+                owner.action = None
+                self.wake(owner, None)
+        self._fire_timers()
+
+    def stop(self) -> None:
+        self.stopped = True
+
+
+class _Transfer:
+    """Countdown owner for a message's latency, then its transfer."""
+
+    __slots__ = ("box", "transfer")
+
+    def __init__(self, box: Mailbox, transfer: float):
+        self.box = box
+        self.transfer = transfer
