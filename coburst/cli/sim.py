@@ -1,22 +1,63 @@
-"""``coburst sim``: a drop-in for the ``batsim`` command (Batsim 4.2 options)."""
+"""``coburst sim``: a drop-in for the ``batsim`` command (Batsim 4.2.1 options).
+
+Every option of ``batsim --help`` (4.2.1, ``src/batsim.cpp parse_main_args``) is accepted
+with the same spelling, short and long forms and defaults; long options may be
+abbreviated to any unambiguous prefix, as docopt allows.  Options that need a part of
+Batsim coburst does not simulate (energy, Redis, workflows, external events, the
+scheduler-less ``--no-sched`` mode) are refused with an :class:`InputError` naming the
+option (exit status 2).  The others reach the engine through ``SimulatorConfig`` and the
+plain dict ``config.batsim_options`` (see :func:`batsim_options`).
+"""
 
 from __future__ import annotations
 
 import argparse
+import json
+import re
+import sys
+from pathlib import Path
 
 from coburst.errors import InputError
 
+#: what ``batsim --version`` prints for the real 4.2.1; coburst prints the string it writes
+#: in ``_schedule.csv``'s ``batsim_version`` (coburst.simulator.output.BATSIM_VERSION)
+BATSIM_VERSION_FALLBACK = "4.2.1"
+
+VERBOSITY_LEVELS = ("quiet", "network-only", "information", "debug")
+
+#: Batsim options coburst refuses: argparse dest -> (spelling, why)
+UNSUPPORTED = {
+    "workflow": ("-W/--workflow", "workflows (SimGrid DAX workflow submitters) are not simulated by coburst sim"),
+    "workflow_start": ("--WS/--workflow-start", "workflows (SimGrid DAX workflow submitters) are not simulated "
+                                                "by coburst sim"),
+    "events": ("--events", "external events (machine availability changes, generic events) are not simulated "
+                           "by coburst sim"),
+    "energy": ("-E/--energy", "the SimGrid energy plugin (power states, SET_RESOURCE_STATE, energy queries, "
+                              "_consumed_energy.csv, _pstate_changes.csv) is not simulated by coburst sim"),
+    "enable_redis": ("--enable-redis", "the Redis data storage is not supported: coburst sim always sends jobs "
+                                       "and profiles inside the protocol messages"),
+    "no_sched": ("--no-sched", "the scheduler-less mode (Batsim's batexec: every job started at time 0 on "
+                               "machines 0..res-1, no _jobs.csv rows) is not supported; run a scheduler instead"),
+}
+
 
 def parse_roles(values: list[str]) -> dict[str, str]:
-    """``-r host1,host2:storage`` (repeatable) -> {host: role}."""
+    """``-r host1,host2:storage`` (repeatable) -> {host: role}.
+
+    Roles as Batsim spells them: ``master``, ``storage``, ``compute_node`` (``compute`` is
+    accepted too).  Like Batsim, exactly one ``:`` and a later ``-r`` overrides an earlier one.
+    """
     roles: dict[str, str] = {}
     for value in values:
-        hosts, sep, role = value.rpartition(":")
-        if not sep or not hosts or not role:
-            raise InputError("-r/--add-role-to-hosts", repr(value), "expected HOST[,HOST...]:ROLE")
-        if role not in ("compute", "storage", "master"):
+        if value.count(":") != 1:
             raise InputError("-r/--add-role-to-hosts", repr(value),
-                             f"unknown role {role!r} (expected compute, storage or master)")
+                             "expected HOST[,HOST...]:ROLE (with exactly one ':')")
+        hosts, _, role = value.partition(":")
+        if not hosts or not role:
+            raise InputError("-r/--add-role-to-hosts", repr(value), "expected HOST[,HOST...]:ROLE")
+        if role not in ("compute", "compute_node", "storage", "master"):
+            raise InputError("-r/--add-role-to-hosts", repr(value),
+                             f"unknown role {role!r} (expected compute_node, storage or master)")
         for host in hosts.split(","):
             if not host:
                 raise InputError("-r/--add-role-to-hosts", repr(value), "empty host name")
@@ -25,41 +66,207 @@ def parse_roles(values: list[str]) -> dict[str, str]:
 
 
 def add_sim_options(parser: argparse.ArgumentParser) -> None:
-    """The Batsim 4.2 options coburst understands (shared by ``sim`` and ``run``)."""
+    """The Batsim 4.2.1 options (shared by ``sim`` and ``run``; ``-s`` and the options that
+    make ``batsim`` exit early are added by :func:`register`)."""
+    # Input options
     parser.add_argument("-p", "--platform", required=True, metavar="PLATFORM_FILE",
                         help="SimGrid XML platform")
     parser.add_argument("-w", "--workload", action="append", default=[], metavar="WORKLOAD_FILE",
                         help="Batsim JSON workload (repeatable; named w0, w1, ...)")
-    parser.add_argument("-e", "--export", default="out", metavar="PREFIX",
-                        help="output prefix: PREFIX_jobs.csv, PREFIX_schedule.csv [default: out]")
-    parser.add_argument("-r", "--add-role-to-hosts", action="append", default=[], metavar="HOSTS:ROLE",
-                        help="give ROLE (compute|storage|master) to comma-separated hosts (repeatable)")
+    parser.add_argument("-W", "--workflow", action="append", default=[], metavar="WORKFLOW_FILE",
+                        help="Batsim workflow file (refused: not simulated)")
+    parser.add_argument("--WS", "--workflow-start", dest="workflow_start", action="append", default=[], nargs=2,
+                        metavar=("CUT_WORKFLOW_FILE", "START_TIME"), help="(refused: not simulated)")
+    parser.add_argument("--events", action="append", default=[], metavar="EVENTS_FILE",
+                        help="external events file (refused: not simulated)")
+    # Most common options
     parser.add_argument("-m", "--master-host", default="master_host", metavar="NAME",
                         help="name of the master host [default: master_host, as Batsim 4.2]")
+    parser.add_argument("-r", "--add-role-to-hosts", action="append", default=[], metavar="HOSTS:ROLE",
+                        help="give ROLE (compute_node|storage|master) to comma-separated hosts (repeatable)")
+    parser.add_argument("-E", "--energy", action="store_true", help="energy plugin (refused: not simulated)")
+    # Execution context options (-s/--socket-endpoint: see register)
+    parser.add_argument("--enable-redis", action="store_true", help="Redis data storage (refused)")
+    parser.add_argument("--redis-hostname", default="127.0.0.1", metavar="REDIS_HOST",
+                        help="only forwarded in SIMULATION_BEGINS' config [default: 127.0.0.1]")
+    parser.add_argument("--redis-port", default="6379", metavar="REDIS_PORT",
+                        help="only forwarded in SIMULATION_BEGINS' config [default: 6379]")
+    parser.add_argument("--redis-prefix", default="default", metavar="PREFIX",
+                        help="only forwarded in SIMULATION_BEGINS' config [default: default]")
+    # Output options
+    parser.add_argument("-e", "--export", default="out", metavar="PREFIX",
+                        help="output prefix: PREFIX_jobs.csv, PREFIX_schedule.csv, PREFIX_schedule.trace, "
+                             "PREFIX_machine_states.csv [default: out]")
+    parser.add_argument("--disable-schedule-tracing", action="store_true",
+                        help="do not write PREFIX_schedule.trace (Pajé)")
+    parser.add_argument("--disable-machine-state-tracing", action="store_true",
+                        help="do not write PREFIX_machine_states.csv")
+    # Platform size limit options
+    parser.add_argument("--mmax", default="0", metavar="NB",
+                        help="use only the first NB compute machines; 0 means no limit [default: 0]")
+    parser.add_argument("--mmax-workload", action="store_true",
+                        help="limit the compute machines to the largest 'nb_res' of the workloads")
+    # Job-related options
+    parser.add_argument("--forward-profiles-on-submission", action="store_true",
+                        help="attach the job's profile to JOB_SUBMITTED")
     parser.add_argument("--enable-dynamic-jobs", action="store_true",
                         help="let the scheduler register jobs and profiles")
     parser.add_argument("--acknowledge-dynamic-jobs", action="store_true",
                         help="send JOB_SUBMITTED back for dynamically registered jobs")
     parser.add_argument("--enable-profile-reuse", action="store_true",
                         help="keep profiles of finished jobs usable by later dynamic jobs")
-    parser.add_argument("--forward-unknown-events", action="store_true", help=argparse.SUPPRESS)
+    # Verbosity options
+    parser.add_argument("-v", "--verbosity", default="information", choices=VERBOSITY_LEVELS,
+                        metavar="VERBOSITY_LEVEL",
+                        help="quiet, network-only, information or debug (accepted for Batsim compatibility)")
+    parser.add_argument("-q", "--quiet", action="store_true", help="print nothing on success")
+    # Workflow options (no effect without workflows, as in Batsim)
+    parser.add_argument("--workflow-jobs-limit", default="0", metavar="JOB_LIMIT",
+                        help="workflows only (no effect here) [default: 0]")
+    parser.add_argument("--ignore-beyond-last-workflow", action="store_true",
+                        help="workflows only (no effect here)")
+    # Other options
+    parser.add_argument("--enable-compute-sharing", action="store_true",
+                        help="let several jobs use one compute machine at the same time")
+    parser.add_argument("--disable-storage-sharing", action="store_true",
+                        help="forbid several jobs on one storage machine at the same time")
+    parser.add_argument("--no-sched", action="store_true", help="scheduler-less mode (refused)")
+    cfg = parser.add_mutually_exclusive_group()
+    cfg.add_argument("--sched-cfg", default=None, metavar="CFG_STR",
+                     help="string forwarded to the scheduler in SIMULATION_BEGINS (config.sched-config)")
+    cfg.add_argument("--sched-cfg-file", default=None, metavar="CFG_FILE",
+                     help="same as --sched-cfg, the value read from a file")
+    parser.add_argument("--sg-cfg", action="append", default=[], metavar="OPT_NAME:OPT_VALUE",
+                        help="SimGrid configuration option (repeatable)")
+    parser.add_argument("--sg-log", action="append", default=[], metavar="LOG_OPTION",
+                        help="SimGrid logging option (repeatable)")
+    parser.add_argument("--forward-unknown-events", action="store_true",
+                        help="external events only: no effect without --events, as in Batsim")
+    # coburst's own
     parser.add_argument("--timeout", type=float, default=30.0, metavar="SECONDS",
                         help="abort when the scheduler stays silent this long (wall clock) [default: 30]")
-    parser.add_argument("-q", "--quiet", action="store_true", help="print nothing on success")
-    parser.add_argument("-v", "--verbosity", default="information",
-                        choices=("quiet", "network-only", "information", "debug"),
-                        help="accepted for Batsim compatibility")
+
+
+def _int_option(args: argparse.Namespace, dest: str, spelling: str) -> int:
+    text = getattr(args, dest)
+    try:
+        return int(text)
+    except (TypeError, ValueError):
+        raise InputError(spelling, repr(text), "expected an integer") from None
+
+
+def refuse_unsupported(args: argparse.Namespace) -> None:
+    """InputError for the first Batsim option coburst does not simulate."""
+    for dest, (spelling, why) in UNSUPPORTED.items():
+        if getattr(args, dest, None):
+            raise InputError(spelling, None, f"not supported by coburst sim: {why}")
+
+
+def read_sched_config(args: argparse.Namespace) -> str:
+    """``config.sched-config``: ``--sched-cfg`` if non-empty, else the content of ``--sched-cfg-file``
+    (read verbatim, like Batsim's ``read_whole_file_as_string``), else ``""``."""
+    if args.sched_cfg:
+        return args.sched_cfg
+    if args.sched_cfg_file:
+        try:
+            return Path(args.sched_cfg_file).read_bytes().decode("utf-8")
+        except OSError as exc:
+            raise InputError("--sched-cfg-file", args.sched_cfg_file,
+                             f"cannot read the scheduler configuration file: {exc.strerror or exc}") from None
+        except UnicodeDecodeError as exc:
+            raise InputError("--sched-cfg-file", args.sched_cfg_file, f"not UTF-8 text: {exc.reason}") from None
+    return ""
+
+
+def batsim_options(args: argparse.Namespace) -> dict:
+    """The Batsim options the engine must honour (attached as ``config.batsim_options``).
+
+    Validates them like Batsim does (errors are InputError naming the option).
+    """
+    refuse_unsupported(args)
+    mmax = _int_option(args, "mmax", "--mmax")
+    redis_port = _int_option(args, "redis_port", "--redis-port")
+    jobs_limit = _int_option(args, "workflow_jobs_limit", "--workflow-jobs-limit")
+    if jobs_limit < 0:
+        raise InputError("--workflow-jobs-limit", str(jobs_limit), "must be >= 0")
+    for value in args.sg_cfg:
+        name, sep, _ = value.partition(":")
+        if not sep or not name:
+            raise InputError("--sg-cfg", repr(value), "expected OPTION_NAME:OPTION_VALUE")
+    for value in args.sg_log:
+        if not value:
+            raise InputError("--sg-log", repr(value), "empty logging option")
+    return {
+        "mmax": max(mmax, 0),  # Batsim: only a value > 0 limits
+        "mmax_workload": bool(args.mmax_workload),
+        "forward_profiles_on_submission": bool(args.forward_profiles_on_submission),
+        "enable_compute_sharing": bool(args.enable_compute_sharing),
+        "disable_storage_sharing": bool(args.disable_storage_sharing),
+        "sched_config": read_sched_config(args),
+        "sg_cfg": list(args.sg_cfg),
+        "sg_log": list(args.sg_log),
+        "schedule_tracing": not args.disable_schedule_tracing,
+        "machine_state_tracing": not args.disable_machine_state_tracing,
+        "redis_hostname": args.redis_hostname,
+        "redis_port": redis_port,
+        "redis_prefix": args.redis_prefix,
+        # Batsim: forward_unknown_events is only read when --events files are given
+        "forward_unknown_events": False,
+        "verbosity": "quiet" if args.quiet else args.verbosity,
+        "workflow_jobs_limit": jobs_limit,
+        "ignore_beyond_last_workflow": bool(args.ignore_beyond_last_workflow),
+    }
+
+
+def machine_limit(options: dict, workload_nb_res: list[int]) -> int | None:
+    """How many compute machines Batsim keeps (``load_workloads_and_workflows``): None = all.
+
+    ``workload_nb_res``: the ``nb_res`` field of every ``-w`` workload.  With both options the
+    smaller of ``--mmax`` and the largest ``nb_res``; the engine must then keep the first N
+    compute machines in id order (``Machines::create_machines``) and fail with "Impossible to
+    compute on M=N machines: only K machines are described in the PLATFORM_FILE." if N > K.
+    """
+    largest = max(workload_nb_res, default=-1)
+    mmax = options["mmax"]
+    if options["mmax_workload"] and mmax > 0:
+        limit = min(mmax, largest)
+    elif options["mmax_workload"]:
+        limit = largest
+    elif mmax > 0:
+        limit = mmax
+    else:
+        limit = -1
+    return None if limit == -1 else limit
+
+
+def simulation_begins_config(options: dict, *, dynamic_jobs: bool, ack_dynamic_jobs: bool,
+                             profile_reuse: bool) -> dict:
+    """SIMULATION_BEGINS ``data.config`` exactly as Batsim 4.2.1 builds it (``set_configuration``),
+    keys in Batsim's order."""
+    return {
+        "redis-enabled": False,
+        "redis-hostname": options["redis_hostname"],
+        "redis-port": options["redis_port"],
+        "redis-prefix": options["redis_prefix"],
+        "profiles-forwarded-on-submission": options["forward_profiles_on_submission"],
+        "dynamic-jobs-enabled": dynamic_jobs,
+        "dynamic-jobs-acknowledged": ack_dynamic_jobs,
+        "profile-reuse-enabled": dynamic_jobs and profile_reuse,
+        "sched-config": options["sched_config"],
+        "forward-unknown-events": options["forward_unknown_events"],
+    }
 
 
 def simulator_config_from_args(args: argparse.Namespace):
     from coburst.simulator.engine import SimulatorConfig
 
+    options = batsim_options(args)
     if not args.workload and not args.enable_dynamic_jobs:
         raise InputError("-w/--workload", None,
                          "give at least one workload (or --enable-dynamic-jobs for a scheduler that registers jobs)")
     if args.timeout <= 0:
         raise InputError("--timeout", str(args.timeout), "must be > 0 seconds")
-    return SimulatorConfig(
+    config = SimulatorConfig(
         platform=args.platform,
         workloads=list(args.workload),
         export_prefix=args.export,
@@ -69,14 +276,71 @@ def simulator_config_from_args(args: argparse.Namespace):
         dynamic_jobs=args.enable_dynamic_jobs,
         ack_dynamic_jobs=args.acknowledge_dynamic_jobs,
         profile_reuse=args.enable_profile_reuse,
-        forward_unknown_events=args.forward_unknown_events,
+        forward_unknown_events=options["forward_unknown_events"],
         timeout=args.timeout,
     )
+    config.batsim_options = options
+    return config
+
+
+# ---------------------------------------------------------------- options that exit early
+
+def rapidjson_dumps(obj) -> str:
+    """Compact JSON as RapidJSON's Writer prints it (UTF-8 kept, uppercase ``\\u00XX`` escapes)."""
+    text = json.dumps(obj, separators=(",", ":"), ensure_ascii=False)
+    return re.sub(r"(?<!\\)((?:\\\\)*)\\u00([0-9a-f]{2})", lambda m: m.group(1) + "\\u00" + m.group(2).upper(), text)
+
+
+def execution_context(args: argparse.Namespace) -> str:
+    """What ``batsim --dump-execution-context`` prints (batsim.cpp ``main``): printed before any
+    validation of the other options or input files; an unreadable ``--redis-port`` shows as 0."""
+    try:
+        redis_port = int(args.redis_port)
+    except ValueError:
+        redis_port = 0
+    return rapidjson_dumps({
+        "socket_endpoint": args.socket_endpoint,
+        "redis_enabled": bool(args.enable_redis),
+        "redis_hostname": args.redis_hostname,
+        "redis_port": redis_port,
+        "redis_prefix": args.redis_prefix,
+        "export_prefix": args.export,
+        "external_scheduler": not args.no_sched,
+    })
+
+
+class _VersionAction(argparse.Action):
+    def __init__(self, option_strings, dest=argparse.SUPPRESS, default=argparse.SUPPRESS, help=None):
+        super().__init__(option_strings, dest=dest, default=default, nargs=0, help=help)
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        print(self.version())
+        parser.exit(0)
+
+    @staticmethod
+    def version() -> str:
+        try:
+            from coburst.simulator.output import BATSIM_VERSION
+        except ImportError:  # pragma: no cover
+            return BATSIM_VERSION_FALLBACK
+        return BATSIM_VERSION
+
+
+class _SimgridVersionAction(_VersionAction):
+    @staticmethod
+    def version() -> str:
+        from coburst.simulator._simgrid import simgrid
+
+        return str(simgrid.simgrid_version)
 
 
 def run_sim(args: argparse.Namespace) -> int:
     from coburst.simulator.engine import Simulator
 
+    if args.dump_execution_context:
+        print(execution_context(args))
+        sys.stdout.flush()
+        return 0
     config = simulator_config_from_args(args)
     config.speed_hook = args.speed_hook
     result = Simulator(config).run()
@@ -86,13 +350,20 @@ def run_sim(args: argparse.Namespace) -> int:
 
 
 def register(sub) -> None:
-    parser = sub.add_parser("sim", allow_abbrev=False,
+    # allow_abbrev: docopt (Batsim) accepts any unambiguous prefix of a long option
+    parser = sub.add_parser("sim", allow_abbrev=True,
                             help="Batsim-compatible simulator (drop-in for the batsim command)",
                             description="Simulate a platform and workloads on SimGrid, talking the Batsim 4 "
-                                        "protocol to an external scheduler (e.g. pybatsim).")
+                                        "protocol to an external scheduler (e.g. pybatsim). Accepts every "
+                                        "option of batsim 4.2.1.")
     add_sim_options(parser)
     parser.add_argument("-s", "--socket-endpoint", default="tcp://localhost:28000", metavar="ENDPOINT",
                         help="scheduler's ZeroMQ REP endpoint [default: tcp://localhost:28000]")
+    parser.add_argument("--dump-execution-context", action="store_true",
+                        help="print the execution context as JSON (as batsim does) and exit")
+    parser.add_argument("--version", action=_VersionAction, help="print the Batsim version coburst emulates")
+    parser.add_argument("--simgrid-version", action=_SimgridVersionAction,
+                        help="print the version of the SimGrid library coburst uses")
     # hidden: attach a speed hook object (MODULE:CLASS, see SimulatorConfig.speed_hook), for
     # tests and experiments with JobRun.set_rate
     parser.add_argument("--speed-hook", default=None, metavar="MODULE:CLASS", help=argparse.SUPPRESS)
