@@ -162,7 +162,9 @@ def run_sim(tmp_path: Path, *, workloads: Iterable[Path] = (), platform: Path | 
             sched_dir = tmp_path / f"scheduler-{prefix}"  # pybatsim's batsim.sched writes out_events.csv there
             sched_dir.mkdir(exist_ok=True)
             with open(sched_log, "w") as log:
-                sched = subprocess.Popen(sched_cmd, stdout=log, stderr=subprocess.STDOUT, cwd=sched_dir)
+                # a fixed hash seed: some pybatsim schedulers iterate over sets of job ids
+                sched = subprocess.Popen(sched_cmd, stdout=log, stderr=subprocess.STDOUT, cwd=sched_dir,
+                                         env={**os.environ, "PYTHONHASHSEED": "0"})
         recorder = None
         if transcript:  # a recording proxy between the simulator and the scheduler
             record_path = tmp_path / f"transcript-{prefix}.jsonl"

@@ -39,26 +39,48 @@ the next compute phase although compute sharing is disabled.  A compute node run
 one sub-job at a time (compute phase or its checkpoint).  Profiles are registered with
 unique names per job and phase (``w0.7.in``, ``w0.7.c1``, ``w0.7.ck1``, ``w0.7.fl1``...),
 all sub-jobs of a phase sharing its profile, registered and executed in the same message
--- so the run needs only ``--enable-dynamic-jobs`` (``--enable-profile-reuse`` is not
-needed; with it the behaviour is the same).  With ``--acknowledge-dynamic-jobs`` the
-``JOB_SUBMITTED`` echoes of sub-jobs are ignored.
+-- so the run needs only ``--enable-dynamic-jobs``: without ``--enable-profile-reuse``
+Batsim forgets a profile once a job using it has ended, but the other sub-jobs of the phase
+are already registered and keep it; with it the behaviour is the same.  With
+``--acknowledge-dynamic-jobs`` the ``JOB_SUBMITTED`` echoes of sub-jobs are ignored.
 
-What Batsim records.  ``CHANGE_JOB_STATE`` moves ``J`` to ``RUNNING`` when the policy
-starts it and to its final state when its last sub-job has ended, so ``_jobs.csv`` has one
-row for ``J`` (workload ``w0``; start = decision date, finish = the date its last sub-job's
-end reached the scheduler; ``allocated_resources`` empty, as Batsim writes for jobs moved by
-``CHANGE_JOB_STATE``) next to the rows of its sub-jobs (workload ``io``).  Just before the
-final state, ``SET_JOB_METADATA`` gives ``J`` the metadata
-``bb=<BB id>:<bytes>/...;alloc=<compute ids>;phases=<done>/<total>`` (``bb=`` part as for
-statically run jobs, absent without BB; ``alloc`` an interval set such as ``0-3 8``).
+What Batsim records: the static job is *rejected*.  Batsim 4.2.1 only writes a job's row
+when it ends, and a job moved to ``RUNNING`` by ``CHANGE_JOB_STATE`` cannot be moved to a
+final state (the real binary aborts with "export.cpp: Job N did not complete").  So, as the
+thesis did, when the policy starts ``J`` the adapter sends, in this order and in the same
+message: ``SET_JOB_METADATA`` ``J`` -> ``[bb=<BB id>:<bytes>/...;]alloc=<compute ids>;io=<phases>``
+(``bb=`` as for statically run jobs, absent without BB; ``alloc`` an interval set such as
+``0-3 8``), then ``REJECT_JOB`` ``J``, then the profiles, registrations, executions and
+metadata of the first sub-jobs.  Batsim writes ``J``'s row at once: ``REJECTED``, with that
+metadata (``SET_JOB_METADATA`` on a rejected job only shows if it comes *before* the
+rejection: the row is written by the rejection, and in any later message the job no longer
+exists and Batsim aborts with "Cannot get job").  Every sub-job gets, right after its
+``EXECUTE_JOB``, the metadata ``of=<J's id>;step=<phase tag>`` (``w0!7``; ``in``, ``c<k>``,
+``ck<k>``, ``fl<k>``, ``out``), plus ``;last`` on the sub-jobs of the job's final phase (the
+stage-out, or the last compute phase when there is no stage-out).  The policy's state is
+unaffected: ``J`` is running there from the decision to the end of its last sub-job.
+
+Fold-back (:func:`coburst.analysis.metrics.fold_io_jobs`, used by ``read_jobs`` and so by
+``coburst run``/``demo`` metrics): the ``REJECTED`` row of ``J`` with an ``io=`` metadata and
+the sub-job rows whose ``of=`` names ``J`` become one row for ``J``: start = first sub-job
+start, finish = last sub-job finish, allocated resources = ``alloc``, final state =
+``COMPLETED_WALLTIME_REACHED`` if a sub-job reached its walltime, else ``COMPLETED_KILLED``
+if a sub-job ended otherwise than successfully, else ``COMPLETED_SUCCESSFULLY`` if a
+``last`` sub-job exists, else ``COMPLETED_WALLTIME_REACHED`` (the adapter started no further
+phase because ``J``'s walltime was used up) -- exactly the state the adapter itself gives
+``J`` (:func:`final_state`); metadata ``[bb=...;]alloc=...;phases=<successful
+compute phases>/<phases>``.  The row sits where ``J``'s last sub-job's row is (rows are in
+end order).  Batsim's own ``_schedule.csv`` counts ``J`` as rejected and each sub-job as a
+job: use the folded rows for metrics.
 
 Walltime.  ``J``'s walltime counts from the policy's decision (the date the policy's state
 uses): each sub-job gets what remains of it as its own walltime (flushes included, unlike
 the thesis), so Batsim cuts whatever runs at ``J``'s deadline (a sub-job starts a few
 hundred microseconds after its decision, so it may end that much later).  When a sub-job
-ends otherwise than successfully no new phase starts; ``J`` ends, once its running
-sub-jobs have ended, as ``COMPLETED_WALLTIME_REACHED`` (a sub-job reached its walltime,
-or nothing was left of the walltime for the next phase) or ``COMPLETED_KILLED``.
+ends otherwise than successfully no new phase starts, and none starts either when less
+than :data:`MIN_WALLTIME` is left; ``J`` ends once its running sub-jobs have ended, in the
+state given by the fold-back rule above.  A job whose walltime is below
+:data:`MIN_WALLTIME` runs its static profile.
 
 Resources.  Compute nodes and BB space stay held by ``J`` in the policy's state until its
 end (after the last flush and stage-out), then are released together: the core has no
@@ -82,7 +104,6 @@ import math
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
-from batsim.batsim import Job as BatsimJob
 from procset import ProcSet
 
 from coburst.adapter.scheduler import bb_metadata
@@ -91,7 +112,8 @@ from coburst.core.decisions import Start
 if TYPE_CHECKING:  # pragma: no cover
     from coburst.adapter.scheduler import CoburstScheduler
 
-__all__ = ["IOAwareExecutor", "IOSpec", "parse_io", "IO_WORKLOAD"]
+__all__ = ["IOAwareExecutor", "IOSpec", "parse_io", "IO_WORKLOAD", "static_metadata", "subjob_metadata",
+           "final_state"]
 
 log = logging.getLogger("coburst.adapter.io")
 
@@ -101,6 +123,8 @@ IO_WORKLOAD = "io"
 MIN_WALLTIME = 1e-6
 
 _STAGING = ("stage_in", "flush", "stage_out")
+#: metadata keys (read back by coburst.analysis.metrics.fold_io_jobs)
+KEY_PHASES, KEY_OF, KEY_STEP, FLAG_LAST = "io", "of", "step", "last"
 _LABELS = ("pfs", "bb")
 _COMPUTE_TYPES = ("parallel_homogeneous", "parallel_homogeneous_total", "delay")
 
@@ -170,8 +194,32 @@ class _Run:
     done: int = 0  # compute phases completed
     blocking: set[str] = field(default_factory=set)  # sub-jobs the next phase waits for
     flushes: set[str] = field(default_factory=set)  # running flushes
-    outcome: str | None = None  # first non-successful end: final state of the static job
+    states: list[str] = field(default_factory=list)  # final states of the ended sub-jobs
+    stopped: bool = False  # no further phase is started (a sub-job failed, or no walltime left)
+    last_sent: bool = False  # the sub-jobs of the final phase were started
     next_step: str = "stage_in"
+
+
+def static_metadata(bb: str | None, nodes: Sequence[int], phases: int) -> str:
+    """Metadata of a rejected IO-Aware static job: ``[bb=...;]alloc=<ids>;io=<phases>``."""
+    parts = [bb] if bb else []
+    return ";".join(parts + [f"alloc={ProcSet(*nodes)}", f"{KEY_PHASES}={phases}"])
+
+
+def subjob_metadata(static_id: str, step: str, last: bool) -> str:
+    """Metadata of a sub-job: ``of=<static job id>;step=<tag>[;last]``."""
+    return f"{KEY_OF}={static_id};{KEY_STEP}={step}" + (f";{FLAG_LAST}" if last else "")
+
+
+def final_state(states: Sequence[str], last_sent: bool) -> str:
+    """Final state of an IO-Aware job from its sub-jobs' final states (module doc): a
+    walltime reached wins over any other failure; with no failure, the job succeeded iff its
+    final phase was started (otherwise its walltime was used up before)."""
+    if "COMPLETED_WALLTIME_REACHED" in states:
+        return "COMPLETED_WALLTIME_REACHED"
+    if any(s != "COMPLETED_SUCCESSFULLY" for s in states):
+        return "COMPLETED_KILLED"
+    return "COMPLETED_SUCCESSFULLY" if last_sent else "COMPLETED_WALLTIME_REACHED"
 
 
 class IOAwareExecutor:
@@ -189,6 +237,7 @@ class IOAwareExecutor:
         self.runs: dict[str, _Run] = {}  # static job id -> run
         self.owner: dict[str, _Run] = {}  # running sub-job id -> run
         self.registration_finished = False
+        self.finished: dict[str, str] = {}  # static job id -> final state (fold-back rule)
         self._warned = False
         self.nb_subjobs = 0
 
@@ -241,6 +290,11 @@ class IOAwareExecutor:
                 log.warning("job %s runs its static profile: %s", st.job.id, spec)
                 rest.append(st)
                 continue
+            if 0 <= st.job.walltime <= MIN_WALLTIME:
+                log.warning("job %s runs its static profile: walltime %g s is too short for phases", st.job.id,
+                            st.job.walltime)
+                rest.append(st)
+                continue
             self._start(st, job, spec)
         return rest
 
@@ -250,9 +304,9 @@ class IOAwareExecutor:
         if run is None:
             return self.owns(job.id)
         state = job.job_state.name if job.job_state is not None else "UNKNOWN"
-        if state != "COMPLETED_SUCCESSFULLY" and run.outcome is None:
-            run.outcome = "COMPLETED_WALLTIME_REACHED" if state == "COMPLETED_WALLTIME_REACHED" \
-                else "COMPLETED_KILLED"
+        run.states.append(state)
+        if state != "COMPLETED_SUCCESSFULLY":
+            run.stopped = True
         run.blocking.discard(job.id)
         run.flushes.discard(job.id)
         if not run.blocking:
@@ -283,7 +337,9 @@ class IOAwareExecutor:
                    deadline=now + st.job.walltime,
                    metadata_bb=bb_metadata(st.alloc.bb_bytes(cluster)) if st.alloc.bb_use is not None else None)
         self.runs[job.id] = run
-        self.bs.change_job_state(job, BatsimJob.State.RUNNING)
+        # the metadata first: the rejection writes the row, and the job is gone afterwards
+        self.bs.set_job_metadata(job.id, static_metadata(run.metadata_bb, nodes, spec.phases))
+        self.bs.reject_jobs([job])
         self._advance(run)
 
     def _bb_step(self, run: _Run, step: str) -> bool:
@@ -294,7 +350,7 @@ class IOAwareExecutor:
         """The blocking sub-jobs are all done: start the next phase, or end the job."""
         spec = run.spec
         while not run.blocking:
-            if run.outcome is not None or run.next_step == "end":
+            if run.stopped or run.next_step == "end":
                 if not run.flushes:
                     self._finish(run)
                 return
@@ -315,7 +371,9 @@ class IOAwareExecutor:
                     continue
                 run.phase += 1
                 pname = self._profile(run, f"c{run.phase}", spec.profiles["compute"])
-                self._submit(run, f"c{run.phase}", pname, len(run.nodes), ProcSet(*run.nodes), None, blocking=True)
+                last = run.phase == spec.phases and not self._bb_step(run, "stage_out")
+                self._submit(run, f"c{run.phase}", pname, len(run.nodes), ProcSet(*run.nodes), None, blocking=True,
+                             last=last)
             elif step == "checkpoint":
                 if self._out_of_time(run):
                     continue
@@ -336,22 +394,22 @@ class IOAwareExecutor:
             elif step == "stage_out":
                 run.next_step = "end"
                 if self._bb_step(run, "stage_out"):
-                    self._staging(run, "stage_out", "out")
+                    self._staging(run, "stage_out", "out", last=True)
 
     def _out_of_time(self, run: _Run) -> bool:
         """No walltime left for another phase: the job ends as walltime reached."""
         if run.deadline - float(self.bs.time()) <= MIN_WALLTIME:
-            run.outcome = run.outcome or "COMPLETED_WALLTIME_REACHED"
+            run.stopped = True
             return True
         return False
 
-    def _staging(self, run: _Run, step: str, tag: str) -> None:
+    def _staging(self, run: _Run, step: str, tag: str, last: bool = False) -> None:
         if self._out_of_time(run):
             return
         pname = self._profile(run, tag, run.spec.profiles[step])
         for c in run.nodes:
             self._submit(run, f"{tag}.{c}", pname, 2, ProcSet(self.pfs, run.bbmap[c]), self._smap(run, c),
-                         blocking=True)
+                         blocking=True, last=last)
 
     def _smap(self, run: _Run, c: int) -> dict[str, int]:
         return {"pfs": int(self.pfs), "bb": int(run.bbmap[c])}
@@ -362,7 +420,7 @@ class IOAwareExecutor:
         return name
 
     def _submit(self, run: _Run, tag: str, profile: str, res: int, alloc: ProcSet,
-                smap: dict[str, int] | None, *, blocking: bool) -> None:
+                smap: dict[str, int] | None, *, blocking: bool, last: bool = False) -> None:
         jid = f"{IO_WORKLOAD}!{run.prefix}.{tag}"
         left = run.deadline - float(self.bs.time())
         walltime = left if math.isfinite(left) else -1
@@ -371,17 +429,18 @@ class IOAwareExecutor:
         if smap is not None:
             job.storage_mapping = smap
         self.bs.execute_job(job)
+        self.bs.set_job_metadata(jid, subjob_metadata(run.job.id, tag.split(".", 1)[0], last))
+        run.last_sent = run.last_sent or last
         self.owner[jid] = run
         (run.blocking if blocking else run.flushes).add(jid)
         self.nb_subjobs += 1
 
     def _finish(self, run: _Run) -> None:
+        """Every sub-job of ``run`` has ended: release its resources in the policy's state
+        (nothing is sent: Batsim's row of the static job was written at its rejection)."""
         job = run.job
-        parts = [run.metadata_bb] if run.metadata_bb else []
-        parts += [f"alloc={ProcSet(*run.nodes)}", f"phases={run.done}/{run.spec.phases}"]
-        self.bs.set_job_metadata(job.id, ";".join(parts))
-        state = run.outcome or "COMPLETED_SUCCESSFULLY"
-        self.bs.change_job_state(job, BatsimJob.State[state])
+        self.finished[job.id] = final_state(run.states, run.last_sent)
+        log.debug("IO-Aware job %s ended: %s, %d/%d phases", job.id, self.finished[job.id], run.done, run.spec.phases)
         del self.runs[job.id]
         self.sched._ended_job(job.id)
 

@@ -9,8 +9,32 @@ Definitions (Kopański 2020, §1.8):
 * utilisation: node-seconds used by jobs divided by ``nb_compute * makespan``.
 
 Rejected jobs are excluded from every metric (they never ran).  Only rows of static
-workloads (``w0``, ``w1``, ...) count: dynamic sub-jobs (e.g. the ``io`` workload of
-IO-Aware execution) are parts of a static job, whose own row carries its times.
+workloads (``w0``, ``w1``, ...) count.  IO-Aware jobs (:mod:`coburst.adapter.io_aware`) are
+rejected by the scheduler and run as dynamic sub-jobs: :func:`read_jobs` folds them back
+into one row per static job (:func:`fold_io_jobs`), which then counts like any other job.
+
+Fold-back rule (:func:`fold_io_jobs`).  The ``REJECTED`` row of a static job ``J`` whose
+metadata has an ``io=<phases>`` part (``[bb=...;]alloc=<compute ids>;io=<phases>``, set by
+the adapter just before the rejection) and every row whose metadata says ``of=<J's
+workload!id>`` (its sub-jobs: ``of=w0!7;step=<tag>[;last]``) become one row for ``J``:
+
+* ``starting_time`` = earliest sub-job start, ``finish_time`` = latest sub-job finish,
+  ``execution_time``, ``waiting_time``, ``turnaround_time`` and ``stretch`` recomputed from
+  them as Batsim does (``stretch = turnaround / execution``);
+* ``allocated_resources`` = the ``alloc`` part (the compute nodes held by ``J`` from its
+  start to its finish); ``consumed_energy`` = the sub-jobs' sum, -1 if one of them has -1;
+* ``final_state``: ``COMPLETED_WALLTIME_REACHED`` if a sub-job reached its walltime, else
+  ``COMPLETED_KILLED`` if a sub-job ended otherwise than successfully, else
+  ``COMPLETED_SUCCESSFULLY`` if a sub-job is marked ``last`` (the job's final phase ran),
+  else ``COMPLETED_WALLTIME_REACHED`` (the adapter stopped for lack of walltime); ``success``
+  = 1 iff ``COMPLETED_SUCCESSFULLY`` -- the adapter's own rule
+  (:func:`coburst.adapter.io_aware.final_state`);
+* ``metadata`` = ``[bb=...;]alloc=...;phases=<successful compute phases>/<phases>``;
+* the other columns (id, workload, profile, submission time, requested resources and
+  time) are ``J``'s; the row takes the place of ``J``'s last sub-job row (end order).
+
+An IO-Aware static row without sub-jobs, or a sub-job naming no such row, is an error (a
+truncated or mixed-up file).
 """
 
 from __future__ import annotations
@@ -25,6 +49,10 @@ from procset import ProcSet
 from coburst.errors import InputError
 
 TAU = 600.0
+#: metadata keys of IO-Aware execution (written by coburst.adapter.io_aware)
+IO_PHASES, IO_OF, IO_STEP, IO_LAST = "io", "of", "step", "last"
+_TIMES = ("submission_time", "starting_time", "finish_time", "execution_time", "waiting_time", "turnaround_time",
+          "stretch", "consumed_energy", "requested_time")
 
 REQUIRED = ("job_id", "submission_time", "starting_time", "finish_time", "execution_time", "final_state",
             "allocated_resources", "requested_number_of_resources")
@@ -33,13 +61,13 @@ REQUIRED = ("job_id", "submission_time", "starting_time", "finish_time", "execut
 STATIC_WORKLOAD = r"w\d+"
 
 
-def read_jobs(path: str | Path, static_only: bool = True) -> pd.DataFrame:
-    """Read a Batsim ``_jobs.csv`` (rejected jobs dropped; dynamic sub-jobs dropped unless
-    ``static_only`` is false)."""
+def read_raw_jobs(path: str | Path) -> pd.DataFrame:
+    """Every row of a Batsim ``_jobs.csv`` as written (time columns as floats, NaN where
+    empty; ``job_id``, ``workload_name``, ``allocated_resources`` and ``metadata`` as text)."""
+    text_cols = ("job_id", "workload_name", "profile", "final_state", "allocated_resources", "metadata")
     try:
-        df = pd.read_csv(path, dtype={"job_id": str, "allocated_resources": str, "metadata": str},
-                         keep_default_na=False, na_values={"starting_time": [""], "finish_time": [""],
-                                                           "execution_time": [""]})
+        df = pd.read_csv(path, dtype={c: str for c in text_cols}, keep_default_na=False,
+                         na_values={c: [""] for c in _TIMES})
     except FileNotFoundError:
         raise InputError(path, None, "jobs file not found") from None
     except (pd.errors.ParserError, UnicodeDecodeError) as exc:
@@ -47,13 +75,104 @@ def read_jobs(path: str | Path, static_only: bool = True) -> pd.DataFrame:
     missing = [c for c in REQUIRED if c not in df.columns]
     if missing:
         raise InputError(path, "header", f"not a Batsim _jobs.csv: missing columns {missing}")
-    df = df[df["final_state"] != "REJECTED"]
-    if static_only and "workload_name" in df.columns:
-        df = df[df["workload_name"].astype(str).str.fullmatch(STATIC_WORKLOAD)]
-    df = df.copy()
-    for col in ("submission_time", "starting_time", "finish_time", "execution_time"):
-        df[col] = df[col].astype(float)
+    for col in _TIMES:
+        if col in df.columns:
+            try:
+                df[col] = df[col].astype(float)
+            except ValueError:
+                raise InputError(path, col, "not a Batsim _jobs.csv: non-numeric values") from None
     return df
+
+
+def read_jobs(path: str | Path, static_only: bool = True) -> pd.DataFrame:
+    """Read a Batsim ``_jobs.csv`` for metrics: one row per job that ran.
+
+    With ``static_only`` (default), IO-Aware sub-jobs are folded back into their static
+    job's row (:func:`fold_io_jobs`) and other dynamic jobs dropped; otherwise every row is
+    kept as written.  Rejected jobs are dropped in both cases."""
+    df = read_raw_jobs(path)
+    if static_only:
+        df = fold_io_jobs(df, source=str(path))
+        if "workload_name" in df.columns:
+            df = df[df["workload_name"].astype(str).str.fullmatch(STATIC_WORKLOAD)]
+    return df[df["final_state"] != "REJECTED"].reset_index(drop=True)
+
+
+def parse_metadata(meta: str) -> dict[str, str]:
+    """``k=v;k=v;flag`` -> dict (a flag maps to ``""``)."""
+    out = {}
+    for part in str(meta).split(";"):
+        if part:
+            key, _, value = part.partition("=")
+            out[key] = value
+    return out
+
+
+def fold_io_jobs(df: pd.DataFrame, source: str = "jobs table") -> pd.DataFrame:
+    """Fold IO-Aware sub-jobs back into their static job's row (module doc: fold-back rule).
+
+    ``df``: rows as :func:`read_raw_jobs` gives them.  Rows of other jobs are kept as they
+    are and in their order; the result has the same columns."""
+    if "metadata" not in df.columns or "workload_name" not in df.columns or df.empty:
+        return df
+    meta = df["metadata"].astype(str)
+    of = meta.str.extract(rf"(?:^|;){IO_OF}=([^;]*)", expand=False)
+    is_static = (df["final_state"] == "REJECTED") & meta.str.contains(rf"(?:^|;){IO_PHASES}=\d+(?:;|$)")
+    is_sub = of.notna()
+    if not is_static.any() and not is_sub.any():
+        return df
+    key = df["workload_name"].astype(str) + "!" + df["job_id"].astype(str)
+    statics = {k: i for k, i in zip(key[is_static], df.index[is_static])}
+    orphans = sorted(set(of[is_sub]) - set(statics))
+    if orphans:
+        raise InputError(source, f"sub-job of {orphans[0]}", "IO-Aware sub-jobs of a job without its rejected "
+                         "static row (io= metadata)")
+    missing = sorted(set(statics) - set(of[is_sub]))
+    if missing:
+        raise InputError(source, f"job {missing[0]}", "IO-Aware job (io= metadata) without any sub-job row")
+    subs = df[is_sub].assign(_of=of[is_sub], _pos=np.arange(len(df))[is_sub.to_numpy()])
+    steps = meta[is_sub].str.extract(rf"(?:^|;){IO_STEP}=([^;]*)", expand=False).fillna("")
+    subs = subs.assign(
+        _walltime=subs["final_state"] == "COMPLETED_WALLTIME_REACHED",
+        _failed=subs["final_state"] != "COMPLETED_SUCCESSFULLY",
+        _last=meta[is_sub].str.contains(rf"(?:^|;){IO_LAST}(?:;|$)"),
+        _phase=steps.str.fullmatch(r"c\d+") & (subs["final_state"] == "COMPLETED_SUCCESSFULLY"),
+        _energy_unknown=subs["consumed_energy"] < 0 if "consumed_energy" in subs else True)
+    groups = subs.groupby("_of", sort=False).agg(
+        start=("starting_time", "min"), finish=("finish_time", "max"), pos=("_pos", "max"),
+        walltime=("_walltime", "any"), failed=("_failed", "any"), last=("_last", "any"), phases=("_phase", "sum"),
+        energy=("consumed_energy", "sum") if "consumed_energy" in subs else ("_pos", "size"),
+        energy_unknown=("_energy_unknown", "any"))
+
+    position = pd.Series(np.arange(len(df), dtype=float), index=df.index)
+    out = df.copy()
+    for k, idx in statics.items():
+        g = groups.loc[k]
+        info = parse_metadata(df.at[idx, "metadata"])
+        if g.walltime:
+            state = "COMPLETED_WALLTIME_REACHED"
+        elif g.failed:
+            state = "COMPLETED_KILLED"
+        else:
+            state = "COMPLETED_SUCCESSFULLY" if g.last else "COMPLETED_WALLTIME_REACHED"
+        start, finish = float(g.start), float(g.finish)
+        submit = float(df.at[idx, "submission_time"])
+        execution = finish - start
+        parts = [f"bb={info['bb']}"] if "bb" in info else []
+        parts += [f"alloc={info.get('alloc', '')}", f"phases={int(g.phases)}/{info[IO_PHASES]}"]
+        values = {"success": int(state == "COMPLETED_SUCCESSFULLY"), "final_state": state,
+                  "starting_time": start, "execution_time": execution, "finish_time": finish,
+                  "waiting_time": start - submit, "turnaround_time": finish - submit,
+                  "stretch": (finish - submit) / execution if execution > 0 else float("inf"),
+                  "consumed_energy": -1.0 if g.energy_unknown else float(g.energy),
+                  "allocated_resources": info.get("alloc", ""), "metadata": ";".join(parts)}
+        for col, value in values.items():
+            if col in out.columns:
+                out.at[idx, col] = value
+        position[idx] = g.pos + 0.5  # just after its last sub-job's row
+    keep = ~is_sub
+    order = position[keep].sort_values(kind="stable").index
+    return out.loc[order].reset_index(drop=True)
 
 
 @dataclass(frozen=True)
@@ -77,7 +196,7 @@ def bounded_slowdown(df: pd.DataFrame, tau: float = TAU) -> np.ndarray:
 
 
 def node_count(alloc: str, requested: int = 0) -> int:
-    """Nodes of an allocation; a job moved by CHANGE_JOB_STATE has none: use its request."""
+    """Nodes of an allocation (a job without allocation counts its request)."""
     return len(ProcSet.from_str(alloc)) if alloc else int(requested)
 
 

@@ -1,7 +1,8 @@
 """``coburst platform``: generate and inspect SimGrid platforms.
 
 ``coburst platform dragonfly`` writes a dragonfly platform with burst-buffer nodes and a
-PFS (Kopański 2020, §2.2); ``coburst platform info`` summarises any platform file.
+PFS (Kopański 2020, §2.2); ``coburst platform cluster`` a flat cluster with a master host
+(``platforms/kth_sp2.xml``); ``coburst platform info`` summarises any platform file.
 """
 
 from __future__ import annotations
@@ -43,6 +44,25 @@ def _dragonfly(args: argparse.Namespace) -> int:
         bb = spec.groups * spec.chassis * spec.bb_per_chassis
         print(f"wrote {args.output}: {spec.host_count} hosts ({spec.host_count - bb} compute, {bb} burst-buffer), "
               f"topology {spec.topo_parameters}", file=sys.stderr)
+    return 0
+
+
+def _cluster(args: argparse.Namespace) -> int:
+    from coburst.platforms.cluster import kth_sp2_spec, render_xml, spec_from_options
+
+    spec = spec_from_options(
+        nodes=args.nodes, cluster_id=args.id, prefix=args.prefix, speed=args.speed, bw=args.bw, lat=args.lat,
+        backbone_bw=args.backbone_bw, backbone_lat=args.backbone_lat, master=args.master, master_bw=args.master_bw,
+        master_lat=args.master_lat, loopback_bw=args.loopback_bw, loopback_lat=args.loopback_lat,
+        description=args.description if not args.kth_sp2 else kth_sp2_spec().description)
+    command = "coburst platform " + " ".join(shlex.quote(a) for a in sys.argv[2:]) if args.record_command else None
+    text = render_xml(spec, command)
+    if args.output in (None, "-"):
+        sys.stdout.write(text)
+    else:
+        with atomic_write(args.output) as handle:
+            handle.write(text)
+        print(f"wrote {args.output}: {spec.nodes} compute hosts, master host {spec.master!r}", file=sys.stderr)
     return 0
 
 
@@ -106,6 +126,31 @@ def register(subparsers) -> None:
     df.add_argument("--no-record-command", dest="record_command", action="store_false",
                     help="do not write the command line into the XML")
     df.set_defaults(func=_dragonfly)
+
+    cl = sub.add_parser("cluster", help="flat cluster with a master host that Batsim 4.2 accepts (kth_sp2.xml)",
+                        description="A SimGrid <cluster> of compute nodes and a master host in its own "
+                                    "routing=Full zone with a loopback route (coburst/platforms/cluster.py). "
+                                    "Defaults: platforms/kth_sp2.xml.")
+    cl.add_argument("-o", "--output", help="output XML file (default: standard output)")
+    cl.add_argument("--nodes", type=int, help="compute nodes (default 100)")
+    cl.add_argument("--id", help="cluster id (default sp2)")
+    cl.add_argument("--prefix", help="host name prefix (default node_)")
+    cl.add_argument("--speed", help="host speed (default 1Gf)")
+    cl.add_argument("--bw", help="private link bandwidth (default 1250MBps)")
+    cl.add_argument("--lat", help="private link latency (default 50us)")
+    cl.add_argument("--backbone-bw", help="backbone bandwidth (default 2500MBps)")
+    cl.add_argument("--backbone-lat", help="backbone latency (default 500us)")
+    cl.add_argument("--master", help="name of the master host (default master_host, Batsim's default -m)")
+    cl.add_argument("--master-bw", help="bandwidth of the master link (default 1250MBps)")
+    cl.add_argument("--master-lat", help="latency of the master link (default 100us)")
+    cl.add_argument("--loopback-bw", help="bandwidth of the master's loopback (default 10GBps, SimGrid's default)")
+    cl.add_argument("--loopback-lat", help="latency of the master's loopback (default 0)")
+    cl.add_argument("--description", help="comment written at the top of the file")
+    cl.add_argument("--kth-sp2", action="store_true",
+                    help="the description of platforms/kth_sp2.xml (with the defaults: that file)")
+    cl.add_argument("--no-record-command", dest="record_command", action="store_false",
+                    help="do not write the command line into the XML")
+    cl.set_defaults(func=_cluster)
 
     info = sub.add_parser("info", help="summarise a platform file (hosts, roles, burst buffers)")
     info.add_argument("platform", help="SimGrid platform XML")

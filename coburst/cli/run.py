@@ -102,7 +102,13 @@ def run_command(args: argparse.Namespace) -> int:
 
         console = Console()
         console.print(result.summary())
-        console.print(metrics_table({args.scheduler: read_jobs(result.jobs_csv)}, nb_compute=result.nb_compute))
+        jobs = read_jobs(result.jobs_csv)
+        nb_io = int(jobs["metadata"].astype(str).str.contains(r"(?:^|;)phases=\d+/\d+$").sum()) \
+            if "metadata" in jobs.columns else 0
+        if nb_io:
+            console.print(f"{nb_io} IO-Aware jobs ran as dynamic sub-jobs (rejected rows + workload 'io' in "
+                          "_jobs.csv); the metrics fold them back into one row each")
+        console.print(metrics_table({args.scheduler: jobs}, nb_compute=result.nb_compute))
     return 0
 
 

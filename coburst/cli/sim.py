@@ -218,6 +218,14 @@ def batsim_options(args: argparse.Namespace) -> dict:
     }
 
 
+def default_batsim_options() -> dict:
+    """Batsim 4.2.1's defaults for every option of :func:`batsim_options` (no command line)."""
+    parser = argparse.ArgumentParser(add_help=False)
+    add_sim_options(parser)
+    args = parser.parse_args(["-p", "unused"])
+    return batsim_options(args)
+
+
 def machine_limit(options: dict, workload_nb_res: list[int]) -> int | None:
     """How many compute machines Batsim keeps (``load_workloads_and_workflows``): None = all.
 

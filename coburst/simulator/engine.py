@@ -40,9 +40,13 @@ from coburst.simulator.kernel import Get, Kernel, Mailbox, Put, Sleep
 from coburst.simulator.output import LD, JobRecord, schedule_row, write_outputs
 from coburst.simulator.platform import Machines, assign_resources, check_xml, master_zone_routing, prevalidate
 from coburst.simulator.protocol import SchedulerLink
+from coburst.simulator.traces import TraceRecorder
 from coburst.simulator.workload import Job, Profile, Workload, job_from_json, load_workload, validate_profile
 
 _DEBUG = bool(os.environ.get("COBURST_DEBUG_SIM"))
+#: SimGrid 3.32's ``network/loopback-bw`` default (bytes/s) and the routings that use it
+LOOPBACK_BANDWIDTH = 10e9
+LOOPBACK_ZONES = ("Full", "Floyd", "Dijkstra", "DijkstraCache")
 MSG_SIZE = 1  # bytes of every internal message (Batsim's ipp.cpp)
 
 
@@ -68,6 +72,8 @@ class SimulatorConfig:
     peer_alive: Callable[[], str | None] | None = None
     #: called with the simulated time after each scheduler exchange (progress bars)
     on_progress: Callable[[float, int, int], None] | None = None
+    #: the other Batsim 4.2.1 options (``coburst.cli.sim.batsim_options``; None: defaults)
+    batsim_options: dict | None = None
 
 
 @dataclass
@@ -174,8 +180,16 @@ class Simulator:
         check_xml(self.config.platform)
         if self.config.profile_reuse and not self.config.dynamic_jobs:
             raise InputError("--enable-profile-reuse", None, "profile reuse needs --enable-dynamic-jobs")
-        engine_args = ["coburst", "--cfg=host/model:ptask_L07", "--log=root.thresh:critical",
-                       "--log=xbt_cfg.thresh:critical"]
+        from coburst.cli.sim import default_batsim_options, machine_limit, simulation_begins_config
+
+        self._begins_config = simulation_begins_config
+
+        self.options = opts = self.config.batsim_options or default_batsim_options()
+        # Batsim: --sg-cfg options first, host/model:ptask_L07 forced, then --sg-log
+        engine_args = ["coburst", *(f"--cfg={c}" for c in opts["sg_cfg"]), "--cfg=host/model:ptask_L07",
+                       "--log=root.thresh:critical", "--log=xbt_cfg.thresh:critical",
+                       *(f"--log={c}" for c in opts["sg_log"])]
+        max_compute = machine_limit(opts, [wl.nb_res for wl in self.workloads.values() if wl.nb_res is not None])
         # SimGrid aborts the process on some bad platforms: try them in a child process first
         prevalidate(self.config.platform, self.config.master_host, self.config.roles, engine_args)
         self.engine = simgrid.Engine(engine_args)
@@ -184,15 +198,18 @@ class Simulator:
         except Exception as exc:  # SimGrid raises on semantic errors of the platform
             raise InputError(self.config.platform, None, f"SimGrid cannot load the platform: {exc}") from None
         self.machines: Machines = assign_resources(self.engine, self.config.platform, self.config.master_host,
-                                                   self.config.roles)
+                                                   self.config.roles, max_compute)
         self.resources = self.machines.resources
         self.machine_busy = [0] * len(self.resources)
         zero = LD(0)
         self.machine_last_change = [zero] * len(self.resources)
         self.machine_computing = [zero] * len(self.resources)
         self.machine_idle = [zero] * len(self.resources)
-        self.master_in_empty_zone = master_zone_routing(self.config.platform, self.machines.master.name) == "None"
+        self.master_zone = master_zone_routing(self.config.platform, self.machines.master.name)
+        self.master_in_empty_zone = self.master_zone == "None"
         self.master_route = self.route_to_master(self.machines.master)
+        self.traces = TraceRecorder.from_options([r.name for r in self.resources], len(self.machines.compute),
+                                                 opts)
         if self.config.speed_hook:
             self.speed_hook = load_speed_hook(self.config.speed_hook)(self)
 
@@ -224,7 +241,9 @@ class Simulator:
             time_idle += idle
         schedule = schedule_row(self.records, len(self.resources), time_computing, makespan,
                                 self.link.wall_time_waiting, wall, time_idle=time_idle)
+        self.traces.finish(self.kernel.now)
         jobs_csv, sched_csv = write_outputs(self.config.export_prefix, self.records, schedule)
+        self.traces.write(self.config.export_prefix)
         return SimResult(self.config.export_prefix, jobs_csv, sched_csv, schedule, wall,
                          nb_compute=len(self.machines.compute))
 
@@ -263,8 +282,13 @@ class Simulator:
                 route = (0.0, 0.0)  # SimGrid 3.3x: no route (and no latency) inside a routing="None" zone
             else:
                 links, latency = host.route_to(self.machines.master)  # (links, total latency)
-                bandwidth = min((link.bandwidth for link in links), default=0.0)
-                route = (latency, MSG_SIZE / bandwidth if bandwidth > 0 else 0.0)
+                if not links and host is self.machines.master and self.master_zone in LOOPBACK_ZONES:
+                    # SimGrid 3.32 (Batsim 4.2.1's) gives a host of such a zone without a route to
+                    # itself the network model's loopback link (10 GBps, no latency; measured)
+                    route = (0.0, MSG_SIZE / LOOPBACK_BANDWIDTH)
+                else:
+                    bandwidth = min((link.bandwidth for link in links), default=0.0)
+                    route = (latency, MSG_SIZE / bandwidth if bandwidth > 0 else 0.0)
             self.master_routes[host.name] = route
         return route
 
@@ -440,23 +464,21 @@ class Simulator:
         compute = [r for r in self.resources if r.role == "compute"]
         storage = [r for r in self.resources if r.role == "storage"]
 
+        zone_props = self.zone_properties()
+
         def res_json(r):
             return {"id": r.id, "name": r.name, "state": "idle", "properties": dict(r.properties),
-                    "zone_properties": {}}
+                    "zone_properties": zone_props.get(r.name, {})}
 
         return {
             "nb_resources": len(self.resources),
             "nb_compute_resources": len(compute),
             "nb_storage_resources": len(storage),
-            "allow_compute_sharing": False,
-            "allow_storage_sharing": True,
-            "config": {
-                "redis-enabled": False, "redis-hostname": "127.0.0.1", "redis-port": 6379,
-                "redis-prefix": "default", "profiles-forwarded-on-submission": False,
-                "dynamic-jobs-enabled": cfg.dynamic_jobs, "dynamic-jobs-acknowledged": cfg.ack_dynamic_jobs,
-                "profile-reuse-enabled": cfg.dynamic_jobs and cfg.profile_reuse, "sched-config": "",
-                "forward-unknown-events": False,
-            },
+            "allow_compute_sharing": self.options["enable_compute_sharing"],
+            "allow_storage_sharing": not self.options["disable_storage_sharing"],
+            "config": self._begins_config(self.options, dynamic_jobs=cfg.dynamic_jobs,
+                                               ack_dynamic_jobs=cfg.ack_dynamic_jobs,
+                                               profile_reuse=cfg.profile_reuse),
             "compute_resources": [res_json(r) for r in compute],
             "storage_resources": [res_json(r) for r in storage],
             "workloads": {name: str(Path(wl.path).resolve()) for name, wl in sorted(self.workloads.items())},
@@ -468,13 +490,13 @@ class Simulator:
     def handle(self, message: tuple) -> None:
         kind = message[0]
         if _DEBUG:
-            print(f"{self.kernel.now:.6f} {kind} {str(message[1:])[:150]}", file=sys.stderr)
+            print(f"{self.kernel.now!r} {kind} {str(message[1:])[:100]}", file=sys.stderr)
         if kind == "SUBMIT":
             for job in message[1]:
                 sjob = SimJob(job=job, state="SUBMITTED")
                 self.jobs[job.id] = sjob
                 self.nb_submitted += 1
-                self.append("JOB_SUBMITTED", {"job_id": job.id, "job": job.json})
+                self.append("JOB_SUBMITTED", self.submitted_data(sjob))
         elif kind == "HELLO":
             pass
         elif kind == "BYE":
@@ -512,6 +534,29 @@ class Simulator:
             self.append("JOB_KILLED", {"job_ids": ids, "job_progress": progress})
         else:  # pragma: no cover - internal
             raise ProtocolError(f"internal: unknown message {kind}")
+
+    def zone_properties(self) -> dict[str, dict[str, str]]:
+        """Each host's ``zone_properties`` (``machines.cpp`` ``attach_zone_properties_to_machines``):
+        the properties of the netzones from the root down to the host's own, deeper ones
+        overriding."""
+        out: dict[str, dict[str, str]] = {}
+
+        def visit(zone, inherited: dict[str, str]) -> None:
+            props = {**inherited, **dict(zone.get_properties())}
+            for host in zone.all_hosts:
+                out[host.name] = props
+            for child in zone.get_children():
+                visit(child, props)
+
+        visit(self.engine.netzone_root, {})
+        return out
+
+    def submitted_data(self, sjob: SimJob) -> dict[str, Any]:
+        """JOB_SUBMITTED's data (with the profile under --forward-profiles-on-submission)."""
+        data = {"job_id": sjob.id, "job": sjob.job.json}
+        if self.options["forward_profiles_on_submission"]:
+            data["profile"] = self.profile_of(sjob).data
+        return data
 
     def _job(self, data: dict, etype: str, key: str = "job_id") -> SimJob:
         jid = data.get(key)
@@ -572,11 +617,15 @@ class Simulator:
         if size != sjob.job.res and not self._total_profile(sjob, profile):
             raise ProtocolError(f"EXECUTE_JOB {sjob.id}: allocation {alloc} has {len(alloc)} resources but the job "
                                 f"requests {sjob.job.res}")
+        share_compute = self.options["enable_compute_sharing"]
+        share_storage = not self.options["disable_storage_sharing"]
         for rid in alloc:
             res = self.resources[rid]
-            if res.role == "compute" and self.machine_busy[rid] > 0:
+            if self.machine_busy[rid] > 0 and not (share_compute if res.role == "compute" else share_storage):
+                what = "compute" if res.role == "compute" else "storage"
+                option = "--enable-compute-sharing" if res.role == "compute" else "no --disable-storage-sharing"
                 raise ProtocolError(f"EXECUTE_JOB {sjob.id}: resource {rid} ({res.name}) is already computing "
-                                    "another job and compute sharing is disabled")
+                                    f"another job and {what} sharing is disabled (Batsim needs {option})")
         if "storage_mapping" in data:
             smap = data["storage_mapping"]
             if not isinstance(smap, dict) or not all(isinstance(v, int) and not isinstance(v, bool)
@@ -684,6 +733,7 @@ class Simulator:
     def job_started(self, run: JobRun) -> None:
         """The job's process starts (Batsim's ``update_machines_on_job_run``)."""
         self._set_machines(run.job.alloc, +1)
+        self.traces.job_started(self.kernel.now, run.job.id, run.job.alloc)
         if self.speed_hook is not None:
             self.speed_hook.on_job_start(run.job)
 
@@ -695,12 +745,13 @@ class Simulator:
         sjob.return_code = code
         sjob.state = ("COMPLETED_SUCCESSFULLY" if code == 0 else "COMPLETED_FAILED" if code > 0 else
                       "COMPLETED_WALLTIME_REACHED" if code == -1 else "COMPLETED_KILLED")
-        if code == -2:
-            sjob.return_code = -1
-        self._end_job(sjob)
+        # (a job whose running parallel task a KILL_JOB cancelled keeps its code -2; a job killed
+        # in a delay keeps Batsim's default -1, see killer())
+        self._end_job(sjob, kill_mark=code in (-1, -2))
 
-    def _end_job(self, sjob: SimJob) -> None:
+    def _end_job(self, sjob: SimJob, kill_mark: bool = False) -> None:
         self._set_machines(sjob.alloc, -1)
+        self.traces.job_ended(self.kernel.now, sjob.id, sjob.alloc, kill_mark=kill_mark)
         self.records.append(JobRecord(
             job_number=sjob.id.split("!", 1)[1], workload=sjob.job.workload, profile=sjob.job.profile,
             subtime=sjob.job.subtime, res=sjob.job.res, walltime=sjob.job.walltime, final_state=sjob.state,
@@ -799,7 +850,7 @@ class Simulator:
         self.jobs[jid] = sjob
         self.nb_submitted += 1
         if self.config.ack_dynamic_jobs:
-            self.append("JOB_SUBMITTED", {"job_id": jid, "job": job_obj.json})
+            self.append("JOB_SUBMITTED", self.submitted_data(sjob))
 
     def on_set_job_metadata(self, data: dict) -> None:
         sjob = self._job(data, "SET_JOB_METADATA")

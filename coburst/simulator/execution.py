@@ -82,7 +82,7 @@ class Leaf:
     chunk_start: float = 0.0  # simulated time the current chunk started
     chunk_rate: float = 1.0
     delay: float = 0.0  # delay leaves: duration at rate 1
-    exec: Any = None  # ptask leaves: the running simgrid.Exec
+    proc: Any = None  # ptask leaves: the job's kernel process (its running simgrid.Exec)
     started: bool = False
 
     def fraction_done(self, now: float) -> float:
@@ -93,10 +93,11 @@ class Leaf:
             if self.delay <= 0:
                 return 1.0
             return min(1.0, self.work_done + (now - self.chunk_start) * self.chunk_rate / self.delay)
-        if self.exec is None:
+        exe = self.proc.activity if self.proc is not None else None
+        if exe is None:
             return self.work_done
         try:
-            ratio = _remaining_ratio(self.exec)
+            ratio = _remaining_ratio(exe)
         except Exception:  # the activity already ended
             ratio = 0.0
         return self.work_done + (1.0 - self.work_done) * (1.0 - ratio)
@@ -209,6 +210,7 @@ class JobRun:
     def run_ptask(self, hosts: list, flops: list[float], matrix: list[float]) -> Generator:
         leaf = self.leaf
         leaf.started = True
+        leaf.proc = self.proc
         kernel = self.sim.kernel
         before = kernel.now
         while True:
@@ -225,7 +227,6 @@ class JobRun:
             outcome = yield run
             if outcome == "cancelled" and self._rate_cancel:
                 continue  # set_rate() cancelled the chunk after recording the work done
-            leaf.exec = None
             if self.remaining >= 0:
                 self.remaining = self.remaining - (kernel.now - before)
             if outcome == "done":

@@ -32,6 +32,8 @@ moved (one ``sleep_for`` or ``wait_any_for``) while parallel tasks run.
 from __future__ import annotations
 
 import math
+import os
+import sys
 from collections import deque
 from dataclasses import dataclass, field
 from typing import Any, Generator
@@ -40,8 +42,13 @@ import numpy as np
 
 from coburst.simulator._simgrid import simgrid
 
+_DEBUG = bool(os.environ.get("COBURST_DEBUG_SIM"))
+
 #: SimGrid's ``precision/timing``: a remaining duration below it is over
 PRECISION = 1e-9
+#: SimGrid's ``precision/work-amount`` x ``precision/timing``: the relative precision of
+#: an action's remaining work
+WORK_PRECISION = 1e-5 * 1e-9
 
 
 @dataclass(slots=True)
@@ -121,20 +128,24 @@ class Clock:
     def __init__(self, capacity: int = 64):
         self.now = 0.0
         self.rem = np.empty(capacity)
+        self.prec = np.empty(capacity)
         self.seq = np.empty(capacity, dtype=np.int64)
         self.owner: list = [None] * capacity
         self.n = 0
         self._counter = 0
         self._where: dict[int, int] = {}  # creation number -> index
 
-    def add(self, duration: float, owner: Any) -> int:
-        """Start an action; returns its creation number (the handle to cancel it)."""
+    def add(self, duration: float, owner: Any, precision: float = PRECISION) -> int:
+        """Start an action; returns its creation number (the handle to cancel it).
+        ``precision``: the remainder below which it is over."""
         n = self.n
         if n == len(self.rem):
             self.rem = np.resize(self.rem, 2 * n)
+            self.prec = np.resize(self.prec, 2 * n)
             self.seq = np.resize(self.seq, 2 * n)
             self.owner.extend([None] * n)
         self.rem[n] = duration
+        self.prec[n] = precision
         number = self._counter
         self._counter += 1
         self.seq[n] = number
@@ -153,6 +164,7 @@ class Clock:
         del self._where[int(self.seq[i])]
         if i != last:
             self.rem[i] = self.rem[last]
+            self.prec[i] = self.prec[last]
             self.seq[i] = self.seq[last]
             self.owner[i] = self.owner[last]
             self._where[int(self.seq[i])] = i
@@ -175,7 +187,7 @@ class Clock:
             return []
         rem = self.rem[:n]
         rem -= delta
-        ended = np.flatnonzero(rem < PRECISION)
+        ended = np.flatnonzero(rem < self.prec[:n])
         if not len(ended):
             return []
         if len(ended) > 1:
@@ -234,13 +246,19 @@ class Kernel:
             self.clock.cancel(proc.action)
         proc.action = self.clock.add(duration, proc)
 
-    def _step(self, proc: Process, value: Any) -> None:
+    def _run(self, proc: Process, value: Any):
+        """Run a process until it yields its next request (None: it ended)."""
         if not proc.alive:
-            return
+            return None
         try:
-            req = proc.gen.send(value)
+            return proc.gen.send(value)
         except StopIteration:
             proc.alive = False
+            return None
+
+    def _handle(self, proc: Process, req: Any) -> None:
+        """Carry out a request (SimGrid handles the simcalls of a round after all its actors ran)."""
+        if not proc.alive:
             return
         kind = type(req)
         if kind is Sleep:
@@ -262,6 +280,21 @@ class Kernel:
         else:  # pragma: no cover - programming error
             raise TypeError(f"process {proc.name} yielded {req!r}")
 
+    def _round(self) -> None:
+        """One scheduling round: every ready process runs until its next request, then the
+        requests are carried out in that order (so a put made in this round is not yet in
+        its mailbox for a process that looks at it later in the same round, as in SimGrid)."""
+        batch, self._ready = self._ready, deque()
+        requests = []
+        for proc, value in batch:
+            req = self._run(proc, value)
+            if self.stopped:
+                return
+            if req is not None:
+                requests.append((proc, req))
+        for proc, req in requests:
+            self._handle(proc, req)
+
     # ------------------------------------------------------------------ mailboxes
     def _start_transfer(self, box: Mailbox, receiver_first: bool) -> None:
         box.busy = True
@@ -272,11 +305,16 @@ class Kernel:
         if latency > 0:
             self.clock.add(latency, _Transfer(box, transfer))
         else:
-            self.clock.add(transfer, _Transfer(box, 0.0))
+            self._start_byte(box, transfer)
+
+    def _start_byte(self, box: Mailbox, transfer: float) -> None:
+        # the byte's share of the action ("remains" 1.0 at rate 1/transfer) ends below
+        # SimGrid's work precision (1e-5 x 1e-9 of it), not below the timing precision
+        self.clock.add(transfer, _Transfer(box, 0.0), precision=WORK_PRECISION * transfer)
 
     def _transfer_step(self, marker: "_Transfer") -> None:
         if marker.transfer > 0:
-            self.clock.add(marker.transfer, _Transfer(marker.box, 0.0))
+            self._start_byte(marker.box, marker.transfer)
             return
         box = marker.box
         sender, message, _, _ = box.pending.popleft()
@@ -292,9 +330,7 @@ class Kernel:
     # ------------------------------------------------------------------ parallel tasks
     def _start_exec(self, proc: Process, req: Run) -> None:
         if not self._activities:
-            lag = self.clock.now - simgrid.Engine.clock
-            if lag > 0:
-                simgrid.this_actor.sleep_for(lag)
+            self._sync_simgrid()
         exe = simgrid.this_actor.exec_init(req.hosts, req.flops, req.bytes)
         exe.start()
         if self._aset is None:
@@ -307,6 +343,18 @@ class Kernel:
             self._timers.append((proc.timer, self._timer_counter, proc, exe))
             self._timer_counter += 1
             self._timers.sort(key=lambda t: (t[0], t[1]))
+
+    def _sync_simgrid(self) -> None:
+        """Bring SimGrid's idle clock exactly to the kernel's date: double it while it is
+        below half the date (``c + c`` is exact), then one sleep whose end ``c + (now - c)``
+        is exact too (Sterbenz)."""
+        now = self.clock.now
+        clock = simgrid.Engine.clock
+        while 0 < clock < now / 2:
+            simgrid.this_actor.sleep_for(clock)
+            clock = simgrid.Engine.clock
+        if now > clock:
+            simgrid.this_actor.sleep_for(now - clock)
 
     def _forget(self, exe) -> None:
         if self._activities.pop(exe, None) is not None:
@@ -338,12 +386,10 @@ class Kernel:
     # ------------------------------------------------------------------ main loop
     def main(self) -> None:
         """The body of the one SimGrid actor."""
-        ready, clock = self._ready, self.clock
-        step = self._step
+        clock = self.clock
         while not self.stopped:
-            while ready:
-                proc, value = ready.popleft()
-                step(proc, value)
+            while self._ready:
+                self._round()
                 if self.stopped:
                     return
             delta = clock.next_delta()
@@ -360,6 +406,9 @@ class Kernel:
                     except simgrid.TimeoutException:
                         done = None
                     if done is not None:
+                        if _DEBUG:
+                            print(f"exec done at {simgrid.Engine.clock!r} (kernel {clock.now!r}, "
+                                  f"next {clock.now + delta!r})", file=sys.stderr)
                         proc = self._activities.pop(done, None)
                         self._aset.erase(done)
                         self._advance(max(0.0, simgrid.Engine.clock - clock.now))

@@ -73,8 +73,10 @@ def check_xml(path: str | Path) -> None:
         raise InputError(source, "<platform>", f"missing or invalid version attribute ({version!r}); SimGrid needs e.g. version=\"4.1\"")
 
 
-def assign_resources(engine, source: str, master_name: str, roles: dict[str, str]) -> Machines:
-    """Classify the loaded hosts into master, compute and storage resources."""
+def assign_resources(engine, source: str, master_name: str, roles: dict[str, str],
+                     max_compute: int | None = None) -> Machines:
+    """Classify the loaded hosts into master, compute and storage resources (``max_compute``:
+    Batsim's ``--mmax``: keep only the first compute machines, in id order)."""
     hosts = sorted(engine.all_hosts, key=lambda h: h.name)
     by_name = {h.name: h for h in hosts}
     for name in roles:
@@ -117,6 +119,11 @@ def assign_resources(engine, source: str, master_name: str, roles: dict[str, str
             Resource(id=-1, name=host.name, role=kind, properties=props, host=host))
     # Batsim 4.2: compute hosts get ids 0..C-1, then storage hosts C..C+S-1, each group in
     # SimGrid's (lexicographic) host order
+    if max_compute is not None:
+        if max_compute > len(resources):
+            raise InputError(source, None, f"Impossible to compute on M={max_compute} machines: only "
+                                           f"{len(resources)} machines are described in the PLATFORM_FILE.")
+        del resources[max_compute:]
     resources.extend(storage)
     for rid, res in enumerate(resources):
         res.id = rid

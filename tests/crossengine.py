@@ -1,0 +1,180 @@
+"""Cross-engine comparison: the same scheduler and inputs on the real Batsim 4.2.1 and on
+``coburst sim``, everything Batsim writes compared.
+
+:func:`run_both` runs both engines (each with its own scheduler process, behind a recording
+proxy, see ``tools/zmq_recorder.py``) and :func:`assert_identical` requires:
+
+* every message the scheduler receives, byte for byte (Batsim prints every number with
+  ``%6f``, so these hold the dates to the microsecond), except ``SIMULATION_BEGINS``,
+  compared as decoded JSON (Batsim sends host properties in hash-map order);
+* ``_jobs.csv``, byte for byte, but ``stretch`` may differ by one unit of its last digit
+  (:data:`LAST_DIGIT`);
+* ``_schedule.csv``, every column but ``batsim_version`` and the two wall-clock columns
+  ``scheduling_time`` and ``simulation_time`` (the slowdowns and machine times to their
+  last digit);
+* ``_machine_states.csv``, byte for byte;
+* ``_schedule.trace``, byte for byte once each job's colour is blanked (Batsim draws them
+  from ``std::random_device``).
+
+The real Batsim is the binary named by the environment variable ``BATSIM`` (``.ci/run`` sets
+it to ``../shared/tools/batsim/batsim`` when that exists); without it these tests are
+skipped with that reason.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from simharness import BATSIM, SimRun, run_sim
+
+needs_batsim = pytest.mark.skipif(
+    not BATSIM, reason="cross-engine test: needs the real Batsim 4.2.1 binary in the environment variable BATSIM "
+                       "(e.g. BATSIM=../shared/tools/batsim/batsim; .ci/run sets it when present)")
+
+WALL_CLOCK = ("batsim_version", "scheduling_time", "simulation_time")
+
+#: derived quantities that may differ by one unit of their last printed digit: a parallel
+#: task's duration comes from SimGrid 4.1 instead of 3.32, whose last-bit rounding differs
+#: (measured: up to 1e-10 s), and a ratio such as the stretch amplifies that where its
+#: value sits on a rounding boundary of the 6 printed decimals
+LAST_DIGIT = ("max_slowdown", "mean_slowdown", "time_computing", "time_idle")
+JOBS_COLUMNS = ("job_id,workload_name,profile,submission_time,requested_number_of_resources,requested_time,success,"
+                "final_state,starting_time,execution_time,finish_time,waiting_time,turnaround_time,stretch,"
+                "allocated_resources,consumed_energy,metadata").split(",")
+STRETCH = JOBS_COLUMNS.index("stretch")
+
+
+#: ``_machine_states.csv`` and ``_schedule.trace`` lines of the same date may come in another
+#: order when one of them is the end of a parallel task (SimGrid 4.1's last-bit rounding of
+#: its end date differs from SimGrid 3.32's, which can make it end just before or just after
+#: another event of that date): they are compared date by date (number of lines and final
+#: state for the machine states, the set of lines for the trace)
+SAME_DATE = True
+
+
+def _same_row(a: str, b: str) -> bool:
+    """Two ``_jobs.csv`` rows equal but for the last digit of ``stretch`` (see LAST_DIGIT)."""
+    ra, rb = next(csv.reader([a])), next(csv.reader([b]))
+    if len(ra) != len(rb) or ra[:STRETCH] != rb[:STRETCH] or ra[STRETCH + 1:] != rb[STRETCH + 1:]:
+        return False
+    return abs(float(ra[STRETCH]) - float(rb[STRETCH])) <= 1.000001e-6
+
+
+def run_both(tmp_path: Path, **kwargs) -> tuple[SimRun, SimRun]:
+    """Run the same simulation on Batsim and on coburst; both must succeed."""
+    runs = []
+    for engine in ("batsim", "coburst"):
+        run = run_sim(tmp_path, engine=engine, prefix=engine, transcript=True, wait=300,
+                      **{"timeout": 60, **kwargs})
+        assert run.returncode == 0, f"{engine} failed\n" + run.report()
+        runs.append(run)
+    return runs[0], runs[1]
+
+
+def _transcript(run: SimRun) -> list[str]:
+    return [m["raw"] for m in run.messages() if m["dir"] == "in"]
+
+
+def _strip_colors(text: str) -> str:
+    return re.sub(r'"[0-9.]+ [0-9.]+ [0-9.]+"', '"COLOR"', text)
+
+
+def _states_per_date(text: str) -> str:
+    """``_machine_states.csv`` with, for each date, its number of lines and its last line
+    (see :data:`SAME_DATE`)."""
+    lines = text.splitlines()
+    out, i = [lines[0]], 1
+    while i < len(lines):
+        date = lines[i].split(",", 1)[0]
+        j = i
+        while j + 1 < len(lines) and lines[j + 1].split(",", 1)[0] == date:
+            j += 1
+        out.append(f"{j - i + 1}x {lines[j]}")
+        i = j + 1
+    return "\n".join(out)
+
+
+def _trace_per_date(text: str) -> str:
+    """``_schedule.trace`` without colours, its events sorted within each date (see
+    :data:`SAME_DATE`); a job's entity line (``5 ...``) travels with the dated line after it."""
+    out: list[str] = []
+    items: list[str] = []
+    pending: list[str] = []
+    date = None
+    for line in _strip_colors(text).splitlines():
+        parts = line.split()
+        if parts and parts[0] == "5":
+            pending.append(line)
+            continue
+        d = parts[1] if len(parts) > 1 and parts[0] in ("6", "8") else None
+        if d != date:
+            out.extend(sorted(items))
+            items, date = [], d
+        items.append(" | ".join(pending + [line]))
+        pending = []
+    out.extend(sorted(items + pending))
+    return "\n".join(out)
+
+
+def differences(batsim: SimRun, coburst: SimRun) -> list[str]:
+    """Everything that differs between the two runs (empty: identical)."""
+    out: list[str] = []
+    ta, tb = _transcript(batsim), _transcript(coburst)
+    if len(ta) != len(tb):
+        out.append(f"transcripts: {len(ta)} messages on Batsim, {len(tb)} on coburst")
+    for i, (a, b) in enumerate(zip(ta, tb)):
+        if i == 0:
+            ja, jb = json.loads(a), json.loads(b)
+            for data in (ja["events"][0]["data"], jb["events"][0]["data"]):
+                data.pop("workloads", None)  # absolute paths of different copies
+            if ja != jb:
+                out.append(f"SIMULATION_BEGINS differs:\n  batsim  {a[:1500]}\n  coburst {b[:1500]}")
+        elif a != b:
+            at = next((k for k, (x, y) in enumerate(zip(a, b)) if x != y), min(len(a), len(b)))
+            lo = max(0, at - 250)
+            out.append(f"message #{i} differs at character {at}:\n  batsim  ...{a[lo:at + 250]}\n"
+                       f"  coburst ...{b[lo:at + 250]}")
+            break
+    ja, jb = batsim.jobs_csv.read_text(), coburst.jobs_csv.read_text()
+    if ja != jb:
+        la, lb = ja.splitlines(), jb.splitlines()
+        bad = [i for i, (x, y) in enumerate(zip(la, lb)) if x != y and not _same_row(x, y)]
+        if len(la) != len(lb) or bad:
+            first = bad[0] if bad else min(len(la), len(lb))
+            out.append(f"_jobs.csv differs ({len(la)} vs {len(lb)} lines), first at line {first + 1}:\n"
+                       f"  batsim  {la[first] if first < len(la) else '<none>'}\n"
+                       f"  coburst {lb[first] if first < len(lb) else '<none>'}")
+    sa, sb = batsim.schedule(), coburst.schedule()
+    for key in sa:
+        if key in WALL_CLOCK or sa[key] == sb.get(key):
+            continue
+        if key in LAST_DIGIT and abs(float(sa[key]) - float(sb[key])) <= 2.000001e-6:
+            continue
+        out.append(f"_schedule.csv {key}: batsim {sa[key]} coburst {sb.get(key)}")
+    for suffix, normalise in (("_machine_states.csv", _states_per_date), ("_schedule.trace", _trace_per_date)):
+        pa, pb = Path(f"{batsim.prefix}{suffix}"), Path(f"{coburst.prefix}{suffix}")
+        if pa.exists() != pb.exists():
+            out.append(f"{suffix}: written by {'Batsim' if pa.exists() else 'coburst'} only")
+            continue
+        if pa.exists():
+            a, b = normalise(pa.read_text()).splitlines(), normalise(pb.read_text()).splitlines()
+            if a != b:
+                first = next((i for i, (x, y) in enumerate(zip(a, b)) if x != y), min(len(a), len(b)))
+                out.append(f"{suffix} differs ({len(a)} vs {len(b)} lines), first at line {first + 1}: "
+                           f"{a[first] if first < len(a) else '<none>'!r} vs {b[first] if first < len(b) else '<none>'!r}")
+    return out
+
+
+def assert_identical(batsim: SimRun, coburst: SimRun) -> None:
+    diffs = differences(batsim, coburst)
+    assert not diffs, "coburst differs from Batsim 4.2.1:\n" + "\n".join(diffs)
+
+
+def jobs_rows(run: SimRun) -> list[dict[str, str]]:
+    return list(csv.DictReader(io.StringIO(run.jobs_csv.read_text())))
