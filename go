@@ -54,6 +54,11 @@ setup() {
   need_build_tools
   need_uv
   "$UV" sync --locked --python "$PYTHON" -q
+  # byte-compile once per lock file: imports stay fast even where PYTHONDONTWRITEBYTECODE is set
+  local stamp=".venv/.bytecode-$(sha1sum uv.lock | cut -c1-12)"
+  if [ ! -f "$stamp" ]; then
+    "$UV" sync --locked --compile-bytecode --python "$PYTHON" -q && touch "$stamp"
+  fi
 }
 
 cmd=${1:-}

@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import os
 
-from coburst.simulator._simgrid import simgrid
+from coburst.simulator.kernel import Sleep
 
 
 class PlannedRates:
@@ -21,12 +21,13 @@ class PlannedRates:
 
     def on_job_start(self, sjob) -> None:
         for date, factor in self.plan.get(sjob.id, []):
-            simgrid.Actor.create(f"rate_{sjob.id}", self.sim.machines.master,
-                                 self.sim._guarded(self._change), sjob, float(date), float(factor))
+            self.sim.kernel.spawn(self._change(sjob, float(date), float(factor)), f"rate_{sjob.id}")
 
-    def _change(self, sjob, date: float, factor: float) -> None:
-        if date > simgrid.Engine.clock:
-            simgrid.this_actor.sleep_until(date)
+    def _change(self, sjob, date: float, factor: float):
+        """A kernel process (see coburst.simulator.kernel): sleep until ``date``, then change
+        the job's speed if it still runs."""
+        if date > self.sim.kernel.now:
+            yield Sleep(date - self.sim.kernel.now)
         if sjob.state == "RUNNING" and sjob.run is not None:
             sjob.run.set_rate(factor)
 

@@ -52,9 +52,10 @@ message: ``SET_JOB_METADATA`` ``J`` -> ``[bb=<BB id>:<bytes>/...;]alloc=<compute
 (``bb=`` as for statically run jobs, absent without BB; ``alloc`` an interval set such as
 ``0-3 8``), then ``REJECT_JOB`` ``J``, then the profiles, registrations, executions and
 metadata of the first sub-jobs.  Batsim writes ``J``'s row at once: ``REJECTED``, with that
-metadata (``SET_JOB_METADATA`` on a rejected job only shows if it comes *before* the
-rejection: the row is written by the rejection, and in any later message the job no longer
-exists and Batsim aborts with "Cannot get job").  Every sub-job gets, right after its
+metadata (checked on the real Batsim 4.2.1: ``SET_JOB_METADATA`` on a rejected job only
+shows if it comes *before* the rejection, which writes the row; after it in the same
+message Batsim ignores it, and in a later message aborts with "Cannot get job 'w0!7': it
+does not exist").  Every sub-job gets, right after its
 ``EXECUTE_JOB``, the metadata ``of=<J's id>;step=<phase tag>`` (``w0!7``; ``in``, ``c<k>``,
 ``ck<k>``, ``fl<k>``, ``out``), plus ``;last`` on the sub-jobs of the job's final phase (the
 stage-out, or the last compute phase when there is no stage-out).  The policy's state is
@@ -75,8 +76,8 @@ job: use the folded rows for metrics.
 
 Walltime.  ``J``'s walltime counts from the policy's decision (the date the policy's state
 uses): each sub-job gets what remains of it as its own walltime (flushes included, unlike
-the thesis), so Batsim cuts whatever runs at ``J``'s deadline (a sub-job starts a few
-hundred microseconds after its decision, so it may end that much later).  When a sub-job
+the thesis), so Batsim cuts whatever runs at ``J``'s deadline (up to the delays of the
+messages between Batsim's actors, a fraction of a millisecond).  When a sub-job
 ends otherwise than successfully no new phase starts, and none starts either when less
 than :data:`MIN_WALLTIME` is left; ``J`` ends once its running sub-jobs have ended, in the
 state given by the fold-back rule above.  A job whose walltime is below

@@ -144,32 +144,34 @@ def fold_io_jobs(df: pd.DataFrame, source: str = "jobs table") -> pd.DataFrame:
         energy=("consumed_energy", "sum") if "consumed_energy" in subs else ("_pos", "size"),
         energy_unknown=("_energy_unknown", "any"))
 
-    position = pd.Series(np.arange(len(df), dtype=float), index=df.index)
+    keys, idx = list(statics), list(statics.values())
+    g = groups.loc[keys]
+    smeta = df.loc[idx, "metadata"].astype(str)
+    bb = smeta.str.extract(r"(?:^|;)(bb=[^;]*)", expand=False)
+    alloc = smeta.str.extract(r"(?:^|;)alloc=([^;]*)", expand=False).fillna("")
+    nb_phases = smeta.str.extract(rf"(?:^|;){IO_PHASES}=(\d+)", expand=False)
+    ok, wall = "COMPLETED_SUCCESSFULLY", "COMPLETED_WALLTIME_REACHED"
+    state = np.where(g["walltime"], wall, np.where(g["failed"], "COMPLETED_KILLED", np.where(g["last"], ok, wall)))
+    start, finish = g["start"].to_numpy(float), g["finish"].to_numpy(float)
+    submit = df.loc[idx, "submission_time"].to_numpy(float)
+    execution = finish - start
+    with np.errstate(divide="ignore", invalid="ignore"):
+        stretch = np.where(execution > 0, (finish - submit) / execution, np.inf)
+    done = g["phases"].astype(int).astype(str).to_numpy(object)
+    phases_part = ";alloc=" + alloc.to_numpy(object) + ";phases=" + done + "/" + nb_phases.to_numpy(object)
+    metadata = np.where(bb.notna().to_numpy(), bb.fillna("").to_numpy(object) + phases_part,
+                        np.array([x[1:] for x in phases_part], dtype=object))
+    values = {"success": (state == ok).astype(int), "final_state": state, "starting_time": start,
+              "execution_time": execution, "finish_time": finish, "waiting_time": start - submit,
+              "turnaround_time": finish - submit, "stretch": stretch,
+              "consumed_energy": np.where(g["energy_unknown"], -1.0, g["energy"].to_numpy(float)),
+              "allocated_resources": alloc.to_numpy(object), "metadata": metadata}
     out = df.copy()
-    for k, idx in statics.items():
-        g = groups.loc[k]
-        info = parse_metadata(df.at[idx, "metadata"])
-        if g.walltime:
-            state = "COMPLETED_WALLTIME_REACHED"
-        elif g.failed:
-            state = "COMPLETED_KILLED"
-        else:
-            state = "COMPLETED_SUCCESSFULLY" if g.last else "COMPLETED_WALLTIME_REACHED"
-        start, finish = float(g.start), float(g.finish)
-        submit = float(df.at[idx, "submission_time"])
-        execution = finish - start
-        parts = [f"bb={info['bb']}"] if "bb" in info else []
-        parts += [f"alloc={info.get('alloc', '')}", f"phases={int(g.phases)}/{info[IO_PHASES]}"]
-        values = {"success": int(state == "COMPLETED_SUCCESSFULLY"), "final_state": state,
-                  "starting_time": start, "execution_time": execution, "finish_time": finish,
-                  "waiting_time": start - submit, "turnaround_time": finish - submit,
-                  "stretch": (finish - submit) / execution if execution > 0 else float("inf"),
-                  "consumed_energy": -1.0 if g.energy_unknown else float(g.energy),
-                  "allocated_resources": info.get("alloc", ""), "metadata": ";".join(parts)}
-        for col, value in values.items():
-            if col in out.columns:
-                out.at[idx, col] = value
-        position[idx] = g.pos + 0.5  # just after its last sub-job's row
+    for col, value in values.items():
+        if col in out.columns:
+            out.loc[idx, col] = value
+    position = pd.Series(np.arange(len(df), dtype=float), index=df.index)
+    position.loc[idx] = g["pos"].to_numpy(float) + 0.5  # just after its last sub-job's row
     keep = ~is_sub
     order = position[keep].sort_values(kind="stable").index
     return out.loc[order].reset_index(drop=True)

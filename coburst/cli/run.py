@@ -49,11 +49,61 @@ def launch_scheduler(spec: str, options: dict, endpoint: str, log_path: Path) ->
         return subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, env=os.environ.copy())
 
 
-def run_command(args: argparse.Namespace) -> int:
+def _simulate(args: argparse.Namespace, config, link=None):
+    """Run the simulation with a progress bar on a terminal."""
     from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
-    from coburst.analysis.metrics import metrics_table, read_jobs
     from coburst.simulator.engine import Simulator
+
+    total = sum(len(json.loads(Path(w).read_text()).get("jobs", [])) for w in args.workload)
+    show = not args.quiet and sys.stderr.isatty()
+    with Progress(TextColumn("[bold]simulating"), BarColumn(), TextColumn("{task.completed}/{task.total} jobs"),
+                  TextColumn("t={task.fields[now]:.0f}s"), TimeElapsedColumn(), disable=not show,
+                  transient=True) as progress:
+        task = progress.add_task("sim", total=total or None, now=0.0)
+        config.on_progress = lambda now, done, submitted: progress.update(task, completed=done, now=now)
+        sim = Simulator(config)
+        sim.link = link
+        return sim.run()
+
+
+def _run_over_zmq(args: argparse.Namespace, spec: str, options: dict):
+    """The scheduler as a real ``pybatsim`` process on a private IPC endpoint (no port to
+    pick, so no race with other runs on the machine)."""
+    sock_dir = tempfile.mkdtemp(prefix="coburst-run-")
+    args.socket_endpoint = f"ipc://{sock_dir}/scheduler.sock"
+    log_path = Path(sock_dir) / "scheduler.log"
+    proc = None
+    try:
+        config = simulator_config_from_args(args)
+        proc = launch_scheduler(spec, options, args.socket_endpoint, log_path)
+
+        def peer_alive():
+            code = proc.poll()
+            if code is None:
+                return None
+            tail = log_path.read_text(errors="replace").strip().splitlines()[-8:]
+            return (f"the scheduler process exited with code {code} before the end of the simulation; its last "
+                    "output:\n    " + "\n    ".join(tail))
+
+        config.peer_alive = peer_alive
+        return _simulate(args, config)
+    finally:
+        sched_log = ""
+        if proc is not None:
+            try:
+                proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+            sched_log = log_path.read_text(errors="replace")
+        shutil.rmtree(sock_dir, ignore_errors=True)
+        if proc is not None and proc.returncode not in (0, None) and "Traceback" in sched_log:
+            print(sched_log, file=sys.stderr)
+
+
+def run_command(args: argparse.Namespace) -> int:
+    from coburst.simulator.protocol import InProcessLink
 
     try:
         options = json.loads(args.options)
@@ -62,43 +112,16 @@ def run_command(args: argparse.Namespace) -> int:
     if not isinstance(options, dict):
         raise InputError("-o/--options", None, "must be a JSON object")
     spec, options = resolve_scheduler(args.scheduler, options)
-    # a private IPC endpoint: no port to pick, so no race with other runs on the machine
-    sock_dir = tempfile.mkdtemp(prefix="coburst-run-")
-    args.socket_endpoint = f"ipc://{sock_dir}/scheduler.sock"
-    config = simulator_config_from_args(args)
-    log_path = Path(sock_dir) / "scheduler.log"
-    proc = launch_scheduler(spec, options, args.socket_endpoint, log_path)
-
-    def peer_alive():
-        code = proc.poll()
-        if code is None:
-            return None
-        tail = log_path.read_text(errors="replace").strip().splitlines()[-8:]
-        return (f"the scheduler process exited with code {code} before the end of the simulation; its last "
-                "output:\n    " + "\n    ".join(tail))
-
-    config.peer_alive = peer_alive
-    total = sum(len(json.loads(Path(w).read_text()).get("jobs", [])) for w in args.workload)
-    show = not args.quiet and sys.stderr.isatty()
-    try:
-        with Progress(TextColumn("[bold]simulating"), BarColumn(), TextColumn("{task.completed}/{task.total} jobs"),
-                      TextColumn("t={task.fields[now]:.0f}s"), TimeElapsedColumn(), disable=not show,
-                      transient=True) as progress:
-            task = progress.add_task("sim", total=total or None, now=0.0)
-            config.on_progress = lambda now, done, submitted: progress.update(task, completed=done, now=now)
-            result = Simulator(config).run()
-    finally:
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
-        sched_log = log_path.read_text(errors="replace")
-        shutil.rmtree(sock_dir, ignore_errors=True)
-    if proc.returncode not in (0, None) and "Traceback" in sched_log:
-        print(sched_log, file=sys.stderr)
+    if args.transport == "inprocess":
+        args.socket_endpoint = "in-process"
+        config = simulator_config_from_args(args)
+        result = _simulate(args, config, InProcessLink(spec, options))
+    else:
+        result = _run_over_zmq(args, spec, options)
     if not args.quiet:
         from rich.console import Console
+
+        from coburst.analysis.metrics import metrics_table, read_jobs
 
         console = Console()
         console.print(result.summary())
@@ -118,5 +141,9 @@ def register(sub) -> None:
     parser.add_argument("scheduler", help="pybatsim scheduler file (.py), pybatsim bundled scheduler name, "
                                           "or coburst policy name (fcfs, easy, backfill-sjf-1, ...)")
     parser.add_argument("-o", "--options", default="{}", help="scheduler options as a JSON object")
+    parser.add_argument("--transport", choices=("inprocess", "zmq"), default="inprocess",
+                        help="inprocess: load the pybatsim scheduler into the simulator's process and exchange "
+                             "the Batsim messages through memory (default); zmq: run it as a separate pybatsim "
+                             "process over ZeroMQ, as with the batsim command")
     add_sim_options(parser)
     parser.set_defaults(func=run_command)

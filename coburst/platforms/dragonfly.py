@@ -416,7 +416,10 @@ def render_cluster_xml(spec: DragonflySpec, command: str | None = None) -> str:
     Its hosts cannot carry per-host properties: burst-buffer nodes must then be given the
     storage role on Batsim's command line (``-r node_0,node_9,...:storage``), as in the
     thesis.  The master and PFS zones enter the cluster through its first compute host,
-    because SimGrid >= 3.32 creates no router netpoint for DRAGONFLY clusters.
+    because SimGrid >= 3.32 creates no router netpoint for DRAGONFLY clusters; each is a
+    ``routing="Full"`` zone with a loopback route to its host (Batsim 4.2.1 aborts on a host
+    alone in a ``routing="None"`` zone), and the master reaches the PFS through both links,
+    as in the explicit form.
     """
     validate(spec)
     bb = set(bb_ranks(spec))
@@ -433,17 +436,26 @@ def render_cluster_xml(spec: DragonflySpec, command: str | None = None) -> str:
                f"radical={quoteattr(radical)} suffix=\"\" speed={quoteattr(spec.speed)} bw={quoteattr(spec.bw)} "
                f"lat={quoteattr(spec.lat)} loopback_bw={quoteattr(spec.loopback_bw)} "
                f"loopback_lat={quoteattr(spec.loopback_lat)}/>\n")
-    out.append(f"    <zone id=\"master_zone\" routing=\"None\">\n      <host id={quoteattr(spec.master)} "
-               "speed=\"0\">\n" + _prop("role", "master", "        ") + "      </host>\n    </zone>\n")
-    out.append(f"    <zone id=\"pfs_zone\" routing=\"None\">\n      <host id={quoteattr(spec.pfs)} "
-               f"speed={quoteattr(spec.speed)}>\n"
-               + _prop("role", ROLE_STORAGE, "        ") + "      </host>\n    </zone>\n")
+    # a routing="Full" zone with a loopback route to itself for each of them: Batsim 4.2.1
+    # (SimGrid 3.32) aborts on a host alone in a routing="None" zone (coburst/platforms/cluster.py)
+    for zone, host, speed, role in (("master_zone", spec.master, "0", "master"),
+                                    ("pfs_zone", spec.pfs, spec.speed, ROLE_STORAGE)):
+        loop = f"{zone}_loopback"
+        out.append(f"    <zone id={quoteattr(zone)} routing=\"Full\">\n      <host id={quoteattr(host)} "
+                   f"speed={quoteattr(speed)}>\n" + _prop("role", role, "        ") + "      </host>\n"
+                   f"      <link id={quoteattr(loop)} bandwidth=\"10GBps\" latency=\"0\"/>\n"
+                   f"      <route src={quoteattr(host)} dst={quoteattr(host)}>"
+                   f"<link_ctn id={quoteattr(loop)}/></route>\n"
+                   "    </zone>\n")
     out.append(f"    <link id=\"link_master\" bandwidth={quoteattr(spec.master_bw)} latency={quoteattr(spec.master_lat)} "
                "sharing_policy=\"FATPIPE\"/>\n")
     out.append(f"    <link id=\"link_pfs\" bandwidth={quoteattr(spec.pfs_bw)} latency={quoteattr(spec.pfs_lat)}/>\n")
     for zone, host, link in (("master_zone", spec.master, "link_master"), ("pfs_zone", spec.pfs, "link_pfs")):
         out.append(f"    <zoneRoute src={quoteattr(zone)} dst={quoteattr(spec.cluster_id)} gw_src={quoteattr(host)} "
                    f"gw_dst={quoteattr(gateway)}>\n      <link_ctn id={quoteattr(link)}/>\n    </zoneRoute>\n")
+    out.append(f"    <zoneRoute src=\"master_zone\" dst=\"pfs_zone\" gw_src={quoteattr(spec.master)} "
+               f"gw_dst={quoteattr(spec.pfs)}>\n      <link_ctn id=\"link_master\"/><link_ctn id=\"link_pfs\"/>\n"
+               "    </zoneRoute>\n")
     out.append("  </zone>\n</platform>\n")
     return "".join(out)
 

@@ -26,6 +26,7 @@ import os
 import sys
 import math
 import time
+import warnings
 from collections import deque
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -39,7 +40,7 @@ from coburst.simulator.execution import JobRun
 from coburst.simulator.kernel import Get, Kernel, Mailbox, Put, Sleep
 from coburst.simulator.output import LD, JobRecord, schedule_row, write_outputs
 from coburst.simulator.platform import Machines, assign_resources, check_xml, master_zone_routing, prevalidate
-from coburst.simulator.protocol import SchedulerLink
+from coburst.simulator.protocol import SchedulerLink, encode_text
 from coburst.simulator.traces import TraceRecorder
 from coburst.simulator.workload import Job, Profile, Workload, job_from_json, load_workload, validate_profile
 
@@ -224,7 +225,9 @@ class Simulator:
             for name, wl in self.workloads.items():
                 self.nb_submitters += 1
                 kernel.spawn(self.submitter(wl), f"submitter_{name}")
-            simgrid.Actor.create("coburst", self.machines.master, self._guarded(kernel.main))
+            with warnings.catch_warnings():  # SimGrid 4.1's Engine.add_actor binding is unusable
+                warnings.simplefilter("ignore", DeprecationWarning)
+                simgrid.Actor.create("coburst", self.machines.master, self._guarded(kernel.main))
             self.engine.run()
         finally:
             self.link.close()
@@ -553,7 +556,11 @@ class Simulator:
 
     def submitted_data(self, sjob: SimJob) -> dict[str, Any]:
         """JOB_SUBMITTED's data (with the profile under --forward-profiles-on-submission)."""
-        data = {"job_id": sjob.id, "job": sjob.job.json}
+        job = sjob.job
+        text = job.json_text
+        if text is None:
+            text = job.json_text = encode_text(job.json)
+        data = {"job_id": sjob.id, "job": text}
         if self.options["forward_profiles_on_submission"]:
             data["profile"] = self.profile_of(sjob).data
         return data

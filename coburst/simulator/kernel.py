@@ -49,6 +49,7 @@ PRECISION = 1e-9
 #: SimGrid's ``precision/work-amount`` x ``precision/timing``: the relative precision of
 #: an action's remaining work
 WORK_PRECISION = 1e-5 * 1e-9
+TINY = 5e-324  # the smallest positive double: "below TINY" is "<= 0"
 
 
 @dataclass(slots=True)
@@ -187,11 +188,16 @@ class Clock:
             return []
         rem = self.rem[:n]
         rem -= delta
-        ended = np.flatnonzero(rem < self.prec[:n])
-        if not len(ended):
+        ended = (rem < self.prec[:n]).nonzero()[0]  # double_update, then "<= 0: done"
+        count = len(ended)
+        if count == 1:
+            i = int(ended[0])
+            owner = self.owner[i]
+            self._remove(i)
+            return [owner]
+        if not count:
             return []
-        if len(ended) > 1:
-            ended = ended[np.argsort(self.seq[ended], kind="stable")]
+        ended = ended[np.argsort(self.seq[ended], kind="stable")]
         owners = [self.owner[i] for i in ended]
         for i in sorted(ended.tolist(), reverse=True):  # swap-remove from the back
             self._remove(i)
@@ -310,7 +316,7 @@ class Kernel:
     def _start_byte(self, box: Mailbox, transfer: float) -> None:
         # the byte's share of the action ("remains" 1.0 at rate 1/transfer) ends below
         # SimGrid's work precision (1e-5 x 1e-9 of it), not below the timing precision
-        self.clock.add(transfer, _Transfer(box, 0.0), precision=WORK_PRECISION * transfer)
+        self.clock.add(transfer, _Transfer(box, 0.0), precision=max(WORK_PRECISION * transfer, TINY))
 
     def _transfer_step(self, marker: "_Transfer") -> None:
         if marker.transfer > 0:

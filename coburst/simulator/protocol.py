@@ -17,7 +17,7 @@ from typing import Any
 import zmq
 from zmq.utils.monitor import recv_monitor_message
 
-from coburst.errors import ProtocolError, SchedulerGone
+from coburst.errors import CoburstError, InputError, ProtocolError, SchedulerGone
 
 
 class SchedulerLink:
@@ -99,6 +99,18 @@ class SchedulerLink:
 _encode_string = json.encoder.encode_basestring  # C-accelerated, keeps non-ASCII as is (UTF-8)
 
 
+class RawJSON(str):
+    """Text already encoded with :func:`encode_value` (e.g. a job's description, encoded once)."""
+
+    __slots__ = ()
+
+
+def encode_text(value: Any) -> RawJSON:
+    out: list = []
+    encode_value(value, out)
+    return RawJSON("".join(out))
+
+
 def encode_value(value: Any, out: list) -> None:
     """Append the JSON text of ``value`` to ``out``, Batsim 4.2's way: compact, every
     floating-point number printed with ``"%6f"`` (six decimals, ``protocol.hpp``'s custom
@@ -106,18 +118,26 @@ def encode_value(value: Any, out: list) -> None:
     kind = type(value)
     if kind is float:
         out.append("%6f" % value)
+    elif kind is RawJSON:
+        out.append(value)
     elif kind is str:
         out.append(_encode_string(value))
     elif kind is dict or (kind is not list and isinstance(value, dict)):
         out.append("{")
         first = True
         for key, item in value.items():
-            if not first:
-                out.append(",")
+            ik = type(item)
+            # the common leaves inline (this runs for every event of every message)
+            if ik is str:
+                out.append(f'{"" if first else ","}{_encode_string(str(key))}:{_encode_string(item)}')
+            elif ik is int:
+                out.append(f'{"" if first else ","}{_encode_string(str(key))}:{item}')
+            elif ik is float:
+                out.append(f'{"" if first else ","}{_encode_string(str(key))}:{item:6f}')
+            else:
+                out.append(f'{"" if first else ","}{_encode_string(str(key))}:')
+                encode_value(item, out)
             first = False
-            out.append(_encode_string(str(key)))
-            out.append(":")
-            encode_value(item, out)
         out.append("}")
     elif kind is list or kind is tuple:
         out.append("[")
@@ -160,6 +180,13 @@ def decode_reply(raw: str) -> dict[str, Any]:
     except json.JSONDecodeError as exc:
         raise ProtocolError(f"malformed message from the scheduler (invalid JSON: {exc.msg} at "
                             f"column {exc.colno}): {raw[:200]!r}") from None
+    return check_reply(msg, raw)
+
+
+def check_reply(msg: Any, raw: str | None = None) -> dict[str, Any]:
+    """Check the envelope of a decoded scheduler message."""
+    if raw is None:
+        raw = repr(msg)
     if not isinstance(msg, dict) or "now" not in msg or "events" not in msg:
         raise ProtocolError(f"malformed message from the scheduler: expected an object with 'now' and "
                             f"'events', got {raw[:200]!r}")
@@ -181,3 +208,117 @@ def decode_reply(raw: str) -> dict[str, Any]:
         # (Batsim 4.2 accepts events out of chronological order: an event dated before the
         # current time is applied at once, like coburst's request-reply actor does)
     return msg
+
+
+class _Channel:
+    """The two messages of the exchange in progress (see :class:`InProcessLink`)."""
+
+    incoming: str | None = None
+    outgoing: Any = None
+
+
+class _MemoryNetwork:
+    """pybatsim's ``NetworkHandler`` interface over a :class:`_Channel`."""
+
+    channel: _Channel  # set on the per-link subclass
+
+    def __init__(self, socket_endpoint=None, timeout=None, type=None):
+        pass
+
+    def bind(self) -> None:
+        pass
+
+    def connect(self) -> None:
+        pass
+
+    def close(self) -> None:
+        pass
+
+    def recv(self, blocking=False):
+        raw = self.recv_string(blocking)
+        return None if raw is None else json.loads(raw)
+
+    def recv_string(self, blocking=False):
+        raw, self.channel.incoming = self.channel.incoming, None
+        if raw is None:  # pybatsim asks for a message outside an exchange: nothing to read
+            raise ProtocolError("the in-process scheduler read a message outside an exchange")
+        return raw
+
+    def send(self, msg) -> None:
+        self.channel.outgoing = json.loads(json.dumps(msg))  # exactly what would cross a socket
+
+    def send_string(self, msg: str) -> None:
+        self.channel.outgoing = json.loads(msg)
+
+
+class InProcessLink:
+    """The scheduler side runs in the simulator's process: an unchanged pybatsim scheduler
+    (a file, or a name of pybatsim's bundled ``schedulers`` package, as ``pybatsim`` takes
+    it) driven by pybatsim's own ``Batsim`` class, whose network handler passes the same
+    Batsim messages through memory instead of ZeroMQ.
+
+    Each exchange hands pybatsim the exact text a socket would carry (``encode_message``:
+    dates printed ``%6f``) and takes back the message pybatsim would send, so decisions are
+    identical to the ZeroMQ path; only the sockets and the second process are gone.
+    """
+
+    def __init__(self, scheduler: str, options: dict | None = None, *, protect: bool = False):
+        import logging
+
+        from batsim.tools.launcher import instanciate_scheduler
+
+        logging.getLogger("batsim").setLevel(logging.WARNING)
+        try:
+            self.scheduler = instanciate_scheduler(scheduler, options or {})
+        except SystemExit:
+            raise InputError(scheduler, None, "cannot load this pybatsim scheduler (no such file or bundled "
+                                              "scheduler, or no scheduler class named after its file)") from None
+        self.protect = protect
+        self.channel = _Channel()
+        self.bs = None
+        self.wall_time_waiting = 0.0
+        self.nb_exchanges = 0
+        self.endpoint = "in-process"
+
+    def _start(self) -> None:
+        """pybatsim's ``Batsim()`` builds its network handler and reads SIMULATION_BEGINS."""
+        import batsim.batsim as pybatsim
+
+        vm = None
+        if self.protect:
+            from batsim.validatingmachine import ValidatingMachine as vm
+        network = type("InProcessNetwork", (_MemoryNetwork,), {"channel": self.channel})
+        original = pybatsim.NetworkHandler
+        pybatsim.NetworkHandler = network
+        try:
+            self.bs = pybatsim.Batsim(self.scheduler, "in-process", 0, None, validatingmachine=vm)
+        finally:
+            pybatsim.NetworkHandler = original
+
+    def exchange(self, now: float, events: list[dict[str, Any]]) -> dict[str, Any]:
+        start = time.perf_counter()
+        channel = self.channel
+        channel.incoming = encode_message(now, events)
+        channel.outgoing = None
+        try:
+            if self.bs is None:
+                self._start()
+            else:
+                self.bs.do_next_event()
+        except CoburstError:
+            raise
+        except Exception as exc:  # the scheduler's own error, reported as a dead scheduler
+            import traceback
+
+            detail = "".join(traceback.format_exception(exc)[-6:])
+            raise SchedulerGone(f"the in-process scheduler raised {type(exc).__name__}: {exc} "
+                                f"(simulated time {now:.6f})\n{detail}") from None
+        reply = channel.outgoing
+        self.wall_time_waiting += time.perf_counter() - start
+        self.nb_exchanges += 1
+        if reply is None:
+            raise ProtocolError("the in-process scheduler sent no reply")
+        return check_reply(reply)
+
+    def close(self) -> None:
+        pass

@@ -53,6 +53,8 @@ import math
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
+from procset import ProcSet
+
 from coburst.fileio import atomic_write
 
 MACHINE_STATES_HEADER = "time,nb_sleeping,nb_switching_on,nb_switching_off,nb_idle,nb_computing\n"
@@ -275,12 +277,12 @@ class TraceRecorder:
         for mid in range(len(self.machine_names)):
             out.append(f"6 {t} machine_state m{mid} w\n")
 
-    def _paje_computing(self, mid: int, job_id: str, time: float) -> None:
+    def _paje_computing(self, mid: int, job_id: str, time: float, t: str | None = None) -> None:
         if job_id not in self._paje_jobs:  # PajeTracer::register_new_job
             color = self.colors[len(self._paje_jobs) % len(self.colors)]
             self._paje_jobs.add(job_id)
             self._paje.append(f'5 j{job_id} machine_state "{job_id}" {color}\n')
-        self._paje.append(f"6 {lf(time)} machine_state m{mid} j{job_id}\n")
+        self._paje.append(f"6 {t or lf(time)} machine_state m{mid} j{job_id}\n")
 
     # -- machine states -----------------------------------------------------------------
 
@@ -293,7 +295,7 @@ class TraceRecorder:
         return min(jobs, key=jobs.__getitem__) if jobs else None
 
     def _machines(self, alloc: Iterable[int]) -> list[int]:
-        ids = sorted(set(int(i) for i in alloc))
+        ids = list(alloc) if isinstance(alloc, ProcSet) else sorted(set(int(i) for i in alloc))
         if ids and (ids[0] < 0 or ids[-1] >= len(self.machine_names)):
             raise ValueError(f"allocation {ids} outside machines 0..{len(self.machine_names) - 1}")
         return ids
@@ -315,18 +317,25 @@ class TraceRecorder:
         if key is None or order_key is not None:
             key = (0, order_key) if order_key is not None else (1, next(self._start_counter))
             self._keys[job_id] = key
+        t = lf(time)
+        running, computing, trace = self._running, self._state_is_computing, self.schedule_trace
         for mid in self._machines(alloc):
-            if not self._state_is_computing[mid]:
-                self._state_is_computing[mid] = True
+            jobs = running[mid]
+            if not jobs:  # the usual case: the machine was idle
+                computing[mid] = True
                 self.nb_idle -= 1
                 self.nb_computing += 1
+                jobs[job_id] = key
+                if trace:
+                    self._paje_computing(mid, job_id, time, t)
+                continue
             previous = self._top(mid)
-            if job_id in self._running[mid]:
+            if job_id in jobs:
                 raise ValueError(f"job {job_id} is already running on machine {mid}")
-            self._running[mid][job_id] = key
+            jobs[job_id] = key
             top = self._top(mid)
-            if self.schedule_trace and (previous is None or previous != top):
-                self._paje_computing(mid, top, time)
+            if trace and previous != top:
+                self._paje_computing(mid, top, time, t)
         self._write_states(time)
 
     def job_ended(self, time: float, job_id: str, alloc: Iterable[int], *, kill_mark: bool = False) -> None:
@@ -347,11 +356,13 @@ class TraceRecorder:
             self._paje.append(f'8 {t} kk k "{job_id}"\n')
             for mid in ids:
                 self._paje.append(f'8 {t} km m{mid} "{job_id}"\n')
+        t = lf(time)
+        paje = self._paje
         for mid in ids:
             jobs = self._running[mid]
             if not jobs:
                 raise ValueError(f"job {job_id} ends on machine {mid}, which computes no job")
-            previous = self._top(mid)
+            previous = self._top(mid) if len(jobs) > 1 else job_id
             if job_id not in jobs:
                 raise ValueError(f"job {job_id} ends on machine {mid}, which does not compute it")
             del jobs[job_id]
@@ -360,11 +371,11 @@ class TraceRecorder:
                 self.nb_idle += 1
                 self.nb_computing -= 1
                 if self.schedule_trace:
-                    self._paje.append(f"6 {lf(time)} machine_state m{mid} w\n")
+                    paje.append(f"6 {t} machine_state m{mid} w\n")
             else:
                 top = self._top(mid)
                 if top != previous and self.schedule_trace:
-                    self._paje_computing(mid, top, time)
+                    self._paje_computing(mid, top, time, t)
         self._write_states(time)
 
     def finish(self, time: float) -> None:

@@ -54,6 +54,7 @@ class Job:
     json: dict[str, Any]  # the job's JSON object with "id" rewritten to the full id
     metadata: str = ""
     dynamic: bool = False
+    json_text: Any = None  # the job's description as sent to the scheduler, encoded once
 
 
 @dataclass
