@@ -37,15 +37,26 @@ def demo_command(args: argparse.Namespace) -> int:
         doc["jobs"] = doc["jobs"][:args.jobs]
         workload = out / f"{workload.stem}_first{args.jobs}.json"
         workload.write_text(json.dumps(doc))
+    batsim = None
+    if args.engine == "batsim":
+        from coburst.simulator.external import find_batsim
+
+        batsim = find_batsim(args.batsim)
     runs = {}
     for name, entry in SCHEDULERS.items():
+        engine = f"the real Batsim ({batsim})" if batsim else "coburst's engine"
         console.print(f"[bold]{name}[/bold]: {entry.relative_to(ROOT)} on {PLATFORM.relative_to(ROOT)} "
-                      f"with {workload.name}")
+                      f"with {workload.name}, on {engine}")
         prefix = out / name.lower()
-        argv = ["run", str(entry), "-p", str(PLATFORM), "-w", str(workload), "-e", str(prefix), "-q"]
-        code = _run_in_subprocess(argv)
-        if code != 0:
-            return code
+        if batsim:
+            from coburst.simulator.external import run_with_batsim
+
+            run_with_batsim(batsim, str(entry), {}, str(PLATFORM), [str(workload)], str(prefix))
+        else:
+            argv = ["run", str(entry), "-p", str(PLATFORM), "-w", str(workload), "-e", str(prefix), "-q"]
+            code = _run_in_subprocess(argv)
+            if code != 0:
+                return code
         runs[name] = read_jobs(f"{prefix}_jobs.csv")
     console.print(metrics_table(runs, nb_compute=100, baseline="FCFS"))
     console.print(f"outputs: {out}/fcfs_jobs.csv, {out}/easy_jobs.csv (Batsim format; evalys reads them)")
@@ -66,4 +77,8 @@ def register(sub) -> None:
     parser.add_argument("-o", "--output", default="out/demo", help="output folder [default: out/demo]")
     parser.add_argument("--jobs", type=int, default=None, help="use only the first N jobs (quick look)")
     parser.add_argument("--workload", default=None, help=argparse.SUPPRESS)
+    parser.add_argument("--engine", choices=("coburst", "batsim"), default="coburst",
+                        help="simulate with coburst's embedded engine (default) or the real batsim binary")
+    parser.add_argument("--batsim", default=None, metavar="PATH",
+                        help="the batsim binary for --engine batsim [default: $BATSIM, else batsim on PATH]")
     parser.set_defaults(func=demo_command)

@@ -696,6 +696,16 @@ class Simulator:
                     raise ProtocolError(f"EXECUTE_JOB {sjob.id}: profile {profile.name!r} computes on host "
                                         f"{host.name!r} whose speed is 0 (a storage or master host?)")
 
+    def check_ptask_permission(self, sjob: SimJob, flops: list[float]) -> None:
+        """Batsim's ``check_ptask_execution_permission``, when a parallel task starts: no
+        computation on a storage machine (the i-th flops against the i-th machine of the
+        allocation, mapping or not, as Batsim does)."""
+        for rid, amount in zip(sjob.alloc, flops):
+            if abs(amount) > 1e-10 and self.resources[rid].role == "storage":
+                res = self.resources[rid]
+                raise ProtocolError(f"job {sjob.id}: some computation ({amount:g}) is assigned to storage node "
+                                    f"(id={rid}, name='{res.name}') (Batsim 4.2.1 aborts here too)")
+
     def storage_host(self, sjob: SimJob, label: str):
         smap = sjob.storage_mapping
         if smap is None:
@@ -773,7 +783,7 @@ class Simulator:
                                 "(only submitted, not yet executed jobs can be rejected)")
         sjob.state = "REJECTED"
         self.nb_completed += 1
-        sjob.deleted = True
+        self.to_delete.append(sjob)  # Batsim forgets it once the current events are sent
         job = sjob.job
         self.records.append(JobRecord(job_number=job.id.split("!", 1)[1], workload=job.workload,
                                       profile=job.profile, subtime=job.subtime, res=job.res,

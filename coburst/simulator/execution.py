@@ -152,6 +152,7 @@ class JobRun:
             outcome = yield from self.run_delay(float(profile.data["delay"]))
         else:
             hosts, flops, matrix = self.sim.build_ptask(self.job, profile, self.hosts)
+            self.sim.check_ptask_permission(self.job, flops)
             outcome = yield from self.run_ptask(hosts, flops, matrix)
         if outcome == "timeout":
             return -1
