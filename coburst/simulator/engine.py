@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Generator
 
-from procset import ProcSet
+from procset import ProcInt, ProcSet
 
 from coburst.errors import CoburstError, InputError, ProtocolError
 from coburst.simulator._simgrid import simgrid
@@ -94,6 +94,11 @@ class SimJob:
     mapping: dict[int, int] | None = None
 
     @property
+    def alloc_text(self) -> str:
+        """The allocation as Batsim prints it (``0-3 8``)."""
+        return str(self.alloc)
+
+    @property
     def id(self) -> str:
         return self.job.id
 
@@ -117,6 +122,27 @@ class SimResult:
                 f"{s['nb_jobs_rejected']} rejected), makespan {float(s['makespan']):.3f} s, "
                 f"mean waiting time {float(s['mean_waiting_time']):.3f} s; simulated in {self.wall_seconds:.2f} s "
                 f"-> {self.jobs_csv}, {self.schedule_csv}")
+
+
+def parse_interval_set(text: str) -> ProcSet:
+    """``ProcSet.from_str``, fast for the canonical strings schedulers send (``0-3 8 10-11``:
+    sorted, disjoint, not adjacent); anything else goes through ``from_str``."""
+    itvs = []
+    last = -2
+    try:
+        for token in text.split(" "):
+            lo, sep, hi = token.partition("-")
+            a = int(lo)
+            b = int(hi) if sep else a
+            if a < 0 or b < a or a <= last + 1:
+                return ProcSet.from_str(text)
+            itvs.append(ProcInt(a, b))
+            last = b
+    except ValueError:
+        return ProcSet.from_str(text)
+    result = ProcSet()
+    result._itvs = itvs  # already canonical
+    return result
 
 
 def load_speed_hook(spec: str) -> type:
@@ -517,7 +543,7 @@ class Simulator:
             self.nb_running -= 1
             self.nb_completed += 1
             self.append("JOB_COMPLETED", {"job_id": sjob.id, "job_state": sjob.state,
-                                          "return_code": sjob.return_code, "alloc": str(sjob.alloc)})
+                                          "return_code": sjob.return_code, "alloc": sjob.alloc_text})
             self.to_delete.append(sjob)
         elif kind == "WAITING_DONE":
             self.nb_waiters -= 1
@@ -532,7 +558,7 @@ class Simulator:
                     self.nb_running -= 1
                     self.nb_completed += 1
                     self.append("JOB_COMPLETED", {"job_id": jid, "job_state": sjob.state,
-                                                  "return_code": sjob.return_code, "alloc": str(sjob.alloc)})
+                                                  "return_code": sjob.return_code, "alloc": sjob.alloc_text})
                     self.to_delete.append(sjob)
             self.append("JOB_KILLED", {"job_ids": ids, "job_progress": progress})
         else:  # pragma: no cover - internal
@@ -606,7 +632,7 @@ class Simulator:
                                 "(a job is executed at most once, and only after its submission)")
         alloc_str = data.get("alloc")
         try:
-            alloc = ProcSet.from_str(alloc_str) if isinstance(alloc_str, str) else None
+            alloc = parse_interval_set(alloc_str) if isinstance(alloc_str, str) else None
         except (ValueError, TypeError):
             alloc = None
         if alloc is None or len(alloc) == 0:

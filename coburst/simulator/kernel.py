@@ -50,6 +50,7 @@ PRECISION = 1e-9
 #: an action's remaining work
 WORK_PRECISION = 1e-5 * 1e-9
 TINY = 5e-324  # the smallest positive double: "below TINY" is "<= 0"
+_min = np.minimum.reduce
 
 
 @dataclass(slots=True)
@@ -177,7 +178,7 @@ class Clock:
         n = self.n
         if not n:
             return math.inf
-        return float(self.rem[0]) if n == 1 else float(self.rem[:n].min())
+        return float(self.rem[0]) if n == 1 else float(_min(self.rem[:n]))
 
     def step(self, delta: float) -> list:
         """Advance by ``delta``; return the owners of the actions that ended, in creation
