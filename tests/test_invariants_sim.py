@@ -21,7 +21,7 @@ simulation, tests/simharness.py), then checks from the outputs only:
   with depth >= 2 and ``conservative`` the first reservation of every decision (the head of
   the queue) is kept — later ones may slip when the plan is rebuilt (Kopański 2020 §3.2;
   test_policies.py shows it on the replay).  Dates get a small tolerance: Batsim starts a
-  job one master-to-node message after the decision and reports its end one message late,
+  job one master-to-master message after the decision and reports its end one message late,
   so a job killed at its walltime frees its nodes ~0.2 ms after the scheduler planned; this
   can chain through at most every job once (``TOL_PER_JOB`` per job).
 

@@ -310,10 +310,14 @@ def test_dynamic_jobs_without_registration_finished(tmp_path, w):
 
 def test_no_outputs_overwritten_on_error(tmp_path, w):
     """A failed run leaves earlier results of the same prefix untouched."""
-    good = run_sim(tmp_path, workloads=[w], scheduler="schedFcfs").check()
-    before = good.jobs_csv.read_bytes(), good.schedule_csv.read_bytes()
+    run_sim(tmp_path, workloads=[w], scheduler="schedFcfs").check()
+    # like Batsim 4.2.1, a run writes _jobs.csv, _schedule.csv and (tracing is on by default)
+    # _machine_states.csv and _schedule.trace
+    outputs = ["out_jobs.csv", "out_machine_states.csv", "out_schedule.csv", "out_schedule.trace"]
+    assert leftovers(tmp_path) == outputs
+    before = {name: (tmp_path / name).read_bytes() for name in outputs}
     bad = run_sim(tmp_path, workloads=[w], scheduler="violator", options={"violation": "outside"}, timeout=2)
     assert bad.returncode == 3
-    assert (bad.jobs_csv.read_bytes(), bad.schedule_csv.read_bytes()) == before
-    assert leftovers(tmp_path) == ["out_jobs.csv", "out_schedule.csv"]
+    assert {name: (tmp_path / name).read_bytes() for name in outputs} == before
+    assert leftovers(tmp_path) == outputs  # and no temporary file left behind
     shutil.rmtree(tmp_path, ignore_errors=True)

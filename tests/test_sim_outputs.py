@@ -1,7 +1,9 @@
 """Outputs of ``coburst sim`` (``_jobs.csv``, ``_schedule.csv``, evalys), resource ids,
 SIMULATION_BEGINS, and determinism.
 
-Platform tests/data/cluster4.xml: dm = 0, dj = 650.0008 us (see test_sim_schedules.py).
+Platform tests/data/cluster4.xml: dm = 0, dj = 650.0008 us (see test_sim_schedules.py): a
+job executed on its submission starts at its submission date (a job starts when the server
+handles its EXECUTE_JOB); only the JOB_COMPLETED the scheduler gets comes dj after the end.
 """
 
 from __future__ import annotations
@@ -14,7 +16,6 @@ from simharness import CLUSTER4, DATA, JOBS_HEADER, f6, run_sim, workload
 
 pytestmark = pytest.mark.timeout(60)
 
-DJ4 = 50e-6 + 500e-6 + 100e-6 + 1 / 1.25e9
 SCHEDULE_KEYS = (
     "batsim_version,consumed_joules,makespan,max_slowdown,max_turnaround_time,max_waiting_time,mean_slowdown,"
     "mean_turnaround_time,mean_waiting_time,nb_computing_machines,nb_grouped_switches,nb_jobs,nb_jobs_finished,"
@@ -52,50 +53,50 @@ def schedule_run(tmp_path_factory):
 
 
 def test_jobs_csv_exact(schedule_run):
-    d = DJ4
     expected = "\n".join([
         JOBS_HEADER,
-        # rows in the order jobs end or are rejected (j3 is rejected at its submission, 3)
+        # rows in the order jobs end or are rejected (j3 is rejected at its submission, 3);
+        # every job runs at once on its submission (no waiting time, stretch 1):
+        # j2 2-6, j4 7-9 (node_2 free again since 6), j1 1-11, j5 12-13 (node_0 free since 11)
         '3,w0,d1,3.000000,1,20.000000,0,REJECTED,,,,,,,,,""',
-        row(2, 2, 1, 20, 2 + d, 4, "2", "d4"),
-        row(4, 7, 1, 20, 7 + d, 2, "2", "d2"),
-        row(1, 1, 2, 20, 1 + d, 10, "0-1", "d10"),
-        row(5, 12, 2, 20, 12 + d, 1, "0 2", "d1"),
+        row(2, 2, 1, 20, 2, 4, "2", "d4"),
+        row(4, 7, 1, 20, 7, 2, "2", "d2"),
+        row(1, 1, 2, 20, 1, 10, "0-1", "d10"),
+        row(5, 12, 2, 20, 12, 1, "0 2", "d1"),
     ]) + "\n"
     assert schedule_run.jobs_csv.read_text() == expected
 
 
 def test_schedule_csv(schedule_run):
-    d = DJ4
     text = schedule_run.schedule_csv.read_text()
     lines = text.split("\n")
     assert len(lines) == 3 and lines[2] == "", "two newline-terminated lines"
     assert lines[0] == SCHEDULE_KEYS
     values = schedule_run.schedule()
     assert values["batsim_version"].startswith("4.2")
-    # finished jobs (start, runtime, subtime): 1 (1+d, 10, 1), 2 (2+d, 4, 2), 4 (7+d, 2, 7), 5 (12+d, 1, 12);
-    # each waited d.  Means divide by nb_jobs = 5 (the rejected job counts).
-    turnarounds = [10 + d, 4 + d, 2 + d, 1 + d]
-    slowdowns = [(10 + d) / 10, (4 + d) / 4, (2 + d) / 2, (1 + d) / 1]
+    # finished jobs (start, runtime, subtime): 1 (1, 10, 1), 2 (2, 4, 2), 4 (7, 2, 7), 5 (12, 1, 12):
+    # none waited (each starts when the server handles its EXECUTE_JOB, at its submission
+    # since dm = 0).  Means divide by nb_jobs = 5 (the rejected job counts).
+    turnarounds = [10, 4, 2, 1]
+    slowdowns = [10 / 10, 4 / 4, 2 / 2, 1 / 1]
     # machine time (Batsim counts an interval when a machine changes state, never the last
-    # open one; a machine becomes computing when the server handles EXECUTE_JOB -- here at
-    # the submission date since dm = 0 -- and idle when its job ends):
-    # node_0: idle 0-1, computing 1-(11+d), idle (11+d)-12, computing 12-(13+d)
-    # node_1: idle 0-1, computing 1-(11+d)
-    # node_2: idle 0-2, computing 2-(6+d), idle (6+d)-7, computing 7-(9+d), idle (9+d)-12,
-    #         computing 12-(13+d)
+    # open one; a machine becomes computing when its job starts -- when the server handles
+    # EXECUTE_JOB, here at the submission date -- and idle when its job ends):
+    # node_0: idle 0-1, computing 1-11, idle 11-12, computing 12-13
+    # node_1: idle 0-1, computing 1-11
+    # node_2: idle 0-2, computing 2-6, idle 6-7, computing 7-9, idle 9-12, computing 12-13
     # node_3 (storage) never used: 0
-    computing = (10 + d) + (1 + d) + (10 + d) + (4 + d) + (2 + d) + (1 + d)
-    idle = 1 + (12 - 11 - d) + 1 + 2 + (7 - 6 - d) + (12 - 9 - d)
+    computing = (11 - 1) + (13 - 12) + (11 - 1) + (6 - 2) + (9 - 7) + (13 - 12)  # 28
+    idle = (1 - 0) + (12 - 11) + (1 - 0) + (2 - 0) + (7 - 6) + (12 - 9)  # 9
     expected = {
         "consumed_joules": "0.000000",
-        "makespan": f6(13 + d),
+        "makespan": f6(13),
         "max_slowdown": f6(max(slowdowns)),
         "max_turnaround_time": f6(max(turnarounds)),
-        "max_waiting_time": f6(d),
-        "mean_slowdown": f6(sum(slowdowns) / 5),
-        "mean_turnaround_time": f6(sum(turnarounds) / 5),
-        "mean_waiting_time": f6(4 * d / 5),
+        "max_waiting_time": f6(0),
+        "mean_slowdown": f6(sum(slowdowns) / 5),  # 0.8
+        "mean_turnaround_time": f6(sum(turnarounds) / 5),  # 3.4
+        "mean_waiting_time": f6(0),
         "nb_computing_machines": "4",  # compute + storage machines (not the master)
         "nb_grouped_switches": "0",
         "nb_jobs": "5",
@@ -176,15 +177,21 @@ def test_resource_ids_and_simulation_begins(tmp_path):
     assert [r["id"] for r in compute] == list(range(101))
     assert [r["name"] for r in storage] == storage_names
     assert [r["id"] for r in storage] == list(range(101, 113))
+    # a cluster's <prop> are properties of its hosts and of the cluster's netzone: each
+    # resource's zone_properties are those of the zones from the root down to its own
+    # (Batsim's attach_zone_properties_to_machines; the root zone has none)
+    zone_props = {"node": {"rack": "A"}, "bb": {"role": "storage", "bb_capacity": "1000"}}
     for r in compute + storage:
         assert list(r) == ["id", "name", "state", "properties", "zone_properties"]
-        assert r["state"] == "idle" and r["zone_properties"] == {}
+        assert r["state"] == "idle"
+        assert r["zone_properties"] == zone_props[r["name"].split("_")[0]], r
     # every resource announces a "role" property ("" for plain compute hosts), plus its own
     # properties (here inherited from the cluster's <prop>)
     assert compute[0]["properties"] == {"rack": "A", "role": ""}
     assert storage[0]["properties"] == {"role": "storage", "bb_capacity": "1000"}
+    # node_7 becomes a storage resource through -r: its role changes, not its zone
     assert storage[-1] == {"id": 112, "name": "node_7", "state": "idle",
-                           "properties": {"rack": "A", "role": "storage"}, "zone_properties": {}}
+                           "properties": {"rack": "A", "role": "storage"}, "zone_properties": {"rack": "A"}}
     assert data["workloads"] == {"w0": str(w.resolve())}
     assert data["profiles"] == {"w0": {"d10": {"type": "delay", "delay": 10}}}
     # the default allocation "0" of the test scheduler is the first compute host in that order

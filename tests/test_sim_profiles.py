@@ -13,9 +13,10 @@ link share its bandwidth.
 
 The test scheduler ``tests/schedulers/fixed.py`` runs each job at its submission on the
 allocation given in its options; jobs are spread in time so that each runs alone (except
-where contention is tested).  ``dm = 0`` on cluster4, so a job submitted at ``s`` starts
-at ``s + dj`` (one master -> node message, see test_sim_schedules.py) and only its
-execution time matters here.
+where contention is tested).  ``dm = 0`` on cluster4 and a job starts when the server
+handles its EXECUTE_JOB (Batsim creates the job's actor directly on its first host, no
+launch message, see test_sim_schedules.py), so a job submitted at ``s`` starts at ``s``;
+apart from that, only its execution time matters here.
 """
 
 from __future__ import annotations
@@ -28,7 +29,6 @@ from simharness import CLUSTER4, f6, run_sim, workload
 
 pytestmark = pytest.mark.timeout(60)
 
-DJ4 = 50e-6 + 500e-6 + 100e-6 + 1 / 1.25e9
 LAT = 600e-6  # node -> node route latency (UP 50 us + backbone 500 us + DOWN 50 us)
 
 
@@ -84,8 +84,8 @@ def test_compute_profiles(tmp_path):
     })
     assert jobs["w0!pht_wide"]["allocated_resources"] == "0-3"
     assert jobs["w0!pht_wide"]["requested_number_of_resources"] == "2"
-    for jid, row in jobs.items():  # each job started one master->node message after its submission
-        assert row["starting_time"] == f6(float(row["submission_time"]) + DJ4), row
+    for jid, row in jobs.items():  # each job started at its submission (executed at once, dm = 0)
+        assert row["starting_time"] == row["submission_time"], row
 
 
 def test_storage_profiles_single_storage_host(tmp_path):
@@ -147,9 +147,10 @@ def test_storage_profiles_with_storage_mapping(tmp_path):
         "w0!stage_rev": 2.0 + LAT,
     })
     assert jobs["w0!stage"]["allocated_resources"] == "1"
-    # the job actor of a data_staging job runs on its allocation's first host: its start is
-    # one node -> master message after the decision
-    assert jobs["w0!stage"]["starting_time"] == f6(10 + DJ4)
+    # the job actor of a data_staging job runs on its allocation's first host, created there
+    # when the server handles the decision: it starts at its submission (dm = 0), like the others
+    assert [jobs[j]["starting_time"] for j in ("w0!bb", "w0!stage", "w0!stage_rev")] == \
+        ["1.000000", "10.000000", "20.000000"]
 
 
 def test_speed_changes_mid_run(tmp_path):
@@ -173,15 +174,19 @@ def test_speed_changes_mid_run(tmp_path):
                   args=["--speed-hook", "sim_speed_hook:PlannedRates"],
                   env={"COBURST_TEST_RATE_PLAN": json.dumps(plan)}).check()
     jobs = run.jobs()
-    d = DJ4
-    s = 1 + d  # every job starts at s
-    # 10 s of work: 5 - s done at rate 1, then 4 s at rate 0.5 (2 s of work), then the
-    # remaining 10 - (4 - d) - 2 = 4 + d at rate 2: ends at 9 + (4 + d) / 2
+    s = 1  # every job starts at its submission (dm = 0, executed at once)
+    for row in jobs.values():
+        assert row["starting_time"] == f6(s), row
+    # a rate change keeps the work done and runs the rest at the new rate (JobRun.set_rate).
+    # 10 s of work: 5 - s = 4 s done at rate 1, then 9 - 5 = 4 s at rate 0.5 (2 s of work),
+    # then the remaining 10 - 4 - 2 = 4 s of work at rate 2: 2 s, ends at 11.
+    # The same for the delay leaf and for the 1e10-flop parallel task (restarted each time
+    # with its remaining flops scaled by 1 / rate: 6e9 / 0.5 = 1.2e10, then 4e9 / 2 = 2e9).
     for jid in ("w0!sd", "w0!sp"):
-        assert float(jobs[jid]["starting_time"]) == pytest.approx(s, abs=1e-6)
-        assert float(jobs[jid]["finish_time"]) == pytest.approx(11 + d / 2, abs=1.5e-6), jobs[jid]
-    # composed: d2 runs from s; at 2, 1 - d s of it is done; the remaining 1 + d at rate 0.5
-    # ends it at 2 + 2(1 + d); the 3 Gflop ptask then runs at half speed: 6 s
-    assert float(jobs["w0!seq"]["finish_time"]) == pytest.approx(2 + 2 * (1 + d) + 6, abs=1.5e-6)
+        assert (jobs[jid]["final_state"], jobs[jid]["finish_time"]) == ("COMPLETED_SUCCESSFULLY", f6(11)), jobs[jid]
+        assert jobs[jid]["execution_time"] == f6(11 - s), jobs[jid]
+    # composed: d2 runs from s = 1; at 2, 1 s of it is done; the remaining 1 s of work at rate
+    # 0.5 ends it at 2 + 2 = 4; the 3 Gflop ptask then runs at half speed: 6 s, ends at 10
+    assert jobs["w0!seq"]["finish_time"] == f6(2 + 2 * 1 + 6), jobs["w0!seq"]
     # the untouched job runs at full speed
-    assert float(jobs["w0!ref"]["execution_time"]) == pytest.approx(10.0, abs=1e-6)
+    assert (jobs["w0!ref"]["execution_time"], jobs["w0!ref"]["finish_time"]) == (f6(10.0), f6(s + 10.0))

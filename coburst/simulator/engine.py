@@ -1,21 +1,24 @@
-"""The embedded Batsim-compatible simulator: SimGrid actors talking Batsim 4 to a scheduler.
+"""The embedded Batsim-compatible simulator: Batsim 4.2.1's actors on coburst's kernel.
 
-Structure (the same as Batsim 4.2, so that dates match it):
+Structure (the same as Batsim 4.2.1, so that messages and dates match it; each actor is a
+generator process of :mod:`coburst.simulator.kernel`, all run by one SimGrid actor):
 
 * ``server`` (on the master host) owns the simulation state.  It receives internal
   messages on the ``server`` mailbox, turns them into protocol events and, whenever the
-  scheduler is ready and no other internal message is pending, sends the pending events.
+  scheduler is ready and no other internal message is pending, sends the pending events;
 * one ``submitter`` per workload (on the master host) releases jobs at their submission
   times;
-* a ``request-reply`` actor (on the master host) performs one ZeroMQ exchange with the
-  scheduler and forwards every decision of the reply to the server, dated by its timestamp;
-* one actor per job (on the job's first host, see :mod:`coburst.simulator.execution`);
-* ``waiter`` actors for ``CALL_ME_LATER`` and ``killer`` actors for ``KILL_JOB``.
+* a ``request-reply`` process performs one exchange with the scheduler (ZeroMQ, or memory
+  for an in-process scheduler) and forwards every decision of the reply to the server,
+  dated by its timestamp, then SCHED_READY at the reply's ``now``;
+* one process per job, started when the server handles its EXECUTE_JOB (Batsim creates
+  the job's actor directly on its first host), see :mod:`coburst.simulator.execution`;
+* ``waiter`` processes for ``CALL_ME_LATER`` and ``killer`` processes for ``KILL_JOB``.
 
 Every internal message is a 1-byte SimGrid communication to the master host, exactly like
-Batsim's ``mailbox->put(msg, 1)``: the route latency between a job's host and the master
-is why a job starts a few hundred microseconds after the decision that launched it, and
-why its completion reaches the scheduler a little after its end.
+Batsim's ``mailbox->put(msg, 1)``: route latency, then 1 byte at the bottleneck bandwidth,
+served one at a time.  That is why a job's completion reaches the scheduler a little after
+its end, and why decisions arrive one master-to-master message apart.
 """
 
 from __future__ import annotations
