@@ -1,5 +1,10 @@
-"""Round trip SWF -> Batsim workload -> ``coburst sim`` with pybatsim's schedulers, on the
-shipped dragonfly platform (Kopański 2020, §2.2-2.4)."""
+"""Round trip SWF -> Batsim workload -> ``coburst sim`` with a pybatsim scheduler, on the
+shipped dragonfly platform (Kopański 2020, §2.2-2.4).
+
+The scheduler is coburst's EASY backfilling entry file: it uses only the compute nodes.
+pybatsim's own ``easyBackfill`` counts the platform's storage hosts as resources and may put
+computation on them, which Batsim 4.2.1 (and coburst) refuse.
+"""
 
 from __future__ import annotations
 
@@ -31,7 +36,10 @@ def _free_port() -> int:
         return sock.getsockname()[1]
 
 
-def _simulate(tmp_path: Path, workload: Path, platform: Path = DF96, scheduler: str = "easyBackfill"):
+EASY = str(ROOT / "schedulers" / "coburstEasy.py")
+
+
+def _simulate(tmp_path: Path, workload: Path, platform: Path = DF96, scheduler: str = EASY):
     """Run ``coburst sim`` against pybatsim's ``scheduler``; return the rows of _jobs.csv."""
     port = _free_port()
     log = tmp_path / "scheduler.log"
