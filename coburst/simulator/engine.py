@@ -41,7 +41,7 @@ from coburst.errors import CoburstError, InputError, ProtocolError
 from coburst.simulator._simgrid import simgrid
 from coburst.simulator.execution import JobRun
 from coburst.simulator.kernel import Get, Kernel, Mailbox, Put, Sleep
-from coburst.simulator.output import LD, JobRecord, schedule_row, write_outputs
+from coburst.simulator.output import JOBS_COLUMNS, LD, SCHEDULE_KEYS, JobRecord, ScheduleStats, StagedFiles
 from coburst.simulator.platform import Machines, assign_resources, check_xml, master_zone_routing, prevalidate
 from coburst.simulator.protocol import SchedulerLink, encode_text
 from coburst.simulator.traces import TraceRecorder
@@ -174,7 +174,9 @@ class Simulator:
         self.workloads: dict[str, Workload] = {}
         self.jobs: dict[str, SimJob] = {}
         self.events: list[dict[str, Any]] = []
-        self.records: list[JobRecord] = []
+        self.stats = ScheduleStats()
+        self.deleted_ids: set[str] = set()
+        self.nb_records = 0
         self.failure: BaseException | None = None
         self.collected_profiles: set[tuple[str, str]] = set()
         # counters (Batsim's ServerData)
@@ -246,38 +248,67 @@ class Simulator:
     def run(self) -> SimResult:
         wall_start = time.perf_counter()
         self.load_inputs()
-        if self.link is None:
-            self.link = SchedulerLink(self.config.socket_endpoint, self.config.timeout, self.config.peer_alive)
+        prefix = self.config.export_prefix
+        jobs_csv, sched_csv = Path(f"{prefix}_jobs.csv"), Path(f"{prefix}_schedule.csv")
+        trace_path, states_path = TraceRecorder.paths(prefix)
+        paths = [jobs_csv, sched_csv]
+        if self.traces.schedule_trace:
+            paths.append(trace_path)
+        if self.traces.machine_states:
+            paths.append(states_path)
         try:
-            kernel = self.kernel
-            kernel.spawn(self.server(), "server")
-            for name, wl in self.workloads.items():
-                self.nb_submitters += 1
-                kernel.spawn(self.submitter(wl), f"submitter_{name}")
-            with warnings.catch_warnings():  # SimGrid 4.1's Engine.add_actor binding is unusable
-                warnings.simplefilter("ignore", DeprecationWarning)
-                simgrid.Actor.create("coburst", self.machines.master, self._guarded(kernel.main))
-            self.engine.run()
-        finally:
-            self.link.close()
-        if self.failure is not None:
-            raise self.failure
-        if not self.done:
-            raise ProtocolError(self.stall_message() if self.is_stalled() else
-                                "the simulation stopped before its end (deadlock in the simulated platform)")
-        makespan = max((r.finish for r in self.records if r.finish is not None), default=0.0)
-        wall = time.perf_counter() - wall_start
-        time_computing, time_idle = LD(0), LD(0)
-        for computing, idle in zip(self.machine_computing, self.machine_idle):  # Batsim sums in machine order
-            time_computing += computing
-            time_idle += idle
-        schedule = schedule_row(self.records, len(self.resources), time_computing, makespan,
-                                self.link.wall_time_waiting, wall, time_idle=time_idle)
-        self.traces.finish(self.kernel.now)
-        jobs_csv, sched_csv = write_outputs(self.config.export_prefix, self.records, schedule)
-        self.traces.write(self.config.export_prefix)
-        return SimResult(self.config.export_prefix, jobs_csv, sched_csv, schedule, wall,
-                         nb_compute=len(self.machines.compute))
+            # written as the simulation goes (memory stays flat), renamed at the end
+            self.outputs = StagedFiles(paths)
+        except OSError as exc:
+            raise InputError(f"-e/--export {prefix}", None, f"cannot write the outputs: {exc}") from None
+        handles = dict(zip(paths, self.outputs.handles))
+        self._jobs_out = handles[jobs_csv]
+        self._jobs_out.write(JOBS_COLUMNS + "\n")
+        self._trace_out = (handles.get(trace_path), handles.get(states_path))
+        try:
+            if self.link is None:
+                self.link = SchedulerLink(self.config.socket_endpoint, self.config.timeout, self.config.peer_alive)
+            try:
+                kernel = self.kernel
+                kernel.spawn(self.server(), "server")
+                for name, wl in self.workloads.items():
+                    self.nb_submitters += 1
+                    kernel.spawn(self.submitter(wl), f"submitter_{name}")
+                with warnings.catch_warnings():  # SimGrid 4.1's Engine.add_actor binding is unusable
+                    warnings.simplefilter("ignore", DeprecationWarning)
+                    simgrid.Actor.create("coburst", self.machines.master, self._guarded(kernel.main))
+                self.engine.run()
+            finally:
+                self.link.close()
+            if self.failure is not None:
+                raise self.failure
+            if not self.done:
+                raise ProtocolError(self.stall_message() if self.is_stalled() else
+                                    "the simulation stopped before its end (deadlock in the simulated platform)")
+            wall = time.perf_counter() - wall_start
+            time_computing, time_idle = LD(0), LD(0)
+            for computing, idle in zip(self.machine_computing, self.machine_idle):  # Batsim: in machine order
+                time_computing += computing
+                time_idle += idle
+            schedule = self.stats.row(len(self.resources), time_computing, time_idle,
+                                      self.link.wall_time_waiting, wall)
+            handles[sched_csv].write(",".join(SCHEDULE_KEYS) + "\n" + ",".join(schedule[k] for k in SCHEDULE_KEYS)
+                                     + "\n")
+            self.traces.finish(self.kernel.now)
+            self.traces.drain(*self._trace_out)
+            self.outputs.commit()
+        except BaseException:
+            self.outputs.abort()
+            raise
+        return SimResult(prefix, jobs_csv, sched_csv, schedule, wall, nb_compute=len(self.machines.compute))
+
+    def record(self, rec: JobRecord) -> None:
+        """A job's row of ``_jobs.csv`` (written when Batsim writes it: at its end or rejection)."""
+        self._jobs_out.write(rec.csv_row() + "\n")
+        self.stats.add(rec)
+        self.nb_records += 1
+        if self.nb_records % 2000 == 0:
+            self.traces.drain(*self._trace_out)
 
     def _guarded(self, body: Callable) -> Callable:
         """Run the kernel; on error record it and stop the simulation."""
@@ -462,8 +493,11 @@ class Simulator:
         events, self.events = self.events, []
         self.sched_ready = False
         self.kernel.spawn(self.request_reply(events), "request_reply")
-        for sjob in self.to_delete:
+        for sjob in self.to_delete:  # Batsim's delete_jobs: forget them (memory stays flat)
             sjob.deleted = True
+            sjob.run = None
+            self.jobs.pop(sjob.id, None)
+            self.deleted_ids.add(sjob.id)
             if not self.config.profile_reuse:
                 self.collected_profiles.add((sjob.job.workload, sjob.job.profile))
         self.to_delete = []
@@ -600,7 +634,7 @@ class Simulator:
             raise ProtocolError(f"{etype}: '{key}' must be a job id string like \"w0!1\", got {json.dumps(jid)}")
         sjob = self.jobs.get(jid)
         if sjob is None or sjob.deleted:
-            what = "has already finished and been reported" if sjob is not None else "does not exist"
+            what = "has already finished and been reported" if jid in self.deleted_ids else "does not exist"
             raise ProtocolError(f"{etype}: job {jid!r} {what}")
         return sjob
 
@@ -798,7 +832,7 @@ class Simulator:
     def _end_job(self, sjob: SimJob, kill_mark: bool = False) -> None:
         self._set_machines(sjob.alloc, -1)
         self.traces.job_ended(self.kernel.now, sjob.id, sjob.alloc, kill_mark=kill_mark)
-        self.records.append(JobRecord(
+        self.record(JobRecord(
             job_number=sjob.id.split("!", 1)[1], workload=sjob.job.workload, profile=sjob.job.profile,
             subtime=sjob.job.subtime, res=sjob.job.res, walltime=sjob.job.walltime, final_state=sjob.state,
             start=sjob.start, finish=sjob.finish, alloc=sjob.alloc, metadata=sjob.job.metadata))
@@ -814,7 +848,7 @@ class Simulator:
         self.nb_completed += 1
         self.to_delete.append(sjob)  # Batsim forgets it once the current events are sent
         job = sjob.job
-        self.records.append(JobRecord(job_number=job.id.split("!", 1)[1], workload=job.workload,
+        self.record(JobRecord(job_number=job.id.split("!", 1)[1], workload=job.workload,
                                       profile=job.profile, subtime=job.subtime, res=job.res,
                                       walltime=job.walltime, final_state="REJECTED", metadata=job.metadata))
 
@@ -881,7 +915,7 @@ class Simulator:
         if wl is None:
             raise ProtocolError(f"REGISTER_JOB {jid}: workload {wname!r} does not exist (register a profile in it "
                                 "first)")
-        if jid in self.jobs:
+        if jid in self.jobs or jid in self.deleted_ids:
             raise ProtocolError(f"REGISTER_JOB: job {jid!r} already exists")
         if isinstance(job, dict) and (wname, job.get("profile")) in self.collected_profiles:
             raise ProtocolError(f"REGISTER_JOB {jid}: profile {job.get('profile')!r} existed but was discarded "
@@ -919,7 +953,7 @@ class Simulator:
             sjob.alloc = sjob.alloc or ProcSet()
             self.nb_completed += 1
             job = sjob.job
-            self.records.append(JobRecord(job_number=job.id.split("!", 1)[1], workload=job.workload,
+            self.record(JobRecord(job_number=job.id.split("!", 1)[1], workload=job.workload,
                                           profile=job.profile, subtime=job.subtime, res=job.res,
                                           walltime=job.walltime, final_state=new, start=sjob.start,
                                           finish=now, alloc=sjob.alloc, metadata=job.metadata))

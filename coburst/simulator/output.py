@@ -93,69 +93,140 @@ class JobRecord:
                 f"{f6(-1)},{quote_metadata(self.metadata)}")
 
 
-def schedule_row(records: list[JobRecord], nb_machines: int, time_computing: float, makespan: float,
-                 scheduling_time: float, simulation_time: float, time_idle: float = 0.0) -> dict[str, str]:
-    """The ``_schedule.csv`` values, computed as Batsim 4.2's ``JobsTracer`` does (long-double
-    sums in the order jobs end; means divide by ``nb_jobs``).
+class ScheduleStats:
+    """Batsim's ``JobsTracer`` counters, updated as each job's row is written (long double
+    sums in the order jobs end)."""
 
-    ``time_computing`` / ``time_idle``: sums over machines of the time spent in each state,
-    counted at state changes only (Batsim never adds a machine's last open interval).
-    ``makespan`` is recomputed from the records (Batsim's largest completion time).
-    """
-    nb_jobs = len(records)
-    nb_finished = nb_success = 0
-    sum_wait = sum_turn = sum_slow = LD(0)
-    max_wait = max_turn = max_slow = makespan_ld = LD(0)
-    for r in records:
+    def __init__(self):
+        self.nb_jobs = self.nb_finished = self.nb_success = 0
+        zero = LD(0)
+        self.sum_wait = self.sum_turn = self.sum_slow = zero
+        self.max_wait = self.max_turn = self.max_slow = self.makespan = zero
+
+    def add(self, r: JobRecord) -> None:
+        self.nb_jobs += 1
         if r.final_state == "REJECTED":
-            continue
-        nb_finished += 1
-        nb_success += r.success
+            return
+        self.nb_finished += 1
+        self.nb_success += r.success
         start, runtime, completion = r.times()
         sub = LD(r.subtime)
         wait, turn = start - sub, completion - sub
         slow = turn / runtime
-        sum_wait += wait
-        sum_turn += turn
-        sum_slow += slow
-        makespan_ld = max(makespan_ld, completion)
-        max_wait, max_turn, max_slow = max(max_wait, wait), max(max_turn, turn), max(max_slow, slow)
-    # Batsim 4.2 (export.cpp): nb_jobs_killed = finished - success, i.e. failed jobs count too
-    nb_killed = nb_finished - nb_success
+        self.sum_wait += wait
+        self.sum_turn += turn
+        self.sum_slow += slow
+        if completion > self.makespan:
+            self.makespan = completion
+        if wait > self.max_wait:
+            self.max_wait = wait
+        if turn > self.max_turn:
+            self.max_turn = turn
+        if slow > self.max_slow:
+            self.max_slow = slow
 
-    def mean(total: LD) -> float:
-        return float(total) / nb_jobs if nb_jobs else 0.0
+    def row(self, nb_machines: int, time_computing, time_idle, scheduling_time: float,
+            simulation_time: float) -> dict[str, str]:
+        """The ``_schedule.csv`` values (means divide by ``nb_jobs``, like Batsim 4.2).
 
-    values = {
-        "batsim_version": BATSIM_VERSION,
-        "consumed_joules": f6(0.0),
-        "makespan": f6(float(makespan_ld)),
-        "max_slowdown": f6(float(max_slow)),
-        "max_turnaround_time": f6(float(max_turn)),
-        "max_waiting_time": f6(float(max_wait)),
-        "mean_slowdown": f6(mean(sum_slow)),
-        "mean_turnaround_time": f6(mean(sum_turn)),
-        "mean_waiting_time": f6(mean(sum_wait)),
-        "nb_computing_machines": str(nb_machines),
-        "nb_grouped_switches": "0",
-        "nb_jobs": str(nb_jobs),
-        "nb_jobs_finished": str(nb_finished),
-        "nb_jobs_killed": str(nb_killed),
-        "nb_jobs_rejected": str(nb_jobs - nb_finished),
-        "nb_jobs_success": str(nb_success),
-        "nb_machine_switches": "0",
-        "scheduling_time": f6(scheduling_time),
-        "simulation_time": f6(simulation_time),
-        "success_rate": f6(nb_success / nb_jobs if nb_jobs else 0.0),
-        "time_computing": f6(float(time_computing)),
-        "time_idle": f6(float(time_idle)),
-        "time_sleeping": f6(0.0),
-        "time_switching_off": f6(0.0),
-        "time_switching_on": f6(0.0),
-        "time_unavailable": f6(0.0),
-    }
-    assert tuple(values) == SCHEDULE_KEYS
-    return values
+        ``time_computing`` / ``time_idle``: sums over machines of the time spent in each
+        state, counted at state changes only (Batsim never adds a machine's last open
+        interval)."""
+        nb_jobs = self.nb_jobs
+        # Batsim 4.2 (export.cpp): nb_jobs_killed = finished - success, i.e. failed jobs count too
+        nb_killed = self.nb_finished - self.nb_success
+
+        def mean(total) -> float:
+            return float(total) / nb_jobs if nb_jobs else 0.0
+
+        values = {
+            "batsim_version": BATSIM_VERSION,
+            "consumed_joules": f6(0.0),
+            "makespan": f6(float(self.makespan)),
+            "max_slowdown": f6(float(self.max_slow)),
+            "max_turnaround_time": f6(float(self.max_turn)),
+            "max_waiting_time": f6(float(self.max_wait)),
+            "mean_slowdown": f6(mean(self.sum_slow)),
+            "mean_turnaround_time": f6(mean(self.sum_turn)),
+            "mean_waiting_time": f6(mean(self.sum_wait)),
+            "nb_computing_machines": str(nb_machines),
+            "nb_grouped_switches": "0",
+            "nb_jobs": str(nb_jobs),
+            "nb_jobs_finished": str(self.nb_finished),
+            "nb_jobs_killed": str(nb_killed),
+            "nb_jobs_rejected": str(nb_jobs - self.nb_finished),
+            "nb_jobs_success": str(self.nb_success),
+            "nb_machine_switches": "0",
+            "scheduling_time": f6(scheduling_time),
+            "simulation_time": f6(simulation_time),
+            "success_rate": f6(self.nb_success / nb_jobs if nb_jobs else 0.0),
+            "time_computing": f6(float(time_computing)),
+            "time_idle": f6(float(time_idle)),
+            "time_sleeping": f6(0.0),
+            "time_switching_off": f6(0.0),
+            "time_switching_on": f6(0.0),
+            "time_unavailable": f6(0.0),
+        }
+        assert tuple(values) == SCHEDULE_KEYS
+        return values
+
+
+def schedule_row(records: list[JobRecord], nb_machines: int, time_computing: float, makespan: float,
+                 scheduling_time: float, simulation_time: float, time_idle: float = 0.0) -> dict[str, str]:
+    """The ``_schedule.csv`` values of a list of job records (see :class:`ScheduleStats`)."""
+    stats = ScheduleStats()
+    for r in records:
+        stats.add(r)
+    return stats.row(nb_machines, time_computing, time_idle, scheduling_time, simulation_time)
+
+
+class StagedFiles:
+    """Output files written as the simulation goes, each through a temporary file in its
+    final folder: :meth:`commit` renames them all, :meth:`abort` removes them, so a failed
+    run leaves nothing half-written (and earlier results of the same prefix untouched).
+    Opening them first also checks, before any work, that the outputs can be written."""
+
+    def __init__(self, paths: list[Path]):
+        import os
+        import tempfile
+
+        self.paths = [Path(p) for p in paths]
+        self.handles: list = []
+        self.tmps: list[str] = []
+        try:
+            for path in self.paths:
+                if path.is_dir():
+                    raise IsADirectoryError(f"{path} is a directory")
+                path.parent.mkdir(parents=True, exist_ok=True)
+                fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".part", dir=path.parent)
+                self.tmps.append(tmp)
+                self.handles.append(os.fdopen(fd, "w", encoding="utf-8", newline="", buffering=1 << 16))
+        except BaseException:
+            self.abort()
+            raise
+
+    def commit(self) -> None:
+        import os
+
+        umask = os.umask(0)
+        os.umask(umask)
+        for handle, tmp, path in zip(self.handles, self.tmps, self.paths):
+            handle.close()
+            os.chmod(tmp, 0o666 & ~umask)
+            os.replace(tmp, path)
+        self.handles, self.tmps = [], []
+
+    def abort(self) -> None:
+        import contextlib
+        import os
+
+        for handle in self.handles:
+            with contextlib.suppress(Exception):
+                handle.close()
+        for tmp in self.tmps:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(tmp)
+        self.handles, self.tmps = [], []
 
 
 def write_outputs(prefix: str, records: list[JobRecord], schedule: dict[str, str]) -> tuple[Path, Path]:

@@ -395,6 +395,16 @@ class TraceRecorder:
         jobs = self._running[machine]
         return sorted(jobs, key=jobs.__getitem__)
 
+    def drain(self, paje_out=None, states_out=None) -> None:
+        """Write the lines recorded so far to open files (the enabled ones) and forget them:
+        the engine streams long traces to disk instead of keeping them in memory."""
+        if paje_out is not None and self.schedule_trace:
+            paje_out.writelines(self._paje)
+            self._paje.clear()
+        if states_out is not None and self.machine_states:
+            states_out.writelines(self._states)
+            self._states.clear()
+
     def schedule_trace_text(self) -> str:
         return "".join(self._paje)
 
