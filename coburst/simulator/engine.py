@@ -336,28 +336,28 @@ class Simulator:
         return self.kernel.now
 
     def route_to_master(self, host) -> tuple[float, float]:
-        """(latency, transfer time) of a 1-byte message from ``host`` to the master host
-        (Batsim's ``mailbox->put(msg, 1)`` under ``ptask_L07``: the route's latency, then
-        1 B / bottleneck bandwidth), from SimGrid's routes."""
+        """(latency, bottleneck bandwidth) of the route from ``host`` to the master host, as
+        Batsim's 1-byte ``mailbox->put(msg, 1)`` uses it under ``ptask_L07`` (bandwidth
+        ``inf``: no link on the route)."""
         route = self.master_routes.get(host.name)
         if route is None:
             if host is self.machines.master and self.master_in_empty_zone:
-                route = (0.0, 0.0)  # SimGrid 3.3x: no route (and no latency) inside a routing="None" zone
+                route = (0.0, math.inf)  # no route (and no latency) inside a routing="None" zone
             else:
                 links, latency = host.route_to(self.machines.master)  # (links, total latency)
                 if not links and host is self.machines.master and self.master_zone in LOOPBACK_ZONES:
                     # SimGrid 3.32 (Batsim 4.2.1's) gives a host of such a zone without a route to
                     # itself the network model's loopback link (10 GBps, no latency; measured)
-                    route = (0.0, MSG_SIZE / LOOPBACK_BANDWIDTH)
+                    route = (0.0, LOOPBACK_BANDWIDTH)
                 else:
                     bandwidth = min((link.bandwidth for link in links), default=0.0)
-                    route = (latency, MSG_SIZE / bandwidth if bandwidth > 0 else 0.0)
+                    route = (latency, bandwidth if bandwidth > 0 else math.inf)
             self.master_routes[host.name] = route
         return route
 
     def delay_to_master(self, host) -> float:
-        latency, transfer = self.route_to_master(host)
-        return latency + transfer
+        latency, bandwidth = self.route_to_master(host)
+        return latency + MSG_SIZE / bandwidth
 
     def append(self, etype: str, data: dict[str, Any]) -> None:
         self.events.append({"timestamp": self.kernel.now, "type": etype, "data": data})
@@ -387,8 +387,8 @@ class Simulator:
 
     def to_server(self, message: tuple, host=None) -> Put:
         """A message to the server from a process on ``host`` (default: the master host)."""
-        latency, transfer = self.master_route if host is None else self.route_to_master(host)
-        return Put(self.server_box, message, latency, transfer)
+        latency, bandwidth = self.master_route if host is None else self.route_to_master(host)
+        return Put(self.server_box, message, latency, bandwidth)
 
     # ================================================================== Batsim's actors
     def submitter(self, wl: Workload) -> Generator:
@@ -821,6 +821,8 @@ class Simulator:
         """The job's process ends (before it reports to the server)."""
         sjob = run.job
         now = self.kernel.now
+        if _DEBUG:
+            print(f"job end {sjob.id} start {sjob.start!r} end {now!r}", file=sys.stderr)
         sjob.finish = now  # a null runtime becomes 1e-5 in the outputs (JobRecord.times)
         sjob.return_code = code
         sjob.state = ("COMPLETED_SUCCESSFULLY" if code == 0 else "COMPLETED_FAILED" if code > 0 else

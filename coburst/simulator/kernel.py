@@ -49,7 +49,7 @@ PRECISION = 1e-9
 #: SimGrid's ``precision/work-amount`` x ``precision/timing``: the relative precision of
 #: an action's remaining work
 WORK_PRECISION = 1e-5 * 1e-9
-TINY = 5e-324  # the smallest positive double: "below TINY" is "<= 0"
+MSG_BYTES = 1  # Batsim's internal messages are 1 byte
 _min = np.minimum.reduce
 
 
@@ -63,7 +63,7 @@ class Put:
     mailbox: "Mailbox"
     message: Any
     latency: float  # route latency (s)
-    transfer: float  # 1 byte / bottleneck bandwidth (s); 0 with no link on the route
+    bandwidth: float  # bottleneck bandwidth of the route (B/s); inf with no link on the route
 
 
 @dataclass(slots=True)
@@ -118,35 +118,50 @@ class Mailbox:
 class Clock:
     """SimGrid's clock under ``ptask_L07``: pending actions count down by common steps.
 
-    Each pending action (a sleep, a message's latency or its byte) has a remaining
-    duration.  A step lasts the smallest one; it is added to ``now`` and subtracted from
-    every remaining duration (SimGrid's ``double_update``: a remainder below
-    :data:`PRECISION` is 0), and the actions at 0 end, in creation order.  Measured with
-    SimGrid 3.32 (Batsim 4.2.1's) and 4.1: this reproduces their dates bit for bit, where
-    ``start + duration`` is off by an ulp or more for most actions.  Remaining durations
-    live in dense numpy arrays (swap-remove), so a step costs a few vector operations.
+    Each pending action has a remaining amount and a rate: a sleep or a message's latency
+    counts seconds at rate 1 (SimGrid's ``max_duration`` / ``latency``), a message's byte
+    counts the fraction of its work left (1.0 at the start) at a rate in fractions per second (SimGrid's ``remains`` and the lmm
+    variable's value).  A step lasts the smallest ``remaining / rate``; it is added to
+    ``now`` and ``rate * step`` is subtracted from every remaining amount (SimGrid's
+    ``double_update``: below the precision — 1e-9 s for times, 1e-5 x 1e-9 for work — it is
+    0), and the actions at 0 end, in creation order.  Measured with SimGrid 3.32 (Batsim
+    4.2.1's) and 4.1: this reproduces their dates bit for bit, where ``start + duration`` is
+    off by an ulp or more for most actions.  The amounts live in dense numpy arrays
+    (swap-remove), so a step costs a few vector operations.
     """
 
     def __init__(self, capacity: int = 64):
         self.now = 0.0
         self.rem = np.empty(capacity)
+        self.rate = np.empty(capacity)
         self.prec = np.empty(capacity)
         self.seq = np.empty(capacity, dtype=np.int64)
         self.owner: list = [None] * capacity
         self.n = 0
         self._counter = 0
         self._where: dict[int, int] = {}  # creation number -> index
+        self._all_unit = True  # every rate is 1.0 (then remaining / rate == remaining)
 
-    def add(self, duration: float, owner: Any, precision: float = PRECISION) -> int:
-        """Start an action; returns its creation number (the handle to cancel it).
-        ``precision``: the remainder below which it is over."""
+    def add(self, duration: float, owner: Any) -> int:
+        """Start a timed action (a sleep, a latency); returns its creation number."""
+        return self._add(duration, 1.0, PRECISION, owner)
+
+    def add_work(self, rate: float, owner: Any, remains: float = 1.0) -> int:
+        """Start an action doing ``remains`` of work at ``rate`` per second."""
+        if rate != 1.0:
+            self._all_unit = False
+        return self._add(remains, rate, WORK_PRECISION, owner)
+
+    def _add(self, amount: float, rate: float, precision: float, owner: Any) -> int:
         n = self.n
         if n == len(self.rem):
             self.rem = np.resize(self.rem, 2 * n)
+            self.rate = np.resize(self.rate, 2 * n)
             self.prec = np.resize(self.prec, 2 * n)
             self.seq = np.resize(self.seq, 2 * n)
             self.owner.extend([None] * n)
-        self.rem[n] = duration
+        self.rem[n] = amount
+        self.rate[n] = rate
         self.prec[n] = precision
         number = self._counter
         self._counter += 1
@@ -155,6 +170,11 @@ class Clock:
         self._where[number] = n
         self.n = n + 1
         return number
+
+    def remains(self, number: int) -> float | None:
+        """What is left of an action (None: over or cancelled)."""
+        i = self._where.get(number)
+        return None if i is None else float(self.rem[i])
 
     def cancel(self, number: int) -> None:
         i = self._where.get(number)
@@ -166,19 +186,24 @@ class Clock:
         del self._where[int(self.seq[i])]
         if i != last:
             self.rem[i] = self.rem[last]
+            self.rate[i] = self.rate[last]
             self.prec[i] = self.prec[last]
             self.seq[i] = self.seq[last]
             self.owner[i] = self.owner[last]
             self._where[int(self.seq[i])] = i
         self.owner[last] = None
         self.n = last
+        if not self.n:
+            self._all_unit = True
 
     def next_delta(self) -> float:
         """Duration of the next step (inf: nothing pending)."""
         n = self.n
         if not n:
             return math.inf
-        return float(self.rem[0]) if n == 1 else float(_min(self.rem[:n]))
+        if self._all_unit:
+            return float(self.rem[0]) if n == 1 else float(_min(self.rem[:n]))
+        return float(_min(self.rem[:n] / self.rate[:n]))
 
     def step(self, delta: float) -> list:
         """Advance by ``delta``; return the owners of the actions that ended, in creation
@@ -188,7 +213,10 @@ class Clock:
         if not n:
             return []
         rem = self.rem[:n]
-        rem -= delta
+        if self._all_unit:
+            rem -= delta
+        else:
+            rem -= self.rate[:n] * delta
         ended = (rem < self.prec[:n]).nonzero()[0]  # double_update, then "<= 0: done"
         count = len(ended)
         if count == 1:
@@ -239,9 +267,8 @@ class Kernel:
             self.clock.cancel(proc.action)
             proc.action = None
         if proc.activity is not None:
-            exe, proc.activity = proc.activity, None
-            self._forget(exe)
-            exe.cancel()
+            activity, proc.activity = proc.activity, None
+            self._drop(activity)
         proc.gen.close()
 
     def wake(self, proc: Process, value: Any = None) -> None:
@@ -272,7 +299,7 @@ class Kernel:
             proc.action = self.clock.add(req.duration, proc)
         elif kind is Put:
             box = req.mailbox
-            box.pending.append((proc, req.message, req.latency, req.transfer))
+            box.pending.append((proc, req.message, req.latency, req.bandwidth))
             if box.receiver is not None and not box.busy:
                 self._start_transfer(box, receiver_first=True)
         elif kind is Get:
@@ -284,6 +311,7 @@ class Kernel:
             pass
         elif kind is Run:
             self._start_exec(proc, req)
+
         else:  # pragma: no cover - programming error
             raise TypeError(f"process {proc.name} yielded {req!r}")
 
@@ -306,22 +334,23 @@ class Kernel:
     def _start_transfer(self, box: Mailbox, receiver_first: bool) -> None:
         box.busy = True
         box.receiver_first = receiver_first
-        _, _, latency, transfer = box.pending[0]
-        # a comm is one L07 action: its latency, then its byte (no link at all on the
-        # route: nothing to do, it ends at the next step)
+        _, _, latency, bandwidth = box.pending[0]
+        # a comm is one L07 action: its latency, then its byte at the bottleneck bandwidth (no
+        # link at all on the route: nothing to do, it ends at the next step)
         if latency > 0:
-            self.clock.add(latency, _Transfer(box, transfer))
+            self.clock.add(latency, _Transfer(box, bandwidth))
         else:
-            self._start_byte(box, transfer)
+            self._start_byte(box, bandwidth)
 
-    def _start_byte(self, box: Mailbox, transfer: float) -> None:
-        # the byte's share of the action ("remains" 1.0 at rate 1/transfer) ends below
-        # SimGrid's work precision (1e-5 x 1e-9 of it), not below the timing precision
-        self.clock.add(transfer, _Transfer(box, 0.0), precision=max(WORK_PRECISION * transfer, TINY))
+    def _start_byte(self, box: Mailbox, bandwidth: float) -> None:
+        if math.isinf(bandwidth):
+            self.clock.add(0.0, _Transfer(box, None))
+        else:
+            self.clock.add_work(bandwidth / MSG_BYTES, _Transfer(box, None))
 
     def _transfer_step(self, marker: "_Transfer") -> None:
-        if marker.transfer > 0:
-            self._start_byte(marker.box, marker.transfer)
+        if marker.bandwidth is not None:
+            self._start_byte(marker.box, marker.bandwidth)
             return
         box = marker.box
         sender, message, _, _ = box.pending.popleft()
@@ -346,10 +375,19 @@ class Kernel:
         proc.activity = exe
         self._activities[exe] = proc
         if req.timeout >= 0:
-            proc.timer = self.clock.now + req.timeout
-            self._timers.append((proc.timer, self._timer_counter, proc, exe))
-            self._timer_counter += 1
-            self._timers.sort(key=lambda t: (t[0], t[1]))
+            self._add_timer(proc, exe, req.timeout)
+
+    def _add_timer(self, proc: Process, activity: Any, timeout: float) -> None:
+        """SimGrid's ``wait_for(timeout)``: a timer at the absolute date ``now + timeout``."""
+        proc.timer = self.clock.now + timeout
+        self._timers.append((proc.timer, self._timer_counter, proc, activity))
+        self._timer_counter += 1
+        self._timers.sort(key=lambda t: (t[0], t[1]))
+
+    def _drop(self, activity: Any) -> None:
+        """Stop a running SimGrid activity."""
+        self._forget(activity)
+        activity.cancel()
 
     def _sync_simgrid(self) -> None:
         """Bring SimGrid's idle clock exactly to the kernel's date: double it while it is
@@ -369,25 +407,23 @@ class Kernel:
 
     def cancel_activity(self, proc: Process) -> bool:
         """Cancel the parallel task ``proc`` waits for; it resumes with ``"cancelled"``."""
-        exe = proc.activity
-        if exe is None:
+        activity = proc.activity
+        if activity is None:
             return False
         proc.activity = None
         proc.timer = None
-        self._forget(exe)
-        exe.cancel()
+        self._drop(activity)
         self.wake(proc, "cancelled")
         return True
 
     def _fire_timers(self) -> None:
         now = self.clock.now
         while self._timers and self._timers[0][0] <= now:
-            _, _, proc, exe = self._timers.pop(0)
-            if proc.activity is exe and proc.timer is not None:
+            _, _, proc, activity = self._timers.pop(0)
+            if proc.activity is activity and proc.timer is not None:
                 proc.activity = None
                 proc.timer = None
-                self._forget(exe)
-                exe.cancel()
+                self._drop(activity)
                 self.wake(proc, "timeout")
 
     # ------------------------------------------------------------------ main loop
@@ -442,10 +478,10 @@ class Kernel:
 
 
 class _Transfer:
-    """Countdown owner for a message's latency, then its transfer."""
+    """Owner of a message's latency (``bandwidth``: of the byte to send next) or byte (None)."""
 
-    __slots__ = ("box", "transfer")
+    __slots__ = ("box", "bandwidth")
 
-    def __init__(self, box: Mailbox, transfer: float):
+    def __init__(self, box: Mailbox, bandwidth: float | None):
         self.box = box
-        self.transfer = transfer
+        self.bandwidth = bandwidth
