@@ -43,7 +43,9 @@ from coburst.simulator.execution import JobRun
 from coburst.simulator.kernel import Get, Kernel, Mailbox, Put, Sleep
 from coburst.simulator.output import JOBS_COLUMNS, LD, SCHEDULE_KEYS, JobRecord, ScheduleStats, StagedFiles
 from coburst.simulator.platform import Machines, assign_resources, check_xml, master_zone_routing, prevalidate
-from coburst.simulator.protocol import SchedulerLink, encode_text
+from coburst.simulator.protocol import RawJSON, SchedulerLink, encode_text, encode_value
+
+_json_string = json.encoder.encode_basestring
 from coburst.simulator.traces import TraceRecorder
 from coburst.simulator.workload import Job, Profile, Workload, job_from_json, load_workload, validate_profile
 
@@ -173,7 +175,7 @@ class Simulator:
         self.config = config
         self.workloads: dict[str, Workload] = {}
         self.jobs: dict[str, SimJob] = {}
-        self.events: list[dict[str, Any]] = []
+        self.events: list[RawJSON] = []  # encoded events for the next message
         self.stats = ScheduleStats()
         self.deleted_ids: set[str] = set()
         self.nb_records = 0
@@ -360,7 +362,12 @@ class Simulator:
         return latency + MSG_SIZE / bandwidth
 
     def append(self, etype: str, data: dict[str, Any]) -> None:
-        self.events.append({"timestamp": self.kernel.now, "type": etype, "data": data})
+        """Queue an event for the scheduler, encoded at once (Batsim's writer appends it to the
+        message being built, dated now)."""
+        out = ['{"timestamp":', "%6f" % self.kernel.now, ',"type":', _json_string(etype), ',"data":']
+        encode_value(data, out)
+        out.append("}")
+        self.events.append(RawJSON("".join(out)))
 
     def profile_of(self, sjob: SimJob) -> Profile:
         return self.workloads[sjob.job.workload].profiles[sjob.job.profile]

@@ -245,7 +245,9 @@ class _MemoryNetwork:
         return raw
 
     def send(self, msg) -> None:
-        self.channel.outgoing = json.loads(json.dumps(msg))  # exactly what would cross a socket
+        # pybatsim builds a fresh message of JSON types each time: it is read as is (what a
+        # socket would carry, without the encoding round trip)
+        self.channel.outgoing = msg
 
     def send_string(self, msg: str) -> None:
         self.channel.outgoing = json.loads(msg)
