@@ -321,14 +321,21 @@ class Kernel:
         its mailbox for a process that looks at it later in the same round, as in SimGrid)."""
         batch, self._ready = self._ready, deque()
         requests = []
+        append = requests.append
         for proc, value in batch:
-            req = self._run(proc, value)
+            if not proc.alive:
+                continue
+            try:
+                req = proc.gen.send(value)
+            except StopIteration:
+                proc.alive = False
+                continue
             if self.stopped:
                 return
-            if req is not None:
-                requests.append((proc, req))
+            append((proc, req))
+        handle = self._handle
         for proc, req in requests:
-            self._handle(proc, req)
+            handle(proc, req)
 
     # ------------------------------------------------------------------ mailboxes
     def _start_transfer(self, box: Mailbox, receiver_first: bool) -> None:
@@ -430,16 +437,19 @@ class Kernel:
     def main(self) -> None:
         """The body of the one SimGrid actor."""
         clock = self.clock
+        step, timers = clock.step, self._timers
         while not self.stopped:
             while self._ready:
                 self._round()
                 if self.stopped:
                     return
+            ready = self._ready
             delta = clock.next_delta()
-            while self._timers and self._timers[0][2].timer is None:
-                self._timers.pop(0)  # stale timeouts
-            if self._timers:
-                delta = min(delta, max(0.0, self._timers[0][0] - clock.now))
+            if timers:
+                while timers and timers[0][2].timer is None:
+                    timers.pop(0)  # stale timeouts
+                if timers:
+                    delta = min(delta, max(0.0, timers[0][0] - clock.now))
             if self._activities:
                 # let SimGrid run the parallel tasks until our next date or one of them ends
                 timeout = clock.now + delta - simgrid.Engine.clock
@@ -460,9 +470,17 @@ class Kernel:
                             proc.timer = None
                             self.wake(proc, "done")
                         continue
-            if math.isinf(delta):
+            if delta == math.inf:
                 return  # nothing can ever happen again
-            self._advance(delta)
+            # (_advance, inlined: this runs once per step)
+            for owner in step(delta):
+                if type(owner) is _Transfer:
+                    self._transfer_step(owner)
+                else:
+                    owner.action = None
+                    ready.append((owner, None))
+            if timers:
+                self._fire_timers()
 
     def _advance(self, delta: float) -> None:
         for owner in self.clock.step(delta):

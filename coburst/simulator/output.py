@@ -70,7 +70,14 @@ class JobRecord:
     def success(self) -> int:
         return 1 if self.final_state == "COMPLETED_SUCCESSFULLY" else 0
 
+    _times: tuple | None = None
+
     def times(self) -> tuple[LD, LD, LD]:
+        if self._times is None:
+            self._times = self._compute_times()
+        return self._times
+
+    def _compute_times(self) -> tuple[LD, LD, LD]:
         """Batsim's long-double (start, runtime, completion): ``runtime = end clock - start``,
         ``1e-5`` when null (``jobs_execution.cpp``), ``completion = start + runtime``."""
         start = LD(self.start)
