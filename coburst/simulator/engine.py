@@ -588,6 +588,7 @@ class Simulator:
             self.nb_completed += 1
             self.append("JOB_COMPLETED", {"job_id": sjob.id, "job_state": sjob.state,
                                           "return_code": sjob.return_code, "alloc": sjob.alloc_text})
+            self.job_row(sjob)
             self.to_delete.append(sjob)
         elif kind == "WAITING_DONE":
             self.nb_waiters -= 1
@@ -603,6 +604,7 @@ class Simulator:
                     self.nb_completed += 1
                     self.append("JOB_COMPLETED", {"job_id": jid, "job_state": sjob.state,
                                                   "return_code": sjob.return_code, "alloc": sjob.alloc_text})
+                    self.job_row(sjob)
                     self.to_delete.append(sjob)
             self.append("JOB_KILLED", {"job_ids": ids, "job_progress": progress})
         else:  # pragma: no cover - internal
@@ -766,6 +768,22 @@ class Simulator:
                     raise ProtocolError(f"EXECUTE_JOB {sjob.id}: profile {profile.name!r} computes on host "
                                         f"{host.name!r} whose speed is 0 (a storage or master host?)")
 
+    def computed_rate(self, hosts: list, flops: list[float], matrix: list[float]) -> float | None:
+        """The rate (fraction of the task per second) SimGrid's ``ptask_L07`` solver gives a
+        parallel task that only computes, on distinct single-core hosts no other task uses:
+        ``min(speed / flops)`` over the hosts that compute (``inf``: nothing to do), so that
+        the kernel counts it down itself, exactly as SimGrid would.  None when the task
+        communicates or hosts may be shared: SimGrid simulates it then."""
+        if any(matrix) or self.options["enable_compute_sharing"] or len(set(map(id, hosts))) != len(hosts):
+            return None
+        rate = math.inf
+        for host, amount in zip(hosts, flops):
+            if amount > 0:
+                if host.core_count != 1 or host.speed <= 0:
+                    return None
+                rate = min(rate, host.speed / amount)
+        return rate
+
     def check_ptask_permission(self, sjob: SimJob, flops: list[float]) -> None:
         """Batsim's ``check_ptask_execution_permission``, when a parallel task starts: no
         computation on a storage machine (the i-th flops against the i-th machine of the
@@ -841,12 +859,17 @@ class Simulator:
     def _end_job(self, sjob: SimJob, kill_mark: bool = False) -> None:
         self._set_machines(sjob.alloc, -1)
         self.traces.job_ended(self.kernel.now, sjob.id, sjob.alloc, kill_mark=kill_mark)
+        if self.speed_hook is not None:
+            self.speed_hook.on_job_end(sjob)
+
+    def job_row(self, sjob: SimJob) -> None:
+        """The job's ``_jobs.csv`` row, written when the server learns of its end (Batsim's
+        ``write_job`` in ``server_on_job_completed`` / ``server_on_killing_done``), not when it
+        ends: a rejection or another completion handled in between comes first."""
         self.record(JobRecord(
             job_number=sjob.id.split("!", 1)[1], workload=sjob.job.workload, profile=sjob.job.profile,
             subtime=sjob.job.subtime, res=sjob.job.res, walltime=sjob.job.walltime, final_state=sjob.state,
             start=sjob.start, finish=sjob.finish, alloc=sjob.alloc, metadata=sjob.job.metadata))
-        if self.speed_hook is not None:
-            self.speed_hook.on_job_end(sjob)
 
     def on_reject_job(self, data: dict) -> None:
         sjob = self._job(data, "REJECT_JOB")

@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING, Any, Generator
 
 from coburst.errors import ProtocolError
 from coburst.simulator._simgrid import simgrid
-from coburst.simulator.kernel import Put, Run, Suspend
+from coburst.simulator.kernel import Put, Run, Suspend, Work
 
 if TYPE_CHECKING:  # pragma: no cover
     from coburst.simulator.engine import SimJob, Simulator
@@ -85,6 +85,8 @@ class Leaf:
     proc: Any = None  # ptask leaves: the job's kernel process (its running simgrid.Exec)
     started: bool = False
 
+    kernel: Any = None  # ptask leaves: the kernel running the job
+
     def fraction_done(self, now: float) -> float:
         """Fraction of this leaf done at ``now`` (Batsim's ``progress``)."""
         if not self.started:
@@ -96,6 +98,9 @@ class Leaf:
         exe = self.proc.activity if self.proc is not None else None
         if exe is None:
             return self.work_done
+        computed = self.kernel.work_done(self.proc) if self.kernel is not None else None
+        if computed is not None:
+            return self.work_done + (1.0 - self.work_done) * computed
         try:
             ratio = _remaining_ratio(exe)
         except Exception:  # the activity already ended
@@ -212,14 +217,18 @@ class JobRun:
         leaf = self.leaf
         leaf.started = True
         leaf.proc = self.proc
-        kernel = self.sim.kernel
+        kernel = leaf.kernel = self.sim.kernel
         before = kernel.now
         while True:
             scale = (1.0 - leaf.work_done) / self.rate
             leaf.chunk_rate = self.rate
             leaf.chunk_start = kernel.now
-            if scale != 1.0:
-                run = Run(hosts, [f * scale for f in flops], [b * scale for b in matrix])
+            chunk_flops = [f * scale for f in flops] if scale != 1.0 else flops
+            rate = self.sim.computed_rate(hosts, chunk_flops, matrix)
+            if rate is not None:  # computed as SimGrid's solver would: no SimGrid activity needed
+                run = Work(rate)
+            elif scale != 1.0:
+                run = Run(hosts, chunk_flops, [b * scale for b in matrix])
             else:
                 run = Run(hosts, flops, matrix)
             if self.remaining >= 0:

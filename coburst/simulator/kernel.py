@@ -78,6 +78,15 @@ class Suspend:
 
 
 @dataclass(slots=True)
+class Work:
+    """A parallel task coburst computes itself (it only computes, on dedicated hosts): its
+    whole work (1.0) at ``rate`` per second, the value SimGrid's solver would give it."""
+
+    rate: float
+    timeout: float = -1.0  # < 0: no timeout
+
+
+@dataclass(slots=True)
 class Run:
     hosts: list
     flops: list
@@ -119,8 +128,9 @@ class Clock:
     """SimGrid's clock under ``ptask_L07``: pending actions count down by common steps.
 
     Each pending action has a remaining amount and a rate: a sleep or a message's latency
-    counts seconds at rate 1 (SimGrid's ``max_duration`` / ``latency``), a message's byte
-    counts the fraction of its work left (1.0 at the start) at a rate in fractions per second (SimGrid's ``remains`` and the lmm
+    counts seconds at rate 1 (SimGrid's ``max_duration`` / ``latency``), a message's byte or
+    a parallel task coburst computes itself counts the fraction of its work left (1.0 at
+    the start) at a rate in fractions per second (SimGrid's ``remains`` and the lmm
     variable's value).  A step lasts the smallest ``remaining / rate``; it is added to
     ``now`` and ``rate * step`` is subtracted from every remaining amount (SimGrid's
     ``double_update``: below the precision — 1e-9 s for times, 1e-5 x 1e-9 for work — it is
@@ -311,6 +321,15 @@ class Kernel:
             pass
         elif kind is Run:
             self._start_exec(proc, req)
+        elif kind is Work:
+            handle = _WorkHandle(proc)
+            if req.rate == math.inf:  # nothing to compute: over at the next step
+                handle.number = self.clock.add(0.0, handle)
+            else:
+                handle.number = self.clock.add_work(req.rate, handle)
+            proc.activity = handle
+            if req.timeout >= 0:
+                self._add_timer(proc, handle, req.timeout)
 
         else:  # pragma: no cover - programming error
             raise TypeError(f"process {proc.name} yielded {req!r}")
@@ -392,9 +411,20 @@ class Kernel:
         self._timers.sort(key=lambda t: (t[0], t[1]))
 
     def _drop(self, activity: Any) -> None:
-        """Stop a running SimGrid activity."""
-        self._forget(activity)
-        activity.cancel()
+        """Stop a running activity (a SimGrid Exec or a computed parallel task)."""
+        if type(activity) is _WorkHandle:
+            self.clock.cancel(activity.number)
+        else:
+            self._forget(activity)
+            activity.cancel()
+
+    def work_done(self, proc: Process) -> float | None:
+        """Fraction of its current computed parallel task ``proc`` has done (None: none)."""
+        activity = proc.activity
+        if type(activity) is not _WorkHandle:
+            return None
+        left = self.clock.remains(activity.number)
+        return 1.0 if left is None else 1.0 - left
 
     def _sync_simgrid(self) -> None:
         """Bring SimGrid's idle clock exactly to the kernel's date: double it while it is
@@ -474,8 +504,11 @@ class Kernel:
                 return  # nothing can ever happen again
             # (_advance, inlined: this runs once per step)
             for owner in step(delta):
-                if type(owner) is _Transfer:
+                kind = type(owner)
+                if kind is _Transfer:
                     self._transfer_step(owner)
+                elif kind is _WorkHandle:
+                    self._work_ended(owner)
                 else:
                     owner.action = None
                     ready.append((owner, None))
@@ -484,15 +517,35 @@ class Kernel:
 
     def _advance(self, delta: float) -> None:
         for owner in self.clock.step(delta):
-            if type(owner) is _Transfer:
+            kind = type(owner)
+            if kind is _Transfer:
                 self._transfer_step(owner)
+            elif kind is _WorkHandle:
+                self._work_ended(owner)
             else:
                 owner.action = None
                 self.wake(owner, None)
         self._fire_timers()
 
+    def _work_ended(self, handle: "_WorkHandle") -> None:
+        proc = handle.proc
+        if proc.activity is handle:
+            proc.activity = None
+            proc.timer = None
+            self.wake(proc, "done")
+
     def stop(self) -> None:
         self.stopped = True
+
+
+class _WorkHandle:
+    """A computed parallel task in the clock (the owner of its action)."""
+
+    __slots__ = ("proc", "number")
+
+    def __init__(self, proc: Process):
+        self.proc = proc
+        self.number = -1
 
 
 class _Transfer:
