@@ -111,3 +111,21 @@ def test_unknown_scheduler_is_an_input_error(tmp_path):
     assert proc.returncode == 2, proc.stderr
     assert "noSuchScheduler" in proc.stderr and "Traceback" not in proc.stderr
     assert DATA.is_dir()
+
+
+def test_a_hanging_in_process_scheduler_is_stopped(tmp_path):
+    """A scheduler stuck in its own code: past --timeout the run stops with status 4 and a
+    clear message, and leaves no output behind (never a hang)."""
+    bad = tmp_path / "hanging.py"
+    bad.write_text("import time\nfrom batsim.batsim import BatsimScheduler\n\n"
+                   "class Hanging(BatsimScheduler):\n"
+                   "    def onJobSubmission(self, job):\n"
+                   "        while True:\n"
+                   "            time.sleep(0.01)\n")
+    w = workload(tmp_path / "w.json", [{"id": 1, "subtime": 1, "res": 1, "profile": "d1"}],
+                 {"d1": {"type": "delay", "delay": 1}})
+    proc = subprocess.run([sys.executable, "-m", "coburst", "run", str(bad), "-p", str(CLUSTER4), "-w", str(w),
+                           "-e", str(tmp_path / "o"), "--timeout", "2"], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 4, proc.stderr
+    assert "did not answer within 2 s" in proc.stderr and "simulated time 1.000000" in proc.stderr
+    assert not list(tmp_path.glob("o_*")) and not list(tmp_path.glob(".o_*"))

@@ -63,7 +63,7 @@ def _simulate(args: argparse.Namespace, config, link=None):
         task = progress.add_task("sim", total=total or None, now=0.0)
         config.on_progress = lambda now, done, submitted: progress.update(task, completed=done, now=now)
         sim = Simulator(config)
-        sim.link = link
+        sim.link = link(sim) if link is not None else None
         return sim.run()
 
 
@@ -115,7 +115,8 @@ def run_command(args: argparse.Namespace) -> int:
     if args.transport == "inprocess":
         args.socket_endpoint = "in-process"
         config = simulator_config_from_args(args)
-        result = _simulate(args, config, InProcessLink(spec, options))
+        result = _simulate(args, config, lambda sim: InProcessLink(
+            spec, options, timeout=args.timeout, on_timeout=lambda message: sim.abort_outputs()))
     else:
         result = _run_over_zmq(args, spec, options)
     if not args.quiet:

@@ -304,6 +304,12 @@ class Simulator:
             raise
         return SimResult(prefix, jobs_csv, sched_csv, schedule, wall, nb_compute=len(self.machines.compute))
 
+    def abort_outputs(self) -> None:
+        """Remove the partial outputs (a run ended from outside, e.g. a hung scheduler)."""
+        outputs = getattr(self, "outputs", None)
+        if outputs is not None:
+            outputs.abort()
+
     def record(self, rec: JobRecord) -> None:
         """A job's row of ``_jobs.csv`` (written when Batsim writes it: at its end or rejection)."""
         self._jobs_out.write(rec.csv_row() + "\n")

@@ -264,7 +264,8 @@ class InProcessLink:
     identical to the ZeroMQ path; only the sockets and the second process are gone.
     """
 
-    def __init__(self, scheduler: str, options: dict | None = None, *, protect: bool = False):
+    def __init__(self, scheduler: str, options: dict | None = None, *, protect: bool = False,
+                 timeout: float = 30.0, on_timeout=None):
         import logging
 
         from batsim.tools.launcher import instanciate_scheduler
@@ -276,6 +277,12 @@ class InProcessLink:
             raise InputError(scheduler, None, "cannot load this pybatsim scheduler (no such file or bundled "
                                               "scheduler, or no scheduler class named after its file)") from None
         self.protect = protect
+        self.timeout = timeout
+        #: called (with the message) before the process exits when the scheduler hangs
+        self.on_timeout = on_timeout
+        self._deadline = None
+        self._now = 0.0
+        self._watchdog = None
         self.channel = _Channel()
         self.bs = None
         self.wall_time_waiting = 0.0
@@ -297,8 +304,35 @@ class InProcessLink:
         finally:
             pybatsim.NetworkHandler = original
 
+    def _watch(self) -> None:
+        """A scheduler stuck in its own code cannot be interrupted from the simulator's thread:
+        past ``timeout`` without an answer, report it, clean up and end the process (status 4,
+        as a silent external scheduler)."""
+        import os
+        import sys
+
+        while True:
+            time.sleep(0.1)
+            deadline = self._deadline
+            if deadline is not None and time.perf_counter() > deadline:
+                message = (f"coburst: error: the in-process scheduler did not answer within {self.timeout:g} s "
+                           f"(simulated time {self._now:.6f})")
+                try:
+                    if self.on_timeout is not None:
+                        self.on_timeout(message)
+                finally:
+                    print(message, file=sys.stderr, flush=True)
+                    os._exit(4)
+
     def exchange(self, now: float, events: list[dict[str, Any]]) -> dict[str, Any]:
         start = time.perf_counter()
+        if self._watchdog is None and self.timeout and self.timeout > 0:
+            import threading
+
+            self._watchdog = threading.Thread(target=self._watch, name="coburst-scheduler-watchdog", daemon=True)
+            self._watchdog.start()
+        self._now = now
+        self._deadline = start + self.timeout if self.timeout and self.timeout > 0 else None
         channel = self.channel
         channel.incoming = encode_message(now, events)
         channel.outgoing = None
@@ -315,6 +349,8 @@ class InProcessLink:
             detail = "".join(traceback.format_exception(exc)[-6:])
             raise SchedulerGone(f"the in-process scheduler raised {type(exc).__name__}: {exc} "
                                 f"(simulated time {now:.6f})\n{detail}") from None
+        finally:
+            self._deadline = None
         reply = channel.outgoing
         self.wall_time_waiting += time.perf_counter() - start
         self.nb_exchanges += 1
