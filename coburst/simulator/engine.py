@@ -508,6 +508,8 @@ class Simulator:
         self.kernel.spawn(self.request_reply(events), "request_reply")
         for sjob in self.to_delete:  # Batsim's delete_jobs: forget them (memory stays flat)
             sjob.deleted = True
+            if sjob.run is not None and sjob.run.proc is not None and sjob.run.proc.zombie is not None:
+                self.kernel.end_zombie(sjob.run.proc)  # its timed-out parallel task stops now
             sjob.run = None
             self.jobs.pop(sjob.id, None)
             self.deleted_ids.add(sjob.id)

@@ -97,7 +97,7 @@ class Run:
 class Process:
     """One Batsim actor (a generator driven by the kernel)."""
 
-    __slots__ = ("gen", "name", "alive", "action", "activity", "timer", "data")
+    __slots__ = ("gen", "name", "alive", "action", "activity", "timer", "data", "zombie")
 
     def __init__(self, gen: Generator, name: str):
         self.gen = gen
@@ -107,6 +107,7 @@ class Process:
         self.activity = None  # the running simgrid.Exec, if any
         self.timer = None  # absolute date of its parallel task's timeout, if any
         self.data = None  # free slot for the owner (e.g. the JobRun)
+        self.zombie = None  # a parallel task left running after its timeout (see _fire_timers)
 
 
 @dataclass
@@ -439,7 +440,8 @@ class Kernel:
             simgrid.this_actor.sleep_for(now - clock)
 
     def _forget(self, exe) -> None:
-        if self._activities.pop(exe, None) is not None:
+        if exe in self._activities:
+            del self._activities[exe]
             self._aset.erase(exe)
 
     def cancel_activity(self, proc: Process) -> bool:
@@ -460,8 +462,21 @@ class Kernel:
             if proc.activity is activity and proc.timer is not None:
                 proc.activity = None
                 proc.timer = None
-                self._drop(activity)
+                if type(activity) is _WorkHandle:
+                    self._drop(activity)  # on dedicated hosts nobody can tell the difference
+                else:
+                    # Batsim's job actor stops waiting (wait_for timed out) but nothing cancels
+                    # the parallel task: it keeps its CPUs and links until the job is deleted
+                    # (measured), see end_zombie
+                    self._activities[activity] = None
+                    proc.zombie = activity
                 self.wake(proc, "timeout")
+
+    def end_zombie(self, proc: Process) -> None:
+        """Cancel a parallel task left running after its timeout (its job is deleted)."""
+        exe, proc.zombie = proc.zombie, None
+        if exe is not None and exe in self._activities:
+            self._drop(exe)
 
     # ------------------------------------------------------------------ main loop
     def main(self) -> None:
