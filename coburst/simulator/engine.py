@@ -98,10 +98,14 @@ class SimJob:
     storage_mapping: dict[str, int] | None = None
     mapping: dict[int, int] | None = None
 
+    _alloc_text: str | None = None
+
     @property
     def alloc_text(self) -> str:
         """The allocation as Batsim prints it (``0-3 8``)."""
-        return str(self.alloc)
+        if self._alloc_text is None:
+            self._alloc_text = str(self.alloc)
+        return self._alloc_text
 
     @property
     def id(self) -> str:
@@ -132,22 +136,32 @@ class SimResult:
 def parse_interval_set(text: str) -> ProcSet:
     """``ProcSet.from_str``, fast for the canonical strings schedulers send (``0-3 8 10-11``:
     sorted, disjoint, not adjacent); anything else goes through ``from_str``."""
+    return parse_allocation(text)[0]
+
+
+def parse_allocation(text: str) -> tuple[ProcSet, bool]:
+    """(:func:`parse_interval_set`, whether ``text`` is already ``str()`` of the result)."""
     itvs = []
     last = -2
+    canonical = True
     try:
         for token in text.split(" "):
             lo, sep, hi = token.partition("-")
             a = int(lo)
             b = int(hi) if sep else a
             if a < 0 or b < a or a <= last + 1:
-                return ProcSet.from_str(text)
+                return ProcSet.from_str(text), False
+            if sep and (a == b or hi != str(b) or lo != str(a)):
+                canonical = False
+            elif not sep and lo != str(a):
+                canonical = False
             itvs.append(ProcInt(a, b))
             last = b
     except ValueError:
-        return ProcSet.from_str(text)
+        return ProcSet.from_str(text), False
     result = ProcSet()
     result._itvs = itvs  # already canonical
-    return result
+    return result, canonical
 
 
 def load_speed_hook(spec: str) -> type:
@@ -686,7 +700,7 @@ class Simulator:
                                 "(a job is executed at most once, and only after its submission)")
         alloc_str = data.get("alloc")
         try:
-            alloc = parse_interval_set(alloc_str) if isinstance(alloc_str, str) else None
+            alloc, canonical = parse_allocation(alloc_str) if isinstance(alloc_str, str) else (None, False)
         except (ValueError, TypeError):
             alloc = None
         if alloc is None or len(alloc) == 0:
@@ -724,6 +738,8 @@ class Simulator:
                                         "storage resource")
             sjob.storage_mapping = dict(smap)
         sjob.alloc = alloc
+        if canonical:
+            sjob._alloc_text = alloc_str
         sjob.mapping = mapping
         ids = list(alloc)
         hosts = [self.resources[ids[mapping[i]]].host for i in range(len(mapping))] if mapping else \

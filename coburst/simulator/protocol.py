@@ -311,8 +311,9 @@ class InProcessLink:
         import os
         import sys
 
+        period = min(1.0, self.timeout / 4)  # wake-ups cost the simulation a GIL hand-over
         while True:
-            time.sleep(0.1)
+            time.sleep(period)
             deadline = self._deadline
             if deadline is not None and time.perf_counter() > deadline:
                 message = (f"coburst: error: the in-process scheduler did not answer within {self.timeout:g} s "
