@@ -151,7 +151,7 @@ class Clock:
         self.n = 0
         self._counter = 0
         self._where: dict[int, int] = {}  # creation number -> index
-        self._all_unit = True  # every rate is 1.0 (then remaining / rate == remaining)
+        self._nonunit = 0  # actions whose rate is not 1.0 (none: remaining / rate == remaining)
 
     def add(self, duration: float, owner: Any) -> int:
         """Start a timed action (a sleep, a latency); returns its creation number."""
@@ -160,7 +160,7 @@ class Clock:
     def add_work(self, rate: float, owner: Any, remains: float = 1.0) -> int:
         """Start an action doing ``remains`` of work at ``rate`` per second."""
         if rate != 1.0:
-            self._all_unit = False
+            self._nonunit += 1
         return self._add(remains, rate, WORK_PRECISION, owner)
 
     def _add(self, amount: float, rate: float, precision: float, owner: Any) -> int:
@@ -193,6 +193,8 @@ class Clock:
             self._remove(i)
 
     def _remove(self, i: int) -> None:
+        if self.rate[i] != 1.0:
+            self._nonunit -= 1
         last = self.n - 1
         del self._where[int(self.seq[i])]
         if i != last:
@@ -204,15 +206,13 @@ class Clock:
             self._where[int(self.seq[i])] = i
         self.owner[last] = None
         self.n = last
-        if not self.n:
-            self._all_unit = True
 
     def next_delta(self) -> float:
         """Duration of the next step (inf: nothing pending)."""
         n = self.n
         if not n:
             return math.inf
-        if self._all_unit:
+        if not self._nonunit:
             return float(self.rem[0]) if n == 1 else float(_min(self.rem[:n]))
         return float(_min(self.rem[:n] / self.rate[:n]))
 
@@ -224,7 +224,7 @@ class Clock:
         if not n:
             return []
         rem = self.rem[:n]
-        if self._all_unit:
+        if not self._nonunit:
             rem -= delta
         else:
             rem -= self.rate[:n] * delta
