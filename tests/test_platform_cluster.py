@@ -106,13 +106,14 @@ def test_kth_sp2_on_real_batsim_like_coburst(tmp_path):
     ("kth_sp2.xml", "kth_sp2_delay_5000.json", None, ()),
     ("dragonfly96.xml", "kth_alloc_only_sample.json", None, ()),
     ("dragonfly_small.xml", "kth_io_aware_sample.json", 12, ("--enable-dynamic-jobs",)),
-], ids=["kth_sp2", "dragonfly96", "dragonfly_small-io-aware"])
+    ("aris_cosched_small.xml", "kth_sp2_delay_5000.json", 32, ()),
+], ids=["kth_sp2", "dragonfly96", "dragonfly_small-io-aware", "aris_cosched_small"])
 def test_shipped_platforms_run_on_real_batsim(tmp_path, platform, workload, max_res, args):
     """Every shipped platform with coburst's EASY scheduler (pybatsim's storage-unaware
     ``easyBackfill`` would put computations on the dragonflies' storage hosts, which Batsim
     refuses: "Some computation ... is assigned to storage node")."""
-    assert sorted(p.name for p in PLATFORMS.glob("*.xml")) == ["dragonfly96.xml", "dragonfly_small.xml",
-                                                               "kth_sp2.xml"]
+    assert sorted(p.name for p in PLATFORMS.glob("*.xml")) == ["aris_cosched_small.xml", "dragonfly96.xml",
+                                                               "dragonfly_small.xml", "kth_sp2.xml"]
     w = first_jobs(tmp_path, workload, 25, max_res)
     run = run_sim(tmp_path, workloads=[w], platform=PLATFORMS / platform, scheduler=str(SCHEDULERS / "coburstEasy.py"),
                   engine="batsim", args=args, wait=120)

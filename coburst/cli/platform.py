@@ -66,6 +66,28 @@ def _cluster(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cosched(args: argparse.Namespace) -> int:
+    from coburst.platforms.cosched import aris_small_spec, render_xml, spec_from_options
+
+    spec = spec_from_options(
+        nodes=args.nodes, preset=args.preset, sockets=args.sockets, cores=args.cores, unit=args.unit,
+        core_speed=args.core_speed, link_bw=args.link_bw, link_lat=args.link_lat, backbone_bw=args.backbone_bw,
+        backbone_lat=args.backbone_lat, membus_bw=args.membus_bw, membus_lat=args.membus_lat, master=args.master,
+        master_bw=args.master_bw, master_lat=args.master_lat, loopback_bw=args.loopback_bw,
+        loopback_lat=args.loopback_lat,
+        description=args.description if not args.aris_small else aris_small_spec().description)
+    command = "coburst platform " + " ".join(shlex.quote(a) for a in sys.argv[2:]) if args.record_command else None
+    text = render_xml(spec, command)
+    if args.output in (None, "-"):
+        sys.stdout.write(text)
+    else:
+        with atomic_write(args.output) as handle:
+            handle.write(text)
+        print(f"wrote {args.output}: {spec.nodes} nodes x {spec.nb_sockets} sockets x {spec.cores_per_socket} cores, "
+              f"{spec.nb_units} {spec.unit} units (Batsim resources), master host {spec.master!r}", file=sys.stderr)
+    return 0
+
+
 def _info(args: argparse.Namespace) -> int:
     from rich.console import Console
     from rich.table import Table
@@ -151,6 +173,36 @@ def register(subparsers) -> None:
     cl.add_argument("--no-record-command", dest="record_command", action="store_false",
                     help="do not write the command line into the XML")
     cl.set_defaults(func=_cluster)
+
+    co = sub.add_parser("cosched", help="node-sharing platform: one resource per core or half socket (co-scheduling)",
+                        description="A co-scheduling platform: nodes x sockets x cores, one Batsim resource per "
+                                    "allocatable unit (half socket or core), the units of a node behind a memory "
+                                    "bus, a cluster network and a master host (coburst/platforms/cosched.py). "
+                                    "Defaults: platforms/aris_cosched_small.xml.")
+    co.add_argument("-o", "--output", help="output XML file (default: standard output)")
+    co.add_argument("--nodes", type=int, help="nodes (default 8)")
+    co.add_argument("--preset", help="node shape: aris (2x10, default), marconi (2x24), grvingt (2x16), custom")
+    co.add_argument("--sockets", type=int, help="sockets per node (without --preset: a custom shape)")
+    co.add_argument("--cores", type=int, help="cores per socket (without --preset: a custom shape)")
+    co.add_argument("--unit", help="allocatable unit = Batsim resource: half-socket (default) or core")
+    co.add_argument("--core-speed", help="speed of one core (default 1Gf); a unit computes at this x its cores")
+    co.add_argument("--link-bw", help="bandwidth of a node's network link (default 6GBps)")
+    co.add_argument("--link-lat", help="latency of a node's network link (default 1us)")
+    co.add_argument("--backbone-bw", help="backbone bandwidth (default 24GBps)")
+    co.add_argument("--backbone-lat", help="backbone latency (default 1us)")
+    co.add_argument("--membus-bw", help="bandwidth of a node's memory bus, shared by its units (default 50GBps)")
+    co.add_argument("--membus-lat", help="latency of a node's memory bus (default 0)")
+    co.add_argument("--master", help="name of the master host (default master_host, Batsim's default -m)")
+    co.add_argument("--master-bw", help="bandwidth of the master link (default 1250MBps)")
+    co.add_argument("--master-lat", help="latency of the master link (default 100us)")
+    co.add_argument("--loopback-bw", help="bandwidth of the master's loopback (default 10GBps, SimGrid's default)")
+    co.add_argument("--loopback-lat", help="latency of the master's loopback (default 0)")
+    co.add_argument("--description", help="comment written at the top of the file")
+    co.add_argument("--aris-small", action="store_true",
+                    help="the description of platforms/aris_cosched_small.xml (with the defaults: that file)")
+    co.add_argument("--no-record-command", dest="record_command", action="store_false",
+                    help="do not write the command line into the XML")
+    co.set_defaults(func=_cosched)
 
     info = sub.add_parser("info", help="summarise a platform file (hosts, roles, burst buffers)")
     info.add_argument("platform", help="SimGrid platform XML")

@@ -1,0 +1,304 @@
+"""Node-sharing (co-scheduling) platforms: nodes x sockets x cores, as SimGrid XML.
+
+A co-scheduling scheduler places jobs *compact* (whole nodes), *spread* (half of every
+socket on twice the nodes) or *co-located* (two spread jobs sharing the same nodes).  For
+that it must allocate pieces of nodes, so here **a Batsim resource (a SimGrid host) is an
+allocatable unit of a node**, not a node.
+
+Units (``--unit``)
+    - ``half-socket`` (default): a unit is half of a socket (``cores_per_socket / 2`` cores).
+      "Spread" is then exactly one unit per socket on twice the nodes, "compact" is all the
+      ``2 * sockets`` units of a node, and two spread jobs co-locate on the two halves of
+      every socket without ``--enable-compute-sharing``.  Resource counts stay small
+      (ARIS: 4 resources per node instead of 20), which keeps both simulators and the
+      scheduler's interval sets fast.  Needs an even number of cores per socket.
+    - ``core``: a unit is one core: finer (any split of a node), 5 to 12 times more
+      resources.
+
+Naming and resource ids
+    Unit hosts are named ``n{node}_s{socket}_h{half}`` (half sockets) or
+    ``n{node}_s{socket}_c{core}`` (cores), every index **zero-padded** to the width of its
+    largest value (ARIS, 8 nodes: ``n0_s0_h0`` .. ``n7_s1_h1``; 100 nodes of Marconi, cores:
+    ``n00_s0_c00`` .. ``n99_s1_c23``).  Batsim 4 numbers resources in SimGrid's host order,
+    which is lexicographic by name; with padded names that is (node, socket, unit) order, so
+    the resource id of a unit is ``(node * sockets + socket) * units_per_socket + unit``
+    (:func:`resource_id`) and a node owns the contiguous ids
+    ``node * units_per_node .. (node + 1) * units_per_node - 1``.
+
+Host properties (every unit)
+    ``role=compute_node``, ``node``, ``socket`` (0-based within its node), ``unit``
+    (0-based within its socket) and ``cores`` (cores in the unit).  Speed = ``core_speed``
+    x ``cores``.
+
+Zone properties (root zone; ``zone_properties`` for a scheduler)
+    ``platform=cosched``, ``preset`` (``aris``, ``marconi``, ``grvingt`` or ``custom``),
+    ``nodes``, ``sockets``, ``cores_per_socket``, ``unit`` (``core`` or ``half-socket``),
+    ``units_per_socket``, ``cores_per_unit``, ``core_speed`` (flop/s).
+
+Network (``render_xml``)::
+
+    root (routing="Full")
+    ├── zone n{i} (routing="Full"), one per node
+    │     its unit hosts, router n{i}_router, link n{i}_membus (the node's memory bus)
+    │     route unit -> unit and unit -> n{i}_router: [n{i}_membus]
+    ├── master_zone (routing="Full"): master_host, master_loopback, route master -> master
+    ├── link n{i}_link (one per node: the node's network port), link backbone, link master_link
+    ├── zoneRoute n{i} <-> n{j} (i < j) gw n{i}_router/n{j}_router: [n{i}_link, backbone, n{j}_link]
+    └── zoneRoute master_zone <-> n{i} gw master_host/n{i}_router: [master_link, backbone, n{i}_link]
+
+    The units of a node share one *memory bus* link (a per-node zone, so that intra-node
+    traffic never touches the network and a node's units contend for the same bus, as the
+    memory-bound co-scheduling studies assume).  Nodes talk through their own port link and
+    a shared backbone, like a SimGrid ``<cluster>``.  The master host is the one of
+    :mod:`coburst.platforms.cluster` (Batsim 4.2.1 aborts on a master alone in a
+    ``routing="None"`` zone): a ``Full`` zone with a loopback route to itself, default name
+    ``master_host``.  The root zone holds ``nodes * (nodes - 1) / 2 + nodes`` zoneRoutes
+    (36 for 8 nodes, 5050 for 100).  Zones, then links, then routes: the order SimGrid's
+    DTD requires.
+
+Presets: ARIS (GRNET) 2 sockets x 10 cores, CINECA Marconi (Broadwell) 2 x 24, Grid'5000
+Grvingt 2 x 16.  ``aris_small_spec()`` regenerates ``platforms/aris_cosched_small.xml``.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, fields
+from xml.sax.saxutils import escape, quoteattr
+
+from coburst.errors import InputError
+from coburst.platforms.units import parse_bandwidth, parse_latency, parse_speed
+
+__all__ = ["PRESETS", "UNITS", "CoschedSpec", "aris_small_spec", "host_name", "render_xml", "resource_id",
+           "spec_from_options", "units"]
+
+#: preset -> (sockets per node, cores per socket)
+PRESETS = {"aris": (2, 10), "marconi": (2, 24), "grvingt": (2, 16)}
+UNITS = ("half-socket", "core")
+
+_HEADER = ("<?xml version='1.0'?>\n"
+           "<!DOCTYPE platform SYSTEM \"https://simgrid.org/simgrid.dtd\">\n")
+_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_.-]*\Z")
+
+
+@dataclass(frozen=True)
+class CoschedSpec:
+    """Every parameter of a co-scheduling platform (defaults: 8 ARIS nodes, half sockets)."""
+
+    nodes: int = 8
+    preset: str = "aris"          # a key of PRESETS, or "custom" (then sockets/cores required)
+    sockets: int | None = None    # None: the preset's
+    cores: int | None = None      # cores per socket; None: the preset's
+    unit: str = "half-socket"
+    core_speed: str = "1Gf"
+    link_bw: str = "6GBps"
+    link_lat: str = "1us"
+    backbone_bw: str = "24GBps"
+    backbone_lat: str = "1us"
+    membus_bw: str = "50GBps"
+    membus_lat: str = "0"
+    master: str = "master_host"
+    master_bw: str = "1250MBps"
+    master_lat: str = "100us"
+    loopback_bw: str = "10GBps"
+    loopback_lat: str = "0"
+    description: str = ""
+
+    # ------------------------------------------------------------------ derived sizes
+    @property
+    def nb_sockets(self) -> int:
+        return self.sockets if self.sockets is not None else PRESETS[self.preset][0]
+
+    @property
+    def cores_per_socket(self) -> int:
+        return self.cores if self.cores is not None else PRESETS[self.preset][1]
+
+    @property
+    def units_per_socket(self) -> int:
+        return 2 if self.unit == "half-socket" else self.cores_per_socket
+
+    @property
+    def cores_per_unit(self) -> int:
+        return self.cores_per_socket // self.units_per_socket
+
+    @property
+    def units_per_node(self) -> int:
+        return self.nb_sockets * self.units_per_socket
+
+    @property
+    def nb_units(self) -> int:
+        return self.nodes * self.units_per_node
+
+
+def aris_small_spec() -> CoschedSpec:
+    """``platforms/aris_cosched_small.xml``: 8 ARIS nodes, half-socket units (32 resources)."""
+    return CoschedSpec(description="8 nodes of ARIS (GRNET; 2 sockets x 10 cores), one Batsim resource per half "
+                                   "socket (32 resources): a small co-scheduling platform.")
+
+
+def _is_int(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def validate(spec: CoschedSpec) -> None:
+    """Raise :class:`InputError` naming the faulty option."""
+    if not _is_int(spec.nodes) or spec.nodes < 1:
+        raise InputError("--nodes", None, f"must be an integer >= 1, got {spec.nodes!r}")
+    if spec.preset != "custom" and spec.preset not in PRESETS:
+        raise InputError("--preset", None, f"unknown preset {spec.preset!r} (use {', '.join(PRESETS)} or custom)")
+    for opt, value in (("--sockets", spec.sockets), ("--cores", spec.cores)):
+        if value is None:
+            if spec.preset == "custom":
+                raise InputError(opt, None, "required without a preset")
+        elif not _is_int(value) or value < 1:
+            raise InputError(opt, None, f"must be an integer >= 1, got {value!r}")
+    if spec.unit not in UNITS:
+        raise InputError("--unit", None, f"must be one of {', '.join(UNITS)}, got {spec.unit!r}")
+    if spec.unit == "half-socket" and spec.cores_per_socket % 2:
+        raise InputError("--unit", None, f"half-socket units need an even number of cores per socket, "
+                                         f"got {spec.cores_per_socket}")
+    if not _NAME.match(spec.master):
+        raise InputError("--master", None, f"not a valid SimGrid identifier: {spec.master!r}")
+    if re.fullmatch(r"n[0-9]+(_.*)?", spec.master):
+        raise InputError("--master", None, f"{spec.master!r} may clash with a node's hosts, zone or router")
+    if parse_speed(spec.core_speed, "--core-speed") <= 0:
+        raise InputError("--core-speed", None, "must be > 0")
+    for opt, text in (("--link-bw", spec.link_bw), ("--backbone-bw", spec.backbone_bw),
+                      ("--membus-bw", spec.membus_bw), ("--master-bw", spec.master_bw),
+                      ("--loopback-bw", spec.loopback_bw)):
+        if parse_bandwidth(text, opt) <= 0:
+            raise InputError(opt, None, "must be > 0 (Batsim sends 1-byte messages over every route)")
+    for opt, text in (("--link-lat", spec.link_lat), ("--backbone-lat", spec.backbone_lat),
+                      ("--membus-lat", spec.membus_lat), ("--master-lat", spec.master_lat),
+                      ("--loopback-lat", spec.loopback_lat)):
+        parse_latency(text, opt)
+    if "--" in spec.description:
+        raise InputError("--description", None, "cannot contain '--' (XML comment)")
+
+
+def _width(count: int) -> int:
+    return len(str(count - 1))
+
+
+def host_name(spec: CoschedSpec, node: int, socket: int, unit: int) -> str:
+    """The (zero-padded) host name of a unit (module doc)."""
+    letter = "h" if spec.unit == "half-socket" else "c"
+    return (f"n{node:0{_width(spec.nodes)}d}_s{socket:0{_width(spec.nb_sockets)}d}"
+            f"_{letter}{unit:0{_width(spec.units_per_socket)}d}")
+
+
+def resource_id(spec: CoschedSpec, node: int, socket: int, unit: int) -> int:
+    """Batsim resource id of a unit (hosts sorted by name)."""
+    return (node * spec.nb_sockets + socket) * spec.units_per_socket + unit
+
+
+def units(spec: CoschedSpec) -> list[tuple[int, int, int]]:
+    """Every (node, socket, unit), in resource-id order."""
+    return [(n, s, u) for n in range(spec.nodes) for s in range(spec.nb_sockets)
+            for u in range(spec.units_per_socket)]
+
+
+def _number(value: float) -> str:
+    return str(int(value)) if float(value).is_integer() else repr(float(value))
+
+
+def zone_properties(spec: CoschedSpec) -> dict[str, str]:
+    return {"platform": "cosched", "preset": spec.preset, "nodes": str(spec.nodes),
+            "sockets": str(spec.nb_sockets), "cores_per_socket": str(spec.cores_per_socket),
+            "unit": spec.unit, "units_per_socket": str(spec.units_per_socket),
+            "cores_per_unit": str(spec.cores_per_unit),
+            "core_speed": _number(parse_speed(spec.core_speed, "--core-speed"))}
+
+
+def host_properties(spec: CoschedSpec, node: int, socket: int, unit: int) -> dict[str, str]:
+    return {"role": "compute_node", "node": str(node), "socket": str(socket), "unit": str(unit),
+            "cores": str(spec.cores_per_unit)}
+
+
+def _prop(key: str, value: str, indent: str) -> str:
+    return f"{indent}<prop id={quoteattr(key)} value={quoteattr(value)}/>\n"
+
+
+def render_xml(spec: CoschedSpec, command: str | None = None) -> str:
+    """The platform XML (module doc); same spec -> same text."""
+    validate(spec)
+    q = quoteattr
+    unit_speed = _number(parse_speed(spec.core_speed, "--core-speed") * spec.cores_per_unit) + "f"
+    wn = _width(spec.nodes)
+    out = [_HEADER]
+    if spec.description:
+        out.append(f"<!-- {escape(spec.description)} -->\n")
+    out.append("<!-- Co-scheduling platform (coburst/platforms/cosched.py): one host per allocatable unit, "
+               "the units of a node in a per-node zone behind its memory bus; master host in its own "
+               "routing=\"Full\" zone with a loopback route to itself (Batsim 4.2.1). -->\n")
+    out.append("<platform version=\"4.1\">\n  <zone id=\"root\" routing=\"Full\">\n")
+    if command:
+        out.append(_prop("generated_by", command, "    "))
+    for key, value in zone_properties(spec).items():
+        out.append(_prop(key, value, "    "))
+    all_units = units(spec)
+    per_node = spec.units_per_node
+    for node in range(spec.nodes):
+        zone = f"n{node:0{wn}d}"
+        router, bus = f"{zone}_router", f"{zone}_membus"
+        out.append(f"    <zone id={q(zone)} routing=\"Full\">\n")
+        mine = all_units[node * per_node:(node + 1) * per_node]
+        names = [host_name(spec, *u) for u in mine]
+        for (n, s, u), name in zip(mine, names):
+            out.append(f"      <host id={q(name)} speed={q(unit_speed)}>\n")
+            for key, value in host_properties(spec, n, s, u).items():
+                out.append(_prop(key, value, "        "))
+            out.append("      </host>\n")
+        out.append(f"      <router id={q(router)}/>\n")
+        out.append(f"      <link id={q(bus)} bandwidth={q(spec.membus_bw)} latency={q(spec.membus_lat)}/>\n")
+        for i, a in enumerate(names):
+            for b in names[i + 1:] + [router]:
+                out.append(f"      <route src={q(a)} dst={q(b)}><link_ctn id={q(bus)}/></route>\n")
+        out.append("    </zone>\n")
+    out.append(f"    <zone id=\"master_zone\" routing=\"Full\">\n"
+               f"      <host id={q(spec.master)} speed={q(unit_speed)}/>\n"
+               f"      <link id=\"master_loopback\" bandwidth={q(spec.loopback_bw)} latency={q(spec.loopback_lat)}/>\n"
+               f"      <route src={q(spec.master)} dst={q(spec.master)}><link_ctn id=\"master_loopback\"/></route>\n"
+               f"    </zone>\n")
+    for node in range(spec.nodes):
+        out.append(f"    <link id={q(f'n{node:0{wn}d}_link')} bandwidth={q(spec.link_bw)} "
+                   f"latency={q(spec.link_lat)}/>\n")
+    out.append(f"    <link id=\"backbone\" bandwidth={q(spec.backbone_bw)} latency={q(spec.backbone_lat)}/>\n")
+    out.append(f"    <link id=\"master_link\" bandwidth={q(spec.master_bw)} latency={q(spec.master_lat)}/>\n")
+    for i in range(spec.nodes):
+        for j in range(i + 1, spec.nodes):
+            a, b = f"n{i:0{wn}d}", f"n{j:0{wn}d}"
+            out.append(f"    <zoneRoute src={q(a)} dst={q(b)} gw_src={q(a + '_router')} gw_dst={q(b + '_router')}>"
+                       f"<link_ctn id={q(a + '_link')}/><link_ctn id=\"backbone\"/><link_ctn id={q(b + '_link')}/>"
+                       f"</zoneRoute>\n")
+    for node in range(spec.nodes):
+        b = f"n{node:0{wn}d}"
+        out.append(f"    <zoneRoute src=\"master_zone\" dst={q(b)} gw_src={q(spec.master)} gw_dst={q(b + '_router')}>"
+                   f"<link_ctn id=\"master_link\"/><link_ctn id=\"backbone\"/><link_ctn id={q(b + '_link')}/>"
+                   f"</zoneRoute>\n")
+    out.append("  </zone>\n</platform>\n")
+    return "".join(out)
+
+
+def spec_from_options(**options) -> CoschedSpec:
+    """A spec from CLI-like options (``None`` = default); unknown keys are rejected.  With
+    ``sockets``/``cores`` and no ``preset``, the preset is ``custom``."""
+    known = {f.name for f in fields(CoschedSpec)}
+    clean = {}
+    for key, value in options.items():
+        if key not in known:
+            raise InputError(f"--{key.replace('_', '-')}", None, "unknown co-scheduling platform parameter")
+        if value is not None:
+            clean[key] = value
+    if "preset" not in clean and ("sockets" in clean or "cores" in clean):
+        clean["preset"] = "custom"
+    preset = clean.get("preset", CoschedSpec.preset)
+    if preset in PRESETS:
+        # a preset fixes the node's shape: an explicit --sockets/--cores must agree with it
+        for key, index in (("sockets", 0), ("cores", 1)):
+            if key in clean and clean[key] != PRESETS[preset][index]:
+                raise InputError(f"--{key}", None, f"contradicts --preset {preset} "
+                                                   f"({PRESETS[preset][0]} sockets x {PRESETS[preset][1]} cores)")
+    spec = CoschedSpec(**clean)
+    validate(spec)
+    return spec
