@@ -351,6 +351,8 @@ def run_sim(args: argparse.Namespace) -> int:
         return 0
     config = simulator_config_from_args(args)
     config.speed_hook = args.speed_hook
+    config.heatmap = args.heatmap
+    config.heatmap_alone = args.heatmap_alone
     result = Simulator(config).run()
     if not args.quiet:
         print(result.summary())
@@ -375,4 +377,10 @@ def register(sub) -> None:
     # hidden: attach a speed hook object (MODULE:CLASS, see SimulatorConfig.speed_hook), for
     # tests and experiments with JobRun.set_rate
     parser.add_argument("--speed-hook", default=None, metavar="MODULE:CLASS", help=argparse.SUPPRESS)
+    parser.add_argument("--heatmap", default=None, metavar="FILE",
+                        help="co-execution heatmap (CSV/JSON, see coburst/models/heatmap.py): jobs naming their "
+                             "application ('app') run at ELiSE's speedups on a node-sharing platform "
+                             "(combine with --enable-compute-sharing where jobs share units)")
+    parser.add_argument("--heatmap-alone", default="best", metavar="best|FACTOR",
+                        help="speed of a co-scheduled job with no neighbour [default: best of its heatmap row]")
     parser.set_defaults(func=run_sim)

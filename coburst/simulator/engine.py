@@ -73,6 +73,10 @@ class SimulatorConfig:
     #: provide ``on_job_start(sim_job)`` and ``on_job_end(sim_job)``; it may change a
     #: running job's speed with ``sim_job.run.set_rate(factor)`` (see execution.JobRun)
     speed_hook: str | None = None
+    #: co-execution heatmap file (``--heatmap``): the speedup hook of coburst.simulator.speedup
+    heatmap: str | None = None
+    #: speed of a co-scheduled job with no neighbour: "best" (its heatmap row's best) or a factor
+    heatmap_alone: str = "best"
     #: called regularly while waiting for the scheduler; returns a reason string if the
     #: scheduler process is known to be gone (used by ``coburst run``)
     peer_alive: Callable[[], str | None] | None = None
@@ -258,8 +262,14 @@ class Simulator:
         self.master_route = self.route_to_master(self.machines.master)
         self.traces = TraceRecorder.from_options([r.name for r in self.resources], len(self.machines.compute),
                                                  opts)
+        if self.config.speed_hook and self.config.heatmap:
+            raise InputError("--heatmap", self.config.heatmap, "cannot be combined with --speed-hook")
         if self.config.speed_hook:
             self.speed_hook = load_speed_hook(self.config.speed_hook)(self)
+        elif self.config.heatmap:
+            from coburst.simulator.speedup import make_hook
+
+            self.speed_hook = make_hook(self)
 
     def run(self) -> SimResult:
         wall_start = time.perf_counter()

@@ -1,0 +1,146 @@
+"""The co-execution speedup hook (``coburst sim --heatmap FILE``): ELiSE's rule on the engine.
+
+Jobs name their application in their workload entry (field ``app``).  On a node-sharing
+platform (``coburst platform cosched``: every resource's properties name its ``node``), each
+running job runs at a speed factor set by the heatmap (:mod:`coburst.models.heatmap`):
+
+* a **compact** job — it holds every unit of each node it touches — runs at 1.0;
+* a **co-scheduled** job runs at the minimum pairwise speedup over every running job that
+  shares any of its nodes (a missing pair counts as the job's average speedup, a neighbour
+  without ``app`` as a missing pair);
+* a co-scheduled job with **no neighbour** runs at the best value of its heatmap row by
+  default (``alone="best"``), or at a given factor (e.g. 1.0, or a measured spread-alone
+  speedup).
+
+At every change of neighbours the job's speed changes through ``JobRun.set_rate``: the work
+done is kept and the rest runs at the new speed, i.e. ``remaining = remaining * old_speedup
+/ new_speedup`` for its time.  The speed applies to every profile type (a delay shrinks or
+stretches, a parallel task's work is rescaled and still shares the network).  Each job's
+achieved speedup (work time at speed 1 / time taken, i.e. the time-weighted mean of its
+factors) is appended to its ``metadata`` as ``speedup=<x>``.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from typing import TYPE_CHECKING, Any
+
+from coburst.errors import InputError
+
+if TYPE_CHECKING:  # pragma: no cover
+    from coburst.models.heatmap import Heatmap
+    from coburst.simulator.engine import SimJob, Simulator
+
+
+class HeatmapSpeedup:
+    """A speed hook (``on_job_start`` / ``on_job_end``) applying a heatmap, see the module."""
+
+    def __init__(self, sim: "Simulator", heatmap: "Heatmap", alone: str | float = "best"):
+        self.sim = sim
+        self.heatmap = heatmap
+        self.alone = alone
+        self.node_of: dict[int, str] = {}
+        units: dict[str, int] = defaultdict(int)
+        for res in sim.resources:
+            node = res.properties.get("node")
+            if node is None:
+                raise InputError(sim.config.platform, f"host {res.name!r}",
+                                 "--heatmap needs a node-sharing platform whose hosts name their node "
+                                 "(property 'node', see coburst platform cosched)")
+            self.node_of[res.id] = node
+            units[node] += 1
+        self.units = dict(units)
+        self.on_node: dict[str, dict] = defaultdict(dict)  # node -> {job id: running SimJob}
+        self.speed: dict[str, float] = {}  # job id -> current factor
+        self.since: dict[str, float] = {}  # job id -> date of the last factor change
+        self.weighted: dict[str, float] = {}  # job id -> integral of the factor over time
+        for wl in sim.workloads.values():
+            for job in wl.jobs:
+                app = job.json.get("app")
+                if app is not None and app not in heatmap:
+                    raise InputError(wl.path, f"jobs[id={job.id.split('!', 1)[1]}].app",
+                                     f"application {app!r} is not in the heatmap {sim.config.heatmap}")
+
+    # ------------------------------------------------------------------ rule
+    def _nodes(self, sjob: "SimJob") -> dict[str, int]:
+        count: dict[str, int] = defaultdict(int)
+        for rid in sjob.alloc:
+            count[self.node_of[rid]] += 1
+        return count
+
+    def factor(self, sjob: "SimJob") -> float:
+        """ELiSE's speed of a running job (see the module docstring)."""
+        app = sjob.job.json.get("app")
+        if app is None:
+            return 1.0
+        nodes = self._nodes(sjob)
+        if all(n == self.units[node] for node, n in nodes.items()):
+            return 1.0  # compact
+        neighbours = {jid: other for node in nodes for jid, other in self.on_node[node].items()
+                      if jid != sjob.id}.values()
+        if not neighbours:
+            if self.alone == "best":
+                return self.heatmap.job_speedup(app, (), co_scheduled=True)
+            return float(self.alone)
+        return min(self._pair(app, other) for other in neighbours)
+
+    def _pair(self, app: str, other: "SimJob") -> float:
+        other_app = other.job.json.get("app")
+        if other_app is None:  # unknown neighbour: a missing pair
+            mean = self.heatmap.row_mean(app)
+            return 1.0 if mean is None else mean
+        return self.heatmap.effective(app, other_app)
+
+    # ------------------------------------------------------------------ hook interface
+    def _update(self, jobs: dict) -> None:
+        now = self.sim.kernel.now
+        for _, sjob in sorted(jobs.items()):
+            if sjob.run is None or sjob.state != "RUNNING":
+                continue
+            new = self.factor(sjob)
+            old = self.speed.get(sjob.id)
+            if old is None or new != old:
+                if old is not None:
+                    self.weighted[sjob.id] += old * (now - self.since[sjob.id])
+                self.speed[sjob.id] = new
+                self.since[sjob.id] = now
+                sjob.run.set_rate(new)
+
+    def on_job_start(self, sjob: "SimJob") -> None:
+        nodes = self._nodes(sjob)
+        affected = {sjob.id: sjob}
+        for node in nodes:
+            affected.update(self.on_node[node])
+            self.on_node[node][sjob.id] = sjob
+        self.weighted[sjob.id] = 0.0
+        self._update(affected)
+
+    def on_job_end(self, sjob: "SimJob") -> None:
+        now = self.sim.kernel.now
+        affected: dict = {}
+        for node in self._nodes(sjob):
+            self.on_node[node].pop(sjob.id, None)
+            affected.update(self.on_node[node])
+        factor = self.speed.pop(sjob.id, 1.0)
+        total = self.weighted.pop(sjob.id, 0.0) + factor * (now - self.since.pop(sjob.id, now))
+        elapsed = now - sjob.start
+        achieved = total / elapsed if elapsed > 0 else factor
+        meta = sjob.job.metadata
+        sjob.job.metadata = f"{meta};speedup={achieved:.6f}" if meta else f"speedup={achieved:.6f}"
+        self._update(affected)
+
+
+def make_hook(sim: "Simulator") -> Any:
+    """The hook ``coburst sim --heatmap FILE [--heatmap-alone best|FACTOR]`` asks for."""
+    from coburst.models.heatmap import load_heatmap
+
+    alone = sim.config.heatmap_alone
+    if alone != "best":
+        try:
+            value = float(alone)
+        except ValueError:
+            raise InputError("--heatmap-alone", alone, "expected 'best' or a positive speed factor") from None
+        if not value > 0 or value == float("inf"):
+            raise InputError("--heatmap-alone", alone, "expected 'best' or a positive, finite speed factor")
+        alone = value
+    return HeatmapSpeedup(sim, load_heatmap(sim.config.heatmap), alone)
