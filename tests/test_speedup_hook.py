@@ -83,3 +83,25 @@ def test_unknown_application_is_an_input_error(tmp_path, heatmap):
     r = run_sim(tmp_path, workloads=[w], platform=PLATFORM, scheduler="fixed", args=["--heatmap", str(heatmap)])
     assert r.returncode == 2 and "'Z' is not in the heatmap" in r.stderr and "jobs[id=1].app" in r.stderr
     assert not r.leftovers() or all(not x.endswith(".csv") for x in r.leftovers())
+
+
+def test_coburst_run_in_process_gives_the_same_timeline(tmp_path, heatmap):
+    """``coburst run --heatmap``: the in-process scheduler gets the same speedups as over ZeroMQ."""
+    import json
+    import subprocess
+    import sys
+
+    from simharness import SCHEDULERS
+
+    jobs = [{"id": 1, "subtime": 1, "res": 4, "profile": "d10", "app": "A"},
+            {"id": 2, "subtime": 3, "res": 4, "profile": "d10", "app": "B"}]
+    allocs = {"w0!1": SPREAD, "w0!2": PARTNER}
+    ref = run(tmp_path, heatmap, jobs, allocs)
+    w = tmp_path / "w.json"
+    proc = subprocess.run([sys.executable, "-m", "coburst", "run", str(SCHEDULERS / "fixed.py"), "-q",
+                           "-o", json.dumps({"allocs": allocs}), "-p", str(PLATFORM), "-w", str(w),
+                           "-e", str(tmp_path / "inproc"), "--heatmap", str(heatmap), "--enable-compute-sharing"],
+                          capture_output=True, text=True, timeout=120, env={"PYTHONPATH": str(SCHEDULERS),
+                                                                           "PATH": "/usr/bin:/bin"})
+    assert proc.returncode == 0, proc.stderr
+    assert (tmp_path / "inproc_jobs.csv").read_text() == ref.jobs_csv.read_text()

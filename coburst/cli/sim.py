@@ -145,6 +145,12 @@ def add_sim_options(parser: argparse.ArgumentParser) -> None:
     # coburst's own
     parser.add_argument("--timeout", type=float, default=30.0, metavar="SECONDS",
                         help="abort when the scheduler stays silent this long (wall clock) [default: 30]")
+    parser.add_argument("--heatmap", default=None, metavar="FILE",
+                        help="co-execution heatmap (CSV/JSON, see coburst/models/heatmap.py): jobs naming their "
+                             "application ('app') run at ELiSE's speedups on a node-sharing platform "
+                             "(combine with --enable-compute-sharing where jobs share units)")
+    parser.add_argument("--heatmap-alone", default="best", metavar="best|FACTOR",
+                        help="speed of a co-scheduled job with no neighbour [default: best of its heatmap row]")
 
 
 def _int_option(args: argparse.Namespace, dest: str, spelling: str) -> int:
@@ -288,6 +294,8 @@ def simulator_config_from_args(args: argparse.Namespace):
         timeout=args.timeout,
     )
     config.batsim_options = options
+    config.heatmap = args.heatmap
+    config.heatmap_alone = args.heatmap_alone
     return config
 
 
@@ -351,8 +359,6 @@ def run_sim(args: argparse.Namespace) -> int:
         return 0
     config = simulator_config_from_args(args)
     config.speed_hook = args.speed_hook
-    config.heatmap = args.heatmap
-    config.heatmap_alone = args.heatmap_alone
     result = Simulator(config).run()
     if not args.quiet:
         print(result.summary())
@@ -377,10 +383,4 @@ def register(sub) -> None:
     # hidden: attach a speed hook object (MODULE:CLASS, see SimulatorConfig.speed_hook), for
     # tests and experiments with JobRun.set_rate
     parser.add_argument("--speed-hook", default=None, metavar="MODULE:CLASS", help=argparse.SUPPRESS)
-    parser.add_argument("--heatmap", default=None, metavar="FILE",
-                        help="co-execution heatmap (CSV/JSON, see coburst/models/heatmap.py): jobs naming their "
-                             "application ('app') run at ELiSE's speedups on a node-sharing platform "
-                             "(combine with --enable-compute-sharing where jobs share units)")
-    parser.add_argument("--heatmap-alone", default="best", metavar="best|FACTOR",
-                        help="speed of a co-scheduled job with no neighbour [default: best of its heatmap row]")
     parser.set_defaults(func=run_sim)
