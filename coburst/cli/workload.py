@@ -88,6 +88,49 @@ def _check(args: argparse.Namespace) -> int:
     return 0
 
 
+def _elise(args: argparse.Namespace) -> int:
+    import xml.etree.ElementTree as ET
+
+    from coburst.errors import InputError
+    from coburst.models.heatmap import bundled_names, bundled_seed, load_seed
+    from coburst.workloads.batsim_json import write_workload
+    from coburst.workloads.elise import generate
+
+    if Path(args.seed_apps).is_file():
+        apps = load_seed(args.seed_apps)
+    elif args.seed_apps in bundled_names() or Path(f"{args.seed_apps}").suffix == "":
+        try:
+            apps = bundled_seed(args.seed_apps)
+        except (KeyError, FileNotFoundError, InputError):
+            raise InputError("--seed-apps", args.seed_apps, "neither a seed file nor a bundled seed") from None
+    else:
+        raise InputError("--seed-apps", args.seed_apps, "no such seed file")
+    cores, units, max_nodes = 20, 4, None
+    if args.platform:
+        try:
+            root = ET.parse(args.platform).getroot()
+        except (OSError, ET.ParseError) as exc:
+            raise InputError(args.platform, None, f"cannot read the platform: {exc}") from None
+        zone = root.find("zone")
+        props = {p.get("id"): p.get("value") for p in (zone.findall("prop") if zone is not None else [])}
+        try:
+            sockets, per_socket = int(props["sockets"]), int(props["cores_per_socket"])
+            cores, units = sockets * per_socket, sockets * int(props["units_per_socket"])
+            max_nodes = int(props["nodes"])
+        except (KeyError, ValueError):
+            raise InputError(args.platform, "root zone properties",
+                             "not a co-scheduling platform (made by coburst platform cosched)") from None
+    pick = args.pick if args.pick in ("random", "frequency") else [x for x in args.pick.split(",") if x]
+    doc = generate(apps, args.jobs, cores_per_node=cores, units_per_node=units, pick=pick, arrival=args.arrival,
+                   interarrival=args.interarrival, weibull_shape=args.weibull_shape,
+                   walltime_factor=args.walltime_factor, seed=args.seed, max_nodes=max_nodes,
+                   description=f"ELiSE-style workload: {args.jobs} jobs from {args.seed_apps}, seed {args.seed}")
+    write_workload(doc, args.output)
+    if not args.quiet:
+        print(f"{args.output}: {len(doc['jobs'])} jobs, {len(doc['profiles'])} applications", file=sys.stderr)
+    return 0
+
+
 def register(subparsers) -> None:
     parser = subparsers.add_parser("workload", help="convert SWF logs and check Batsim workloads",
                                    description=__doc__.splitlines()[0])
@@ -115,6 +158,27 @@ def register(subparsers) -> None:
     swf.add_argument("--bb-model", help="burst-buffer model parameters (default models/bb_request.json)")
     swf.add_argument("-q", "--quiet", action="store_true", help="print nothing on success")
     swf.set_defaults(func=_swf)
+
+    elise = sub.add_parser("elise", help="co-scheduling workload drawn from an application seed (ELiSE-style)",
+                           description="N jobs drawn from an application seed (coburst/workloads/elise.py), sized "
+                                       "for a node-sharing platform (coburst platform cosched).")
+    elise.add_argument("-o", "--output", required=True, help="output workload JSON")
+    elise.add_argument("--seed-apps", default="aris-nas",
+                       help="application seed: a bundled name (aris-nas, aris-spec, grvingt-nas) or a seed CSV "
+                            "(default aris-nas)")
+    elise.add_argument("-n", "--jobs", type=int, default=1000, help="number of jobs (default 1000)")
+    elise.add_argument("-p", "--platform", default=None,
+                       help="co-scheduling platform XML giving cores and units per node (default: ARIS, 20 cores "
+                            "in 4 half-socket units)")
+    elise.add_argument("--pick", default="random",
+                       help="random (uniform), frequency (seed weights) or a comma-separated list of applications")
+    elise.add_argument("--arrival", default="zero", help="zero, constant, uniform, poisson or weibull (default zero)")
+    elise.add_argument("--interarrival", type=float, default=10.0, help="mean gap between arrivals in s (default 10)")
+    elise.add_argument("--weibull-shape", type=float, default=1.5, help="Weibull shape (default 1.5)")
+    elise.add_argument("--walltime-factor", type=float, default=1.4, help="walltime / compact time (default 1.4)")
+    elise.add_argument("--seed", type=int, default=0, help="random seed (default 0); same seed, same bytes")
+    elise.add_argument("-q", "--quiet", action="store_true", help="print nothing on success")
+    elise.set_defaults(func=_elise)
 
     check = sub.add_parser("check", help="validate Batsim workload files and summarise them")
     check.add_argument("workloads", nargs="+", help="workload JSON files")
