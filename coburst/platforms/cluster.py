@@ -35,11 +35,11 @@ Defaults: the KTH IBM SP2 stand-in of ``coburst demo`` -- 100 nodes of 1 Gflop/s
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 from xml.sax.saxutils import escape, quoteattr
 
 from coburst.errors import InputError
-from coburst.platforms.units import parse_bandwidth, parse_latency, parse_speed
+from coburst.platforms.units import known_options, parse_bandwidth, parse_latency, parse_speed
 
 __all__ = ["ClusterSpec", "kth_sp2_spec", "render_xml", "spec_from_options"]
 
@@ -132,13 +132,6 @@ def render_xml(spec: ClusterSpec, command: str | None = None) -> str:
 
 def spec_from_options(**options) -> ClusterSpec:
     """A spec from CLI-like options (``None`` = default); unknown keys are rejected."""
-    known = {f.name for f in fields(ClusterSpec)}
-    clean = {}
-    for key, value in options.items():
-        if key not in known:
-            raise InputError(f"--{key.replace('_', '-')}", None, "unknown cluster parameter")
-        if value is not None:
-            clean[key] = value
-    spec = ClusterSpec(**clean)
+    spec = ClusterSpec(**known_options(ClusterSpec, options, "cluster"))
     validate(spec)
     return spec

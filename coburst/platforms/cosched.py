@@ -63,11 +63,11 @@ Grvingt 2 x 16.  ``aris_small_spec()`` regenerates ``platforms/aris_cosched_smal
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 from xml.sax.saxutils import escape, quoteattr
 
 from coburst.errors import InputError
-from coburst.platforms.units import parse_bandwidth, parse_latency, parse_speed
+from coburst.platforms.units import known_options, parse_bandwidth, parse_latency, parse_speed
 
 __all__ = ["PRESETS", "UNITS", "CoschedSpec", "aris_small_spec", "host_name", "render_xml", "resource_id",
            "spec_from_options", "units"]
@@ -283,13 +283,7 @@ def render_xml(spec: CoschedSpec, command: str | None = None) -> str:
 def spec_from_options(**options) -> CoschedSpec:
     """A spec from CLI-like options (``None`` = default); unknown keys are rejected.  With
     ``sockets``/``cores`` and no ``preset``, the preset is ``custom``."""
-    known = {f.name for f in fields(CoschedSpec)}
-    clean = {}
-    for key, value in options.items():
-        if key not in known:
-            raise InputError(f"--{key.replace('_', '-')}", None, "unknown co-scheduling platform parameter")
-        if value is not None:
-            clean[key] = value
+    clean = known_options(CoschedSpec, options, "co-scheduling platform")
     if "preset" not in clean and ("sockets" in clean or "cores" in clean):
         clean["preset"] = "custom"
     preset = clean.get("preset", CoschedSpec.preset)

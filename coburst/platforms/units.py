@@ -80,3 +80,16 @@ def parse_size(text: str | int, source: str = "size") -> int:
     if amount < 0:
         raise InputError(source, None, f"size must be >= 0, got {text!r}")
     return int(round(amount))
+
+
+def known_options(spec_class, options: dict, what: str) -> dict:
+    """The CLI-like ``options`` a generator spec dataclass takes, ``None`` values dropped; an
+    unknown key is an :class:`InputError` naming the option (``--key-name``)."""
+    fields = spec_class.__dataclass_fields__
+    clean = {}
+    for key, value in options.items():
+        if key not in fields:
+            raise InputError(f"--{key.replace('_', '-')}", None, f"unknown {what} parameter")
+        if value is not None:
+            clean[key] = value
+    return clean

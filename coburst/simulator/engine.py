@@ -23,14 +23,12 @@ its end, and why decisions arrive one master-to-master message apart.
 
 from __future__ import annotations
 
-import heapq
 import json
 import os
 import sys
 import math
 import time
 import warnings
-from collections import deque
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Generator
@@ -53,7 +51,6 @@ _DEBUG = bool(os.environ.get("COBURST_DEBUG_SIM"))
 #: SimGrid 3.32's ``network/loopback-bw`` default (bytes/s) and the routings that use it
 LOOPBACK_BANDWIDTH = 10e9
 LOOPBACK_ZONES = ("Full", "Floyd", "Dijkstra", "DijkstraCache")
-MSG_SIZE = 1  # bytes of every internal message (Batsim's ipp.cpp)
 
 
 @dataclass
@@ -137,14 +134,9 @@ class SimResult:
                 f"-> {self.jobs_csv}, {self.schedule_csv}")
 
 
-def parse_interval_set(text: str) -> ProcSet:
-    """``ProcSet.from_str``, fast for the canonical strings schedulers send (``0-3 8 10-11``:
-    sorted, disjoint, not adjacent); anything else goes through ``from_str``."""
-    return parse_allocation(text)[0]
-
-
 def parse_allocation(text: str) -> tuple[ProcSet, bool]:
-    """(:func:`parse_interval_set`, whether ``text`` is already ``str()`` of the result)."""
+    """``ProcSet.from_str``, fast for the canonical strings schedulers send (``0-3 8 10-11``:
+    sorted, disjoint, not adjacent), and whether ``text`` is already ``str()`` of the result."""
     itvs = []
     last = -2
     canonical = True
@@ -386,10 +378,6 @@ class Simulator:
                     route = (latency, bandwidth if bandwidth > 0 else math.inf)
             self.master_routes[host.name] = route
         return route
-
-    def delay_to_master(self, host) -> float:
-        latency, bandwidth = self.route_to_master(host)
-        return latency + MSG_SIZE / bandwidth
 
     def append(self, etype: str, data: dict[str, Any]) -> None:
         """Queue an event for the scheduler, encoded at once (Batsim's writer appends it to the

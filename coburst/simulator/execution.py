@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING, Any, Generator
 
 from coburst.errors import ProtocolError
 from coburst.simulator._simgrid import simgrid
-from coburst.simulator.kernel import Put, Run, Suspend, Work
+from coburst.simulator.kernel import Run, Suspend, Work
 
 if TYPE_CHECKING:  # pragma: no cover
     from coburst.simulator.engine import SimJob, Simulator

@@ -291,16 +291,6 @@ class Kernel:
             self.clock.cancel(proc.action)
         proc.action = self.clock.add(duration, proc)
 
-    def _run(self, proc: Process, value: Any):
-        """Run a process until it yields its next request (None: it ended)."""
-        if not proc.alive:
-            return None
-        try:
-            return proc.gen.send(value)
-        except StopIteration:
-            proc.alive = False
-            return None
-
     def _handle(self, proc: Process, req: Any) -> None:
         """Carry out a request (SimGrid handles the simcalls of a round after all its actors ran)."""
         if not proc.alive:
@@ -481,14 +471,12 @@ class Kernel:
     # ------------------------------------------------------------------ main loop
     def main(self) -> None:
         """The body of the one SimGrid actor."""
-        clock = self.clock
-        step, timers = clock.step, self._timers
+        clock, timers = self.clock, self._timers
         while not self.stopped:
             while self._ready:
                 self._round()
                 if self.stopped:
                     return
-            ready = self._ready
             delta = clock.next_delta()
             if timers:
                 while timers and timers[0][2].timer is None:
@@ -517,18 +505,7 @@ class Kernel:
                         continue
             if delta == math.inf:
                 return  # nothing can ever happen again
-            # (_advance, inlined: this runs once per step)
-            for owner in step(delta):
-                kind = type(owner)
-                if kind is _Transfer:
-                    self._transfer_step(owner)
-                elif kind is _WorkHandle:
-                    self._work_ended(owner)
-                else:
-                    owner.action = None
-                    ready.append((owner, None))
-            if timers:
-                self._fire_timers()
+            self._advance(delta)
 
     def _advance(self, delta: float) -> None:
         for owner in self.clock.step(delta):

@@ -14,7 +14,6 @@ from pathlib import Path
 import numpy as np
 from procset import ProcSet
 
-from coburst.fileio import atomic_write
 
 JOBS_COLUMNS = (
     "job_id,workload_name,profile,submission_time,requested_number_of_resources,requested_time,"
@@ -178,15 +177,6 @@ class ScheduleStats:
         return values
 
 
-def schedule_row(records: list[JobRecord], nb_machines: int, time_computing: float, makespan: float,
-                 scheduling_time: float, simulation_time: float, time_idle: float = 0.0) -> dict[str, str]:
-    """The ``_schedule.csv`` values of a list of job records (see :class:`ScheduleStats`)."""
-    stats = ScheduleStats()
-    for r in records:
-        stats.add(r)
-    return stats.row(nb_machines, time_computing, time_idle, scheduling_time, simulation_time)
-
-
 class StagedFiles:
     """Output files written as the simulation goes, each through a temporary file in its
     final folder: :meth:`commit` renames them all, :meth:`abort` removes them, so a failed
@@ -234,17 +224,3 @@ class StagedFiles:
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(tmp)
         self.handles, self.tmps = [], []
-
-
-def write_outputs(prefix: str, records: list[JobRecord], schedule: dict[str, str]) -> tuple[Path, Path]:
-    """Write both files atomically; return their paths."""
-    jobs_path = Path(f"{prefix}_jobs.csv")
-    sched_path = Path(f"{prefix}_schedule.csv")
-    with atomic_write(jobs_path, newline="") as out:
-        out.write(JOBS_COLUMNS + "\n")
-        for rec in records:
-            out.write(rec.csv_row() + "\n")
-    with atomic_write(sched_path, newline="") as out:
-        out.write(",".join(SCHEDULE_KEYS) + "\n")
-        out.write(",".join(schedule[k] for k in SCHEDULE_KEYS) + "\n")
-    return jobs_path, sched_path
