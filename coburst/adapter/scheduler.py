@@ -76,8 +76,13 @@ def parse_options(
     *,
     default_policy: str | None = None,
     fixed_policy: str | None = None,
+    registry: Any = policies,
 ) -> tuple[Policy, dict[str, Any]]:
     """Validate pybatsim options; return ``(policy, adapter settings)``.
+
+    ``registry`` is the policy registry names are looked up in (a module or object with
+    ``resolve(name)`` and ``get(name, **params)``): :mod:`coburst.policies` by default,
+    :mod:`coburst.policies.cosched` for the node-sharing adapter.
 
     Raises :class:`~coburst.errors.InputError` naming the faulty option.
     """
@@ -115,13 +120,13 @@ def parse_options(
             raise InputError(_SOURCE, name, f"unknown option: this scheduler always runs {fixed_policy!r} "
                              f"(options: bb_capacity, dragonfly, trace, io_aware); use schedulers/coburstBackfill.py "
                              f"to choose a policy")
-        return policies.get(fixed_policy), settings
+        return registry.get(fixed_policy), settings
 
     name = options.pop("policy", default_policy)
     if name is None:
         raise InputError(_SOURCE, "policy", 'missing (e.g. "backfill-sjf-1")')
     try:
-        cls, implied = policies.resolve(name)
+        cls, implied = registry.resolve(name)
     except InputError as err:
         raise InputError(_SOURCE, "policy", err.problem) from None
     known = [p.name for p in cls.params]
@@ -130,7 +135,7 @@ def parse_options(
             raise InputError(_SOURCE, key, f"unknown option (adapter options: {', '.join(ADAPTER_OPTIONS)}; "
                              f"parameters of {name!r}: {', '.join(known) or 'none'})")
     try:
-        policy = policies.get(name, **options)
+        policy = registry.get(name, **options)
     except InputError as err:
         raise InputError(_SOURCE, err.where or "policy", err.problem) from None
     return policy, settings
@@ -163,13 +168,15 @@ class CoburstScheduler(BatsimScheduler):
 
     default_policy: ClassVar[str | None] = None
     fixed_policy: ClassVar[str | None] = None
+    registry: ClassVar[Any] = policies  # where policy names are looked up (parse_options)
 
     def __init__(self, options: Mapping[str, Any] | None = None):
         options = dict(options or {})
         super().__init__(options)
         try:
             self.policy, self.settings = parse_options(
-                options, default_policy=self.default_policy, fixed_policy=self.fixed_policy)
+                options, default_policy=self.default_policy, fixed_policy=self.fixed_policy,
+                registry=self.registry)
         except InputError as err:
             # bad input: a message, no traceback (pybatsim instantiates us from its CLI)
             print(f"coburst: {err}", file=sys.stderr)
