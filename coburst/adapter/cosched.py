@@ -1,0 +1,102 @@
+"""pybatsim adapter for the node-sharing (co-scheduling) policies.
+
+:class:`CoschedScheduler` is :class:`~coburst.adapter.scheduler.CoburstScheduler` over a
+:class:`~coburst.core.nodeshare.NodeSharingState`: at ``SIMULATION_BEGINS`` it reads the unit
+grid from the compute resources' ``node`` / ``socket`` / ``unit`` properties (``coburst
+platform cosched``); a submitted job becomes a :class:`~coburst.core.nodeshare.CoJob` with its
+application (``app``), its ``processes`` and its submission rank, or is rejected at once when
+it can never run (not a whole number of nodes, wider than the machine); started jobs get the
+Batsim ids of their units as allocation.
+
+Options (pybatsim ``-o '<json>'``): ``policy`` (``easy-co``, ``EASY-Co``, ...), the policy's
+parameters (``backfill_depth``, ``heatmap``, ``threshold``, ``sort_depth``...), and the
+adapter's ``trace`` (JSONL, one line per decision that starts jobs: ``{"now", "start",
+"placements": {job: {"mode", "units"}}}``).  No metadata is set: the allocation in
+``_jobs.csv`` says where each job ran (compact or spread), and the speedup hook appends
+``speedup=<x>``.
+
+The same entry files run on the real Batsim 4.2.1 (with ``--enable-compute-sharing`` only if
+a policy shares resources: these never give a unit twice, so it is not needed).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import sys
+from typing import Any, ClassVar, Mapping, Sequence
+
+from coburst.adapter.scheduler import CoburstScheduler
+from coburst.core.decisions import Decisions, Start
+from coburst.core.nodeshare import CoJob, NodeSharingCluster, NodeSharingState
+from coburst.policies import cosched
+
+__all__ = ["CoschedScheduler"]
+
+log = logging.getLogger("coburst.adapter.cosched")
+
+
+class CoschedScheduler(CoburstScheduler):
+    """A pybatsim scheduler running a node-sharing policy (module doc)."""
+
+    registry: ClassVar[Any] = cosched
+    #: entry files of one policy set this: the policy's parameters stay options, ``policy`` may not
+    only_policy: ClassVar[str | None] = None
+
+    def __init__(self, options: Mapping[str, Any] | None = None):
+        options = dict(options or {})
+        if self.only_policy is not None:
+            if "policy" in options:
+                print(f"coburst: scheduler options: policy: this scheduler always runs {self.only_policy!r}; "
+                      f"use schedulers/coschedPolicy.py to choose a policy", file=sys.stderr)
+                raise SystemExit(2)
+            options["policy"] = self.only_policy
+        super().__init__(options)
+
+    def onSimulationBegins(self):
+        machines = getattr(self.bs, "machines", None) or {}
+        compute = machines.get("compute")
+        if compute is None:
+            compute = list(self.bs.compute_resources.values())
+        self.cluster = NodeSharingCluster.from_resources(compute)
+        self.state = NodeSharingState(self.cluster, self._now())
+        self.io = None
+        self._seq = 0
+        log.info("coburst %s on %r", self.policy.name, self.cluster)
+
+    def onJobSubmission(self, job):
+        state = self.state
+        state.advance(self._now())
+        res = int(job.requested_resources)
+        reason = self.cluster.never_fits(res)
+        if reason is not None:
+            log.warning("rejecting job %s: %s", job.id, reason)
+            self.bs.reject_jobs([job])
+            return
+        info = job.json_dict or {}
+        app = info.get("app")
+        procs = info.get("processes")
+        if isinstance(procs, bool) or not isinstance(procs, int) or procs <= 0:
+            procs = res * self.cluster.cores_per_unit
+        cjob = CoJob(id=job.id, subtime=float(job.submit_time), res=res, walltime=float(job.requested_time),
+                     nodes=res // self.cluster.units_per_node, seq=self._seq,
+                     app=app if isinstance(app, str) else None, processes=procs, extra=info)
+        self._seq += 1
+        state.submit(cjob)
+        self._jobs[job.id] = job
+        self._released.append(cjob)
+
+    def _write_trace(self, decisions: Decisions) -> None:
+        line = {"now": decisions.now, "start": decisions.started_ids, "reject": [r.job.id for r in decisions.rejects],
+                "placements": {st.job.id: {"mode": st.alloc.mode, "units": str(st.alloc.ids(self.cluster))}
+                               for st in decisions.starts}}
+        self._trace.write(json.dumps(line, separators=(",", ":")) + "\n")
+        self._trace.flush()
+
+    def launch(self, starts: Sequence[Start]) -> None:
+        jobs = []
+        for st in starts:
+            job = self._jobs[st.job.id]
+            job.allocation = st.alloc.ids(self.cluster)
+            jobs.append(job)
+        self.bs.execute_jobs(jobs)

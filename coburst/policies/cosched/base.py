@@ -1,0 +1,204 @@
+"""The node-sharing policy interface and the steps every (co-)scheduler is made of.
+
+The scheme of ELiSE's schedulers (ELiSE paper, §3.6, Alg. 1; Kellari 2025, Ch. 5): at every
+decision the waiting queue is **reordered** (:meth:`CoPolicy.order`), jobs are **deployed** in
+that order until one cannot be placed now (:func:`deploy`), then **EASY backfilling**
+(:func:`easy_backfill`): the job holding the reservation gets the earliest date at which it
+could be placed (running jobs end at their walltimes), and each of the next
+``backfill_depth`` jobs starts now if it fits and does not delay that date.
+
+Placement (:mod:`coburst.core.nodeshare`): traditional schedulers place jobs *compact*
+(whole nodes, alone), co-schedulers *spread* (half of every socket on twice the nodes; a
+spread job that finds a half-free node is co-located there).  A job too wide to run spread
+(``2 m`` > nodes) runs compact.  Nodes are taken in index order ("serial", as ELiSE), or in
+the order a policy gives (:meth:`CoPolicy.node_order`).
+
+Policies are :class:`~coburst.policies.base.Policy` objects (validated parameters,
+``get_params``) over a :class:`~coburst.core.nodeshare.NodeSharingState`, returning
+:class:`~coburst.core.nodeshare.PlacementDecisions`; they never change the state.
+
+Runtimes: a scheduler knows walltimes, not run times, so the size-based orders (SJF, LJF,
+LAF) use walltimes.  With ELiSE's workloads (walltime = 1.4 x compact time) that is the order
+of the compact times Kellari's runs used.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, ClassVar, Sequence
+
+import numpy as np
+
+from coburst.core.nodeshare import COMPACT, SPREAD, Board, CoJob, NodeSharingState, Placement, PlacementDecisions
+from coburst.errors import InputError
+from coburst.policies.base import Param, Policy
+
+__all__ = ["CoPolicy", "deploy", "easy_backfill", "BACKFILL_DEPTH", "HeatmapParam", "AppSpeeds", "load_heatmap_param"]
+
+BACKFILL_DEPTH = Param("backfill_depth", int, 100, lambda v: v >= 0,
+                       "number of waiting jobs after the reserved one tried for backfilling (>= 0; ELiSE: 100)")
+
+
+def _heatmap_ok(value: Any) -> bool:
+    return isinstance(value, str) and bool(value)
+
+
+HeatmapParam = Param("heatmap", str, "aris-nas", _heatmap_ok,
+                     "a heatmap file (CSV/JSON, coburst.models.heatmap) or a bundled heatmap name "
+                     "(aris-nas, aris-spec, grvingt-nas, marconi-npb256-fig2)")
+
+
+def load_heatmap_param(policy: str, value: str):
+    """The :class:`~coburst.models.heatmap.Heatmap` a ``heatmap`` parameter names."""
+    from pathlib import Path
+
+    from coburst.models import heatmap as hm
+    if Path(value).exists():
+        return hm.load_heatmap(value)
+    try:
+        return hm.bundled(value)
+    except KeyError as err:
+        raise InputError(f"policy {policy!r}", "heatmap",
+                         f"{value!r} is neither a file nor a bundled heatmap ({err.args[0]})") from None
+
+
+class AppSpeeds:
+    """A heatmap as arrays over application indices (ELiSE's rules, vectorised).
+
+    ``eff[a, b]``: speedup of ``a`` next to ``b`` as the hook applies it (measured, else
+    ``a``'s row mean, else 1.0); ``alone[a]``: speed of a spread job with no neighbour
+    (row best, as the hook by default).  Index ``-1`` (a job without a known application)
+    has speedup 1.0 everywhere (the last row and column)."""
+
+    def __init__(self, heatmap):
+        apps = heatmap.apps
+        n = len(apps)
+        self.index = {a: i for i, a in enumerate(apps)}
+        eff = np.ones((n + 1, n + 1))
+        for i, a in enumerate(apps):
+            for j, b in enumerate(apps):
+                eff[i, j] = heatmap.effective(a, b)
+        self.eff = eff
+        alone = np.ones(n + 1)
+        for i, a in enumerate(apps):
+            best = heatmap.row_best(a)
+            alone[i] = 1.0 if best is None else best
+        self.alone = alone
+
+    def of(self, job: CoJob) -> int:
+        return self.index.get(job.app, -1) if job.app is not None else -1
+
+
+class CoPolicy(Policy):
+    """Base of the node-sharing schedulers (module doc).
+
+    Subclasses set ``co`` (spread placements) and ``backfilling``, and override
+    :meth:`order`, and if needed :meth:`mode`, :meth:`node_order`, :meth:`reservation_head`.
+    """
+
+    co: ClassVar[bool] = False
+    backfilling: ClassVar[bool] = True
+    params: ClassVar[tuple[Param, ...]] = (BACKFILL_DEPTH,)
+
+    # ------------------------------------------------------------------ hooks
+    def order(self, state: NodeSharingState, board: Board) -> list[CoJob]:
+        """The waiting queue in the order jobs are deployed (default: submission order)."""
+        return state.queue
+
+    def mode(self, job: CoJob, state: NodeSharingState) -> str:
+        """How ``job`` is placed: spread for co-schedulers (when it can ever run spread)."""
+        if self.co and state.cluster.spread_possible(job.nodes):
+            return SPREAD
+        return COMPACT
+
+    def node_order(self, job: CoJob, mode: str, board: Board, state: NodeSharingState) -> np.ndarray | None:
+        """Node indices in order of preference (None: index order)."""
+        return None
+
+    def reservation_head(self, rest: Sequence[CoJob], state: NodeSharingState) -> CoJob:
+        """The job EASY backfilling protects, among the jobs not deployed."""
+        return rest[0]
+
+    # ------------------------------------------------------------------ decision
+    def place(self, job: CoJob, board: Board, state: NodeSharingState) -> Placement | None:
+        mode = self.mode(job, state)
+        if not board.fits(mode, job.nodes):
+            return None
+        return board.place(job.seq, mode, job.nodes, self.node_order(job, mode, board, state))
+
+    def make_decisions(self, state: NodeSharingState) -> PlacementDecisions:
+        decisions = PlacementDecisions(state.now)
+        board = state.board()
+        queue = self.order(state, board)
+        started: list[tuple[float, Placement]] = []
+        rest = deploy(self, queue, board, state, decisions, started)
+        if self.backfilling and self.backfill_depth > 0 and len(rest) > 1:
+            easy_backfill(self, rest, board, state, decisions, started)
+        return decisions
+
+
+def deploy(policy: CoPolicy, queue: Sequence[CoJob], board: Board, state: NodeSharingState,
+           decisions: PlacementDecisions, started: list) -> list[CoJob]:
+    """Start jobs in order until one cannot be placed now; return the others (ELiSE's
+    ``deploy``; Kellari 2025, §5.1.1)."""
+    for i, job in enumerate(queue):
+        pl = policy.place(job, board, state)
+        if pl is None:
+            return list(queue[i:])
+        decisions.start(job, pl)
+        started.append((state.now + job.walltime, pl))
+    return []
+
+
+def _shadow(policy: CoPolicy, head: CoJob, board: Board, state: NodeSharingState,
+            started: list) -> tuple[float, Board] | None:
+    """Earliest date at which ``head`` could be placed, running jobs (and those started in
+    this decision) ending at their walltimes, and the board at that date."""
+    mode = policy.mode(head, state)
+    sb = board.copy()
+    if sb.fits(mode, head.nodes):
+        return state.now, sb
+    ends = [(end, seq, state.running[jid].placement) for end, seq, jid in state.ends()]
+    ends.extend((end, -1 - i, pl) for i, (end, pl) in enumerate(started))
+    ends.sort(key=lambda e: (e[0], e[1]))
+    for end, _, pl in ends:
+        sb.give(pl)
+        if sb.fits(mode, head.nodes):
+            return end, sb
+    return None
+
+
+def easy_backfill(policy: CoPolicy, rest: Sequence[CoJob], board: Board, state: NodeSharingState,
+                  decisions: PlacementDecisions, started: list) -> None:
+    """EASY backfilling (Kellari 2025, §5.1.2; Lifka 1995): the reservation head keeps its
+    earliest date; each of the next ``backfill_depth`` jobs (in the policy's order) starts
+    now when it fits and either ends by that date or leaves the head room at that date."""
+    head = policy.reservation_head(rest, state)
+    found = _shadow(policy, head, board, state, started)
+    if found is None:
+        return
+    shadow, sb = found
+    head_mode = policy.mode(head, state)
+    tried = 0
+    for job in rest:
+        if job is head:
+            continue
+        if tried >= policy.backfill_depth:
+            break
+        tried += 1
+        pl = policy.place(job, board, state)
+        if pl is None:
+            continue
+        end = state.now + job.walltime
+        if end > shadow:
+            sb.take(job.seq, pl)
+            if not sb.fits(head_mode, head.nodes):
+                sb.give(pl)
+                board.give(pl)
+                continue
+        decisions.start(job, pl)
+        started.append((end, pl))
+
+
+def finite(v: float) -> float:
+    return v if math.isfinite(v) else 1e300
