@@ -37,6 +37,10 @@ Options (pybatsim ``-o '<json>'``):
     ``{"now": t, "start": [job ids], "reject": [job ids], "reserve": [{"job": id,
     "start": t, "nodes": "<compute ids>", "bb": "<bb metadata>"}]}`` (job ids as pybatsim's,
     ``"w0!3"``; dates are the scheduler's decision dates);
+``decision_log``
+    path of a CSV decision-time profile written by the scheduler process: one row per
+    policy call (date, queue, running, policy, wall_s, tried), see
+    :mod:`coburst.adapter.profiler`;
 ``io_aware``
     ``true`` (default) or ``false``: run jobs carrying an ``io`` field through their phases
     as dynamic sub-jobs when Batsim runs with ``--enable-dynamic-jobs``
@@ -52,6 +56,7 @@ import json
 import logging
 import math
 import sys
+import time
 from typing import Any, ClassVar, Mapping, Sequence
 
 from batsim.batsim import BatsimScheduler
@@ -67,7 +72,7 @@ __all__ = ["CoburstScheduler", "parse_options", "bb_metadata", "ADAPTER_OPTIONS"
 
 log = logging.getLogger("coburst.adapter")
 
-ADAPTER_OPTIONS = ("policy", "bb_capacity", "dragonfly", "trace", "io_aware")
+ADAPTER_OPTIONS = ("policy", "bb_capacity", "dragonfly", "trace", "io_aware", "decision_log")
 _SOURCE = "scheduler options"
 
 
@@ -108,6 +113,11 @@ def parse_options(
         if not isinstance(trace, str) or not trace:
             raise InputError(_SOURCE, "trace", f"must be a file path, got {trace!r}")
         settings["trace"] = trace
+    dlog = options.pop("decision_log", None)  # absent from settings when not given
+    if dlog is not None:
+        if not isinstance(dlog, str) or not dlog:
+            raise InputError(_SOURCE, "decision_log", f"must be a file path, got {dlog!r}")
+        settings["decision_log"] = dlog
     if "io_aware" in options:  # absent from settings when not given (default true)
         io_aware = options.pop("io_aware")
         if not isinstance(io_aware, bool):
@@ -118,7 +128,7 @@ def parse_options(
         if options:
             name = sorted(options)[0]
             raise InputError(_SOURCE, name, f"unknown option: this scheduler always runs {fixed_policy!r} "
-                             f"(options: bb_capacity, dragonfly, trace, io_aware); use schedulers/coburstBackfill.py "
+                             f"(options: bb_capacity, dragonfly, trace, io_aware, decision_log); use schedulers/coburstBackfill.py "
                              f"to choose a policy")
         return registry.get(fixed_policy), settings
 
@@ -193,6 +203,10 @@ class CoburstScheduler(BatsimScheduler):
         self._trace = None
         if self.settings["trace"] is not None:
             self._trace = open(self.settings["trace"], "w", encoding="utf-8")  # noqa: SIM115 - closed at the end
+        self._profiler = None
+        if self.settings.get("decision_log") is not None:
+            from coburst.adapter.profiler import DecisionProfiler
+            self._profiler = DecisionProfiler(self.settings["decision_log"])
 
     # ------------------------------------------------------------------ helpers
     def placement(self, job_id: str) -> dict[int, int]:
@@ -265,6 +279,8 @@ class CoburstScheduler(BatsimScheduler):
         if self._trace is not None:
             self._trace.close()
             self._trace = None
+        if self._profiler is not None:
+            self._profiler.close()
 
     def onNoMoreEvents(self):
         state = self.state
@@ -277,7 +293,15 @@ class CoburstScheduler(BatsimScheduler):
         if self._released:
             released, self._released = self._released, []
             self.policy.on_job_release(state, released)
-        decisions = self.policy.make_decisions(state)
+        if self._profiler is None:
+            decisions = self.policy.make_decisions(state)
+        else:
+            queue, running = len(state._queue), len(state.running)
+            t0 = time.perf_counter()
+            decisions = self.policy.make_decisions(state)
+            wall = time.perf_counter() - t0
+            self._profiler.record(state.now, queue, running, self.policy.name, wall,
+                                  getattr(self.policy, "last_tried", None))
         self.nb_decisions += 1
         self.apply(decisions)
         if self.io is not None:

@@ -8,7 +8,9 @@ BackfillSJF(depth=1)
 
 Families: ``fcfs`` (Kopański 2020 Alg. 1), ``filler`` (Alg. 2), ``filler-sjf`` (§4.7),
 ``no-future-D`` (Alg. 3), ``backfill-D`` (Alg. 4), ``backfill-sjf-D`` (Alg. 5),
-``conservative`` (conservative backfilling with BB reservations).  EASY backfilling is
+``conservative`` (conservative backfilling with BB reservations), and the optimisers
+``maxutil-beta-D`` (Alg. 6; label with the balance factor: ``maxutil-1.0-1``), ``window-D``
+(Alg. 7) and ``plan-{sum,square,cube,start}-D`` (Alg. 8).  EASY backfilling is
 ``backfill-1`` (alias ``easy``; ``easy-sjf`` is ``backfill-sjf-1``).
 """
 
@@ -23,9 +25,13 @@ from coburst.policies.base import Param, Policy
 from coburst.policies.conservative import Conservative
 from coburst.policies.fcfs import FCFS
 from coburst.policies.filler import Filler, FillerSJF
+from coburst.policies.maxutil import MaxUtil
+from coburst.policies.plan import PlanCube, PlanSquare, PlanStart, PlanSum
+from coburst.policies.window import Window
 
 __all__ = ["get", "resolve", "families", "register", "Policy", "Param", "FCFS", "Filler", "FillerSJF",
-           "Backfill", "BackfillSJF", "NoFuture", "Conservative"]
+           "Backfill", "BackfillSJF", "NoFuture", "Conservative", "MaxUtil", "Window", "PlanSum", "PlanSquare",
+           "PlanCube", "PlanStart"]
 
 _FAMILIES: dict[str, type[Policy]] = {}
 
@@ -44,7 +50,8 @@ def register(cls: type[Policy]) -> type[Policy]:
     return cls
 
 
-for _cls in (FCFS, Filler, FillerSJF, Backfill, BackfillSJF, NoFuture, Conservative):
+for _cls in (FCFS, Filler, FillerSJF, Backfill, BackfillSJF, NoFuture, Conservative, MaxUtil, Window,
+             PlanSum, PlanSquare, PlanCube, PlanStart):
     register(_cls)
 
 
@@ -53,13 +60,24 @@ def families() -> dict[str, type[Policy]]:
     return dict(_FAMILIES)
 
 
+def _takes(cls: type[Policy], name: str) -> bool:
+    return any(p.name == name for p in cls.params)
+
+
 def _takes_depth(cls: type[Policy]) -> bool:
-    return any(p.name == "depth" for p in cls.params)
+    return _takes(cls, "depth")
+
+
+def _label(family: str, cls: type[Policy]) -> str:
+    if _takes(cls, "beta") and cls.family == "maxutil":
+        return f"{family}-beta-D"
+    return f"{family}-D" if _takes_depth(cls) else family
 
 
 def resolve(name: str) -> tuple[type[Policy], dict[str, Any]]:
     """Policy class and label-implied parameters of a name: ``"backfill-sjf-1"`` ->
-    ``(BackfillSJF, {"depth": 1})``, ``"fcfs"`` -> ``(FCFS, {})``."""
+    ``(BackfillSJF, {"depth": 1})``, ``"fcfs"`` -> ``(FCFS, {})``, ``"maxutil-1.0-1"`` ->
+    ``(MaxUtil, {"beta": 1.0, "depth": 1})``."""
     if not isinstance(name, str):
         raise InputError("policy", None, f"policy name must be a string, got {name!r}")
     cls = _FAMILIES.get(name)
@@ -71,7 +89,10 @@ def resolve(name: str) -> tuple[type[Policy], dict[str, Any]]:
     m = re.fullmatch(r"(.+)-(\d+)", name)
     if m and m.group(1) in _FAMILIES and _takes_depth(_FAMILIES[m.group(1)]):
         return _FAMILIES[m.group(1)], {"depth": int(m.group(2))}
-    known = ", ".join([f"{f}-D" if _takes_depth(c) else f for f, c in sorted(_FAMILIES.items())] + list(ALIASES))
+    m = re.fullmatch(r"(.+)-(\d+(?:\.\d*)?|\.\d+)-(\d+)", name)  # family-beta-depth (maxutil-1.0-1)
+    if m and m.group(1) in _FAMILIES and _takes(_FAMILIES[m.group(1)], "beta") and _takes_depth(_FAMILIES[m.group(1)]):
+        return _FAMILIES[m.group(1)], {"beta": float(m.group(2)), "depth": int(m.group(3))}
+    known = ", ".join([_label(f, c) for f, c in sorted(_FAMILIES.items())] + list(ALIASES))
     raise InputError("policy", name, f"unknown policy (known: {known})")
 
 

@@ -1,0 +1,303 @@
+"""Window-based combinatorial scheduling (Kopański 2020, Alg. 7, §3.3).
+
+``window-D``: over the first ``N`` waiting jobs (the window), find the combination of jobs
+that can all start now and maximises the objective of Alg. 6 (compute, storage, mean wait
+or storage, compute, mean wait, chosen by the queue's loads and ``beta``); jobs that spent
+more than ``M`` calls in the window and are among its first ``D`` are mandatory.  A
+combination fits when its nodes fit the free compute nodes and its burst-buffer requests
+fit the free BB nodes as the integer program (3.1)-(3.3), solved with Z3.  The best
+combination is started, then SJF backfilling (Alg. 5) runs on the rest of the queue
+(depth 0; depth ``D`` when no combination was found).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Sequence
+
+import numpy as np
+
+from coburst.core.decisions import Decisions
+from coburst.core.placement import Allocation
+from coburst.core.profile import Profile
+from coburst.core.state import Job, SchedulerState
+from coburst.policies.base import Param, Policy, fill, reserve, start_in_order
+from coburst.policies.maxutil import compute_first, util_score
+
+__all__ = ["Window", "BBFit", "search_window", "search_window_literal", "backfill_sjf"]
+
+
+def backfill_sjf(profile: Profile, jobs: Sequence[Job], depth: int, decisions: Decisions) -> None:
+    """Kopański 2020, Alg. 5 (BACKFILL-SJF(queue, D)) on ``profile``."""
+    waiting = start_in_order(profile, jobs, decisions)
+    for job in waiting[:depth]:
+        reserve(profile, job, decisions)
+    fill(profile, sorted(waiting[depth:], key=lambda j: j.walltime), decisions)
+
+
+def ilp_counts(counts: Sequence[int], sizes: Sequence[int], avail: Sequence[int]):
+    """The integer program (3.1)-(3.3) of Kopański 2020 §3.3 with Z3: ``x[i][j]`` requests
+    of job ``i`` (``counts[i]`` nodes, ``sizes[i]`` bytes each) on BB node ``j`` (free
+    ``avail[j]``); ``0 <= x <= counts[i]``, ``sum_j x = counts[i]``, ``sum_i size x <=
+    avail[j]``.  Returns the matrix, or None when infeasible."""
+    import z3
+
+    nb = len(avail)
+    if not counts:
+        return []
+    if nb == 0:
+        return None
+    solver = z3.Solver()
+    xs = []
+    for i, (c, b) in enumerate(zip(counts, sizes)):
+        row = [z3.Int(f"x_{i}_{j}") for j in range(nb)]
+        for x in row:
+            solver.add(x >= 0, x <= c)
+        solver.add(z3.Sum(row) == c)
+        xs.append(row)
+    for j in range(nb):
+        solver.add(z3.Sum([sizes[i] * xs[i][j] for i in range(len(xs))]) <= int(avail[j]))
+    if solver.check() != z3.sat:
+        return None
+    model = solver.model()
+    return [[model.eval(x, model_completion=True).as_long() for x in row] for row in xs]
+
+
+class BBFit:
+    """Does a set of BB requests fit the free BB bytes now?  Exact (the integer program,
+    :func:`ilp_counts`), with two cheap shortcuts that never change the answer: total bytes
+    (necessary) and first-fit decreasing (sufficient); answers cached per set."""
+
+    def __init__(self, avail: Sequence[int]):
+        self.avail = [int(a) for a in avail]
+        self.total = sum(self.avail)
+        self.cache: dict = {}
+        self.solver_calls = 0
+
+    def __call__(self, reqs: tuple) -> bool:
+        """``reqs``: ``((count, size), ...)`` of the jobs with a BB request."""
+        hit = self.cache.get(reqs)
+        if hit is not None:
+            return hit
+        ok = self._check(reqs)
+        self.cache[reqs] = ok
+        return ok
+
+    def _check(self, reqs) -> bool:
+        if not reqs:
+            return True
+        if sum(c * b for c, b in reqs) > self.total:
+            return False
+        rem = self.avail[:]
+        for c, b in sorted(reqs, key=lambda r: -r[1]):
+            for j in range(len(rem)):
+                if c == 0:
+                    break
+                take = min(c, rem[j] // b)
+                rem[j] -= take * b
+                c -= take
+            if c:
+                break
+        else:
+            return True
+        self.solver_calls += 1
+        return ilp_counts([c for c, _ in reqs], [b for _, b in reqs], self.avail) is not None
+
+
+def _score(jobs, members, now, cfirst):
+    return util_score(jobs, members, now, cfirst)
+
+
+def search_window(jobs: Sequence[Job], mandatory: Sequence[int], free: int, avail: Sequence[int],
+                  now: float, cfirst: bool, fit: BBFit | None = None) -> tuple[list[int], int]:
+    """Best combination of Alg. 7 (positions in ``jobs``, ascending) and the number of
+    combinations checked, by depth-first search over the combinations that fit.
+
+    It returns what :func:`search_window_literal` (the algorithm as written) returns: the
+    literal search scores combinations level by level (decreasing size, each level in
+    lexicographic order) keeping the first strictly better, and every combination that
+    fits is strictly worse than any fitting superset (one more job adds nodes), so its
+    answer is the fitting combination with the highest score, then the largest, then the
+    lexicographically first -- found here directly, pruning branches that cannot fit
+    (supersets of a misfit misfit) or cannot reach the best score's first two fields."""
+    n = len(jobs)
+    fit = fit or BBFit(avail)
+    res = [j.res for j in jobs]
+    reqs = [(j.res, j.bb) if j.bb else None for j in jobs]
+    prim = [j.res if cfirst else j.res * j.bb for j in jobs]
+    sec = [j.res * j.bb if cfirst else j.res for j in jobs]
+    rem_p = [0] * (n + 1)
+    rem_s = [0] * (n + 1)
+    for i in range(n - 1, -1, -1):
+        rem_p[i] = rem_p[i + 1] + prim[i]
+        rem_s[i] = rem_s[i + 1] + sec[i]
+    mand = set(mandatory)
+    best = [None, None]   # (key, members)
+    checks = [0]
+
+    def fits(members_bb, used):
+        checks[0] += 1
+        return used <= free and fit(tuple(sorted(members_bb)))
+
+    def rec(i, members, members_bb, used, p, s):
+        if best[0] is not None and (p + rem_p[i], s + rem_s[i]) < best[0][0][:2]:
+            return
+        if i == n:
+            key = (_score(jobs, members, now, cfirst), len(members))
+            if best[0] is None or key > best[0]:
+                best[0], best[1] = key, list(members)
+            return
+        nb = members_bb + ((reqs[i],) if reqs[i] else ())
+        if fits(nb, used + res[i]):
+            members.append(i)
+            rec(i + 1, members, nb, used + res[i], p + prim[i], s + sec[i])
+            members.pop()
+        if i not in mand:
+            rec(i + 1, members, members_bb, used, p, s)
+
+    rec(0, [], (), 0, 0, 0)
+    if best[0] is None or not best[1]:
+        return [], checks[0]
+    return best[1], checks[0]
+
+
+def search_window_literal(jobs: Sequence[Job], mandatory: Sequence[int], free: int, avail: Sequence[int],
+                          now: float, cfirst: bool) -> tuple[list[int], int]:
+    """Kopański 2020, Alg. 7 lines 11-28 as written (the straightforward reference): open
+    combinations level by level from the whole window, each checked with a node count and
+    the integer program (Z3, no shortcut, no cache); a fitting combination is scored and
+    not split further, a misfit is split into its subsets one job smaller that keep every
+    mandatory job.  Returns ``(best combination, combinations checked)``."""
+    n = len(jobs)
+    mand = set(mandatory)
+    best, s_best = [], (0, 0, 0)
+    g_open = [tuple(range(n))]
+    checks = 0
+    while g_open:
+        unsat = []
+        for comb in g_open:
+            checks += 1
+            bbreq = [(jobs[i].res, jobs[i].bb) for i in comb if jobs[i].bb]
+            ok = sum(jobs[i].res for i in comb) <= free and \
+                ilp_counts([c for c, _ in bbreq], [b for _, b in bbreq], avail) is not None
+            if ok:
+                s = util_score(jobs, comb, now, cfirst)
+                if s > s_best:
+                    s_best, best = s, list(comb)
+            else:
+                unsat.append(comb)
+        children = set()
+        for comb in unsat:
+            for k in range(len(comb)):
+                if comb[k] not in mand:
+                    children.add(comb[:k] + comb[k + 1:])
+        g_open = sorted(children)
+    return best, checks
+
+
+def launch(profile: Profile, jobs: Sequence[Job], decisions: Decisions) -> None:
+    """Start a combination that fits now: each job in turn on the thesis' placement
+    (:meth:`Profile.alloc_now`); if that greedy placement runs out of BB space, the nodes
+    are taken in turn and the BB counts come from the integer program, each node's share
+    on the nearest BB node with a count left."""
+    trial = profile.copy()
+    allocs = []
+    for job in jobs:
+        alloc = trial.alloc_now(job.res, job.walltime, job.bb)
+        if alloc is None:
+            break
+        trial.occupy(trial.now, trial.now + job.walltime, alloc)
+        allocs.append(alloc)
+    else:
+        for job, alloc in zip(jobs, allocs):
+            profile.occupy(profile.now, profile.now + job.walltime, alloc)
+            decisions.start(job, alloc)
+        return
+    cluster = profile.cluster
+    _, avail = profile.free_at(profile.now)
+    bbjobs = [j for j in jobs if j.bb]
+    x = ilp_counts([j.res for j in bbjobs], [j.bb for j in bbjobs], avail.tolist())
+    if x is None:  # cannot happen for a combination found by the search
+        raise RuntimeError("window: the combination does not fit the burst buffers")
+    counts = {j.id: row for j, row in zip(bbjobs, x)}
+    for job in jobs:
+        nodes = profile.alloc_now(job.res, job.walltime, 0).nodes
+        if job.bb:
+            left = list(counts[job.id])
+            bb_nodes = np.empty(len(nodes), dtype=np.int64)
+            for k, node in enumerate(nodes.tolist()):
+                b = next(b for b in cluster.bb_preference[node] if left[b] > 0)
+                left[b] -= 1
+                bb_nodes[k] = b
+            alloc = Allocation.make(cluster.n_bb, nodes, bb_nodes, job.bb)
+        else:
+            alloc = Allocation.make(cluster.n_bb, nodes)
+        profile.occupy(profile.now, profile.now + job.walltime, alloc)
+        decisions.start(job, alloc)
+
+
+class Window(Policy):
+    """Kopański 2020, Alg. 7, §3.3: ``window-D`` (window ``N``, max age ``M``, balance
+    factor ``beta``).
+
+    Choices left open by the text:
+
+    * age = number of calls a job has spent in the window (counted when the window is
+      formed, line 9); mandatory jobs = those among the window's first ``D`` whose age
+      exceeds ``M``; the thesis gives no value of ``M``: default 5;
+    * "enough resources to run all jobs in C" = their nodes fit the compute nodes free now
+      and their BB requests fit the BB space free now as the integer program (3.1)-(3.3)
+      with ``0 <= x <= C_i``; nothing else is reserved at that point and running jobs only
+      release resources, so "free now" is free for every walltime;
+    * combinations of a level are taken in lexicographic order of window positions; the
+      first strictly better score wins (so: best score, then largest, then
+      lexicographically first); the thesis' 1 s timeout per check is not needed (the
+      answer never depends on the machine's speed);
+    * the best combination starts in window order (:func:`launch`); then BACKFILL-SJF with
+      depth 0 on the rest of the queue (depth ``D`` when no combination is found);
+    * the search is :func:`search_window` (same answer as the literal
+      :func:`search_window_literal`, tests/test_opt_window.py).
+
+    ``last_tried``: combinations checked in the last decision.
+    """
+
+    family = "window"
+    source = "Kopański 2020, Alg. 7"
+    params = (
+        Param("depth", int, 1, lambda d: d >= 0, "reservation depth D, an integer >= 0"),
+        Param("window", int, 10, lambda n: 1 <= n <= 64, "window size N, an integer in 1..64"),
+        Param("max_age", int, 5, lambda m: m >= 0, "max age M, an integer >= 0"),
+        Param("beta", (int, float), 1.0, lambda b: b > 0 and math.isfinite(b), "balance factor beta, > 0"),
+    )
+
+    last_tried: int = 0
+
+    def __init__(self, **kwargs):
+        super().__init__(**kwargs)
+        self._ages: dict[str, int] = {}
+
+    def make_decisions(self, state: SchedulerState) -> Decisions:
+        decisions = Decisions(state.now)
+        profile = state.profile()
+        queue = state.queue
+        ids = {j.id for j in queue}
+        self._ages = {k: v for k, v in self._ages.items() if k in ids}
+        self.last_tried = 0
+        if not queue:
+            return decisions
+        cfirst = compute_first(state.cluster, queue, float(self.beta))
+        win = queue[:self.window]
+        for j in win:
+            self._ages[j.id] = self._ages.get(j.id, 0) + 1
+        mandatory = [i for i in range(min(self.depth, len(win))) if self._ages[win[i].id] > self.max_age]
+        free_mask, avail = profile.free_at(state.now)
+        best, self.last_tried = search_window(win, mandatory, int(free_mask.sum()), avail.tolist(),
+                                              state.now, cfirst)
+        if not best:
+            backfill_sjf(profile, queue, self.depth, decisions)
+            return decisions
+        chosen = [win[i] for i in best]
+        launch(profile, chosen, decisions)
+        taken = {j.id for j in chosen}
+        backfill_sjf(profile, [j for j in queue if j.id not in taken], 0, decisions)
+        return decisions

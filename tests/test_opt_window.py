@@ -1,0 +1,94 @@
+"""window-D (Kopański 2020, Alg. 7): the fast combination search against the algorithm as
+written (Z3 on every combination), the integer program, ages, replays, window 16."""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from coburst import policies
+from coburst.core.cluster import Cluster
+from coburst.core.replay import replay
+from coburst.core.state import Job, SchedulerState
+from coburst.policies.maxutil import compute_first
+from coburst.policies.window import BBFit, ilp_counts, search_window, search_window_literal
+from opt_support import NOW, states
+from sched_support import check_invariants, clusters, workloads
+
+
+@settings(max_examples=80, deadline=None)
+@given(states(max_queue=7), st.integers(0, 3), st.data())
+def test_search_equals_literal_algorithm(state, depth, data):
+    jobs = state.queue
+    mand = [i for i in range(min(depth, len(jobs))) if data.draw(st.booleans())]
+    free, avail = state.profile().free_at(NOW)
+    cfirst = compute_first(state.cluster, jobs, 1.0)
+    fast, _ = search_window(jobs, mand, int(free.sum()), avail.tolist(), NOW, cfirst)
+    lit, _ = search_window_literal(jobs, mand, int(free.sum()), avail.tolist(), NOW, cfirst)
+    assert fast == lit
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.tuples(st.integers(1, 6), st.integers(1, 9)), max_size=5),
+       st.lists(st.integers(0, 30), min_size=1, max_size=4))
+def test_bb_fit_is_the_integer_program(reqs, avail):
+    reqs = tuple(sorted(reqs))
+    x = ilp_counts([c for c, _ in reqs], [b for _, b in reqs], avail)
+    assert BBFit(avail)(reqs) == (x is not None)
+    if x is not None:
+        for (c, b), row in zip(reqs, x):
+            assert sum(row) == c and min(row) >= 0
+        for j, a in enumerate(avail):
+            assert sum(b * row[j] for (c, b), row in zip(reqs, x)) <= a
+
+
+def test_aged_head_job_becomes_mandatory():
+    """A wide head job that never fits a better combination starts once its age exceeds M
+    (it waits for it: the rest is only backfilled around its reservation)."""
+    c = Cluster.build(4)
+    jobs = [Job("run", 0, 1, 10.0), Job("big", 1, 4, 100.0), Job("a", 1, 1, 100.0), Job("b", 1, 1, 100.0),
+            Job("c", 1, 1, 100.0)]
+    r = replay(c, jobs, policies.get("window-1", max_age=0))
+    assert r.jobs["big"].start == 10.0 and r.jobs["a"].start == 110.0
+    r2 = replay(c, jobs, policies.get("window-1"))  # age 1 <= M = 5: the best combination wins
+    assert r2.jobs["big"].start == 101.0 and r2.jobs["a"].start == 1.0
+
+
+@st.composite
+def cases(draw):
+    cluster = draw(clusters(max_compute=8, max_bb=3))
+    jobs, runtimes = draw(workloads(cluster, max_jobs=16))
+    return cluster, jobs, runtimes
+
+
+@settings(max_examples=60, deadline=None)
+@given(cases(), st.sampled_from(["window-1", "window-0", "window-2"]), st.integers(0, 3), st.integers(1, 8))
+def test_replay_safety_and_liveness(case, name, max_age, window):
+    cluster, jobs, runtimes = case
+    pol = policies.get(name, max_age=max_age, window=window)
+    check_invariants(cluster, jobs, replay(cluster, jobs, pol, runtimes))
+
+
+def test_window_16_on_the_thesis_platform():
+    """A 16-job window decides on the dragonfly in well under a second."""
+    import sys
+    from pathlib import Path
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
+    from bench_decisions import random_state
+    rng = np.random.default_rng(0)
+    cluster = Cluster.dragonfly()
+    pol = policies.get("window-1", window=16)
+    for _ in range(3):
+        state = random_state(rng, cluster, 50)
+        t0 = time.perf_counter()
+        pol.make_decisions(state)
+        assert time.perf_counter() - t0 < 5.0
+
+
+def test_labels():
+    p = policies.get("window-1")
+    assert (p.depth, p.window, p.max_age, p.beta, p.name) == (1, 10, 5, 1.0, "window-1")
+    assert "Alg. 7" in type(p).__doc__
