@@ -25,7 +25,7 @@ import csv
 import statistics
 from pathlib import Path
 
-__all__ = ["DecisionProfiler", "summarize", "COLUMNS"]
+__all__ = ["DecisionProfiler", "summarize", "decision_time_table", "COLUMNS"]
 
 COLUMNS = ("date", "queue", "running", "policy", "wall_s", "tried")
 
@@ -75,3 +75,15 @@ def summarize(path: str | Path) -> list[tuple[str, int, float, float, float, flo
         out.append((name, len(rs), sum(w), statistics.median(w) * 1e3, max(w) * 1e3, sum(w) / total,
                     f"{statistics.mean(tried):.0f}" if tried else "-"))
     return out
+
+
+def decision_time_table(path: str | Path):
+    """:func:`summarize` as a rich table (for ``coburst run``'s report)."""
+    from rich.table import Table
+
+    table = Table(title=f"decision time ({path})")
+    for col in ("queue", "decisions", "total s", "median ms", "max ms", "share", "mean tried"):
+        table.add_column(col, justify="right")
+    for name, n, total, med, mx, share, tried in summarize(path):
+        table.add_row(name, str(n), f"{total:.3f}", f"{med:.3f}", f"{mx:.3f}", f"{share:.0%}", tried)
+    return table
