@@ -5,15 +5,17 @@
 grid from the compute resources' ``node`` / ``socket`` / ``unit`` properties (``coburst
 platform cosched``); a submitted job becomes a :class:`~coburst.core.nodeshare.CoJob` with its
 application (``app``), its ``processes`` and its submission rank, or is rejected at once when
-it can never run (not a whole number of nodes, wider than the machine); started jobs get the
-Batsim ids of their units as allocation.
+it can never run (not a whole number of nodes, wider than the machine, a burst-buffer request
+that never fits); started jobs get the Batsim ids of their units as allocation.  On a platform
+with burst-buffer nodes (storage hosts with ``bb_capacity``), a job's ``bb`` field (bytes per
+compact node) is placed by the policy and recorded, as by the burst-buffer adapter, as job
+metadata ``bb=<bb id>:<bytes>/...``.
 
 Options (pybatsim ``-o '<json>'``): ``policy`` (``easy-co``, ``EASY-Co``, ...), the policy's
 parameters (``backfill_depth``, ``heatmap``, ``threshold``, ``sort_depth``...), and the
 adapter's ``trace`` (JSONL, one line per decision that starts jobs: ``{"now", "start",
-"placements": {job: {"mode", "units"}}}``).  No metadata is set: the allocation in
-``_jobs.csv`` says where each job ran (compact or spread), and the speedup hook appends
-``speedup=<x>``.
+"placements": {job: {"mode", "units"}}}``).  The allocation in ``_jobs.csv`` says where
+each job ran (compact or spread); the speedup hook appends ``speedup=<x>`` to the metadata.
 
 The same entry files run on the real Batsim 4.2.1 (with ``--enable-compute-sharing`` only if
 a policy shares resources: these never give a unit twice, so it is not needed).
@@ -26,7 +28,7 @@ import logging
 import sys
 from typing import Any, ClassVar, Mapping, Sequence
 
-from coburst.adapter.scheduler import CoburstScheduler
+from coburst.adapter.scheduler import CoburstScheduler, _bb_request, bb_metadata
 from coburst.core.decisions import Decisions, Start
 from coburst.core.nodeshare import CoJob, NodeSharingCluster, NodeSharingState
 from coburst.policies import cosched
@@ -58,7 +60,10 @@ class CoschedScheduler(CoburstScheduler):
         compute = machines.get("compute")
         if compute is None:
             compute = list(self.bs.compute_resources.values())
-        self.cluster = NodeSharingCluster.from_resources(compute)
+        storage = machines.get("storage")
+        if storage is None:
+            storage = list(getattr(self.bs, "storage_resources", {}).values())
+        self.cluster = NodeSharingCluster.from_resources(compute, storage)
         self.state = NodeSharingState(self.cluster, self._now())
         self.io = None
         self._seq = 0
@@ -68,7 +73,8 @@ class CoschedScheduler(CoburstScheduler):
         state = self.state
         state.advance(self._now())
         res = int(job.requested_resources)
-        reason = self.cluster.never_fits(res)
+        bb = _bb_request(job.json_dict or {})
+        reason = f"malformed bb field {job.json_dict.get('bb')!r}" if bb is None else self.cluster.never_fits(res, bb)
         if reason is not None:
             log.warning("rejecting job %s: %s", job.id, reason)
             self.bs.reject_jobs([job])
@@ -80,7 +86,7 @@ class CoschedScheduler(CoburstScheduler):
             procs = res * self.cluster.cores_per_unit
         cjob = CoJob(id=job.id, subtime=float(job.submit_time), res=res, walltime=float(job.requested_time),
                      nodes=res // self.cluster.units_per_node, seq=self._seq,
-                     app=app if isinstance(app, str) else None, processes=procs, extra=info)
+                     app=app if isinstance(app, str) else None, processes=procs, bb=bb, extra=info)
         self._seq += 1
         state.submit(cjob)
         self._jobs[job.id] = job
@@ -100,3 +106,6 @@ class CoschedScheduler(CoburstScheduler):
             job.allocation = st.alloc.ids(self.cluster)
             jobs.append(job)
         self.bs.execute_jobs(jobs)
+        for st in starts:
+            if st.alloc.bb_nodes:
+                self.bs.set_job_metadata(st.job.id, bb_metadata(st.alloc.bb_bytes(self.cluster)))

@@ -23,20 +23,46 @@ from coburst.errors import InputError
 REPO_SCHEDULERS = Path(__file__).resolve().parents[2] / "schedulers"
 
 
-def resolve_scheduler(spec: str, options: dict) -> tuple[str, dict]:
-    """A scheduler file path, a pybatsim bundled name, or a coburst policy name."""
+def cosched_platform(platform: str | None) -> dict[str, str] | None:
+    """The root-zone properties of a node-sharing platform (``coburst platform cosched``:
+    ``platform=cosched``, ``nodes``, ``cores_per_unit``...), or None for any other platform."""
+    if not platform:
+        return None
+    try:
+        with open(platform, encoding="utf-8", errors="replace") as fh:
+            head = fh.read(8192)
+    except OSError:
+        return None  # the simulator reports unreadable platforms
+    import re
+
+    props = dict(re.findall(r'<prop id="([^"]+)" value="([^"]*)"/>', head.split("<host", 1)[0]))
+    return props if props.get("platform") == "cosched" else None
+
+
+def resolve_scheduler(spec: str, options: dict, platform: str | None = None) -> tuple[str, dict]:
+    """A scheduler file path, a pybatsim bundled name, or a coburst policy name: a
+    co-scheduling policy (``easy-co``, ``EASY-Co``...) when the name is one and the platform
+    is a node-sharing one or the name belongs to no burst-buffer policy, else a
+    burst-buffer-aware policy."""
     path = Path(spec)
     if spec.endswith(".py"):
         if not path.is_file():
             raise InputError(spec, None, "scheduler file not found")
         return str(path.resolve()), options
-    from coburst.policies import resolve
+    from coburst import policies as bb_policies
+    from coburst.policies import cosched
 
-    try:
-        resolve(spec)
-    except (KeyError, ValueError, InputError):
-        pass
-    else:
+    def known(registry) -> bool:
+        try:
+            registry.resolve(spec)
+        except (KeyError, ValueError, InputError):
+            return False
+        return True
+
+    bb, co = known(bb_policies), known(cosched)
+    if co and (not bb or cosched_platform(platform) is not None):
+        return str(REPO_SCHEDULERS / "coschedPolicy.py"), {"policy": spec, **options}
+    if bb:
         return str(REPO_SCHEDULERS / "coburstBackfill.py"), {"policy": spec, **options}
     # pybatsim's bundled schedulers (schedFcfs, easyBackfill, ...)
     return spec, options
@@ -111,7 +137,7 @@ def run_command(args: argparse.Namespace) -> int:
         raise InputError("-o/--options", f"column {exc.colno}", f"invalid JSON: {exc.msg}") from None
     if not isinstance(options, dict):
         raise InputError("-o/--options", None, "must be a JSON object")
-    spec, options = resolve_scheduler(args.scheduler, options)
+    spec, options = resolve_scheduler(args.scheduler, options, args.platform)
     if args.transport == "inprocess":
         args.socket_endpoint = "in-process"
         config = simulator_config_from_args(args)
@@ -133,7 +159,32 @@ def run_command(args: argparse.Namespace) -> int:
             console.print(f"{nb_io} IO-Aware jobs ran as dynamic sub-jobs (rejected rows + workload 'io' in "
                           "_jobs.csv); the metrics fold them back into one row each")
         console.print(metrics_table({args.scheduler: jobs}, nb_compute=result.nb_compute))
+        zone = cosched_platform(args.platform)
+        if zone is not None:
+            console.print(cosched_table(result.jobs_csv, zone))
     return 0
+
+
+def cosched_table(jobs_csv, zone: dict[str, str]):
+    """Kellari's co-scheduling metrics of a run on a node-sharing platform (a rich table)."""
+    from rich.table import Table
+
+    from coburst.analysis.cosched import cosched_metrics
+
+    try:
+        cpu = int(zone.get("cores_per_unit", 1))
+        cores = int(zone["nodes"]) * int(zone["sockets"]) * int(zone["cores_per_socket"])
+    except (KeyError, ValueError):
+        return "co-scheduling metrics: the platform's zone properties do not give its core count"
+    m = cosched_metrics(jobs_csv, total_cores=cores, cores_per_unit=cpu)
+    table = Table(title="co-scheduling metrics (Kellari 2025, §2.3)")
+    for key in ("mean_slowdown", "mean_slowdown_per_processor", "utilisation", "mean_job_speedup",
+                "weighted_mean_job_speedup", "slowdown_count_percent"):
+        table.add_column(key.replace("_", " "), justify="right")
+    table.add_row(*(f"{m[k]:.4g}" for k in ("mean_slowdown", "mean_slowdown_per_processor", "utilisation",
+                                             "mean_job_speedup", "weighted_mean_job_speedup",
+                                             "slowdown_count_percent")))
+    return table
 
 
 def register(sub) -> None:

@@ -145,8 +145,9 @@ def add_sim_options(parser: argparse.ArgumentParser) -> None:
     # coburst's own
     parser.add_argument("--timeout", type=float, default=30.0, metavar="SECONDS",
                         help="abort when the scheduler stays silent this long (wall clock) [default: 30]")
-    parser.add_argument("--heatmap", default=None, metavar="FILE",
-                        help="co-execution heatmap (CSV/JSON, see coburst/models/heatmap.py): jobs naming their "
+    parser.add_argument("--heatmap", default=None, metavar="FILE|NAME",
+                        help="co-execution heatmap (CSV/JSON, see coburst/models/heatmap.py, or a bundled one: "
+                             "aris-nas, aris-spec, grvingt-nas, marconi-npb256-fig2): jobs naming their "
                              "application ('app') run at ELiSE's speedups on a node-sharing platform "
                              "(combine with --enable-compute-sharing where jobs share units)")
     parser.add_argument("--heatmap-alone", default="best", metavar="best|FACTOR",
@@ -294,9 +295,24 @@ def simulator_config_from_args(args: argparse.Namespace):
         timeout=args.timeout,
     )
     config.batsim_options = options
-    config.heatmap = args.heatmap
+    config.heatmap = None if args.heatmap is None else heatmap_file(args.heatmap)
     config.heatmap_alone = args.heatmap_alone
     return config
+
+
+def heatmap_file(value: str) -> str:
+    """``--heatmap``: a heatmap file, or the name of a bundled one (``aris-nas``...), checked
+    (read and parsed) before any simulation starts."""
+    from coburst.models.heatmap import bundled_names, bundled_path, load_heatmap
+
+    path = Path(value)
+    if not path.exists():
+        if value not in bundled_names():
+            raise InputError("--heatmap", value, f"no such file, and not a bundled heatmap "
+                             f"({', '.join(bundled_names())})")
+        path = bundled_path(value)
+    load_heatmap(path)
+    return str(path)
 
 
 # ---------------------------------------------------------------- options that exit early

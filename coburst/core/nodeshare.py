@@ -21,6 +21,9 @@ Batsim resource whose properties name its ``node``, ``socket`` and ``unit``.
 * :class:`NodeSharingState` -- date, waiting queue, running jobs and their placements, the
   board; changed only by events and by applying decisions (validated: no unit given twice,
   compact jobs alone, at most two jobs per node, exact half-socket geometry of spread jobs);
+* burst buffers (optional): storage nodes with a capacity; a job's ``bb`` bytes per compact
+  node are placed as ``m`` requests, each on one BB node (never split), lowest BB index
+  first -- accounting on the scheduler side, as the thesis' Alloc-Only model does;
 * :class:`PlacementDecisions` -- what a policy decides (the :class:`~coburst.core.decisions.
   Decisions` of the burst-buffer family, with :class:`Placement` allocations).
 """
@@ -54,7 +57,8 @@ class CoJob:
     ``res`` units (a multiple of the units per node: ``nodes`` compact nodes), ``walltime``
     (inf when Batsim's "none"), ``app`` (its heatmap application, or None), ``processes``
     (the workload's ``processes`` field, else the cores of its units), ``seq`` its submission
-    rank (0, 1, ...: ELiSE's job id)."""
+    rank (0, 1, ...: ELiSE's job id), ``bb`` its burst-buffer request in bytes per compact
+    node (the ``bb`` field of burst-buffer workloads; 0 = none)."""
 
     id: str
     subtime: float
@@ -64,6 +68,7 @@ class CoJob:
     seq: int
     app: str | None = None
     processes: int = 0
+    bb: int = 0
     extra: Any = field(default=None, compare=False, repr=False)
 
     def __post_init__(self):
@@ -79,10 +84,20 @@ class Placement:
     mode: str
     nodes: tuple[int, ...]
     units: tuple[int, ...]
+    bb_nodes: tuple[int, ...] = ()   # burst-buffer node index of each compact node's request
+    bb: int = 0                      # bytes of each request
 
     def ids(self, cluster: "NodeSharingCluster") -> ProcSet:
         """Batsim resource ids of the units (a ProcSet, as ``job.allocation``)."""
         return ProcSet(*(int(i) for i in cluster.unit_ids[list(self.units)]))
+
+    def bb_bytes(self, cluster: "NodeSharingCluster") -> dict[int, int]:
+        """Burst-buffer resource id -> bytes taken there."""
+        out: dict[int, int] = {}
+        for b in self.bb_nodes:
+            rid = int(cluster.bb_ids[b])
+            out[rid] = out.get(rid, 0) + self.bb
+        return out
 
 
 @dataclass(slots=True)
@@ -104,7 +119,8 @@ class NodeSharingCluster:
     ``unit_ids``: flat unit index -> Batsim resource id; ``node_names``: node index -> the
     ``node`` property."""
 
-    def __init__(self, unit_ids: np.ndarray, node_names: Sequence[str], cores_per_unit: int = 1):
+    def __init__(self, unit_ids: np.ndarray, node_names: Sequence[str], cores_per_unit: int = 1,
+                 bb_ids: Sequence[int] = (), bb_capacity: Sequence[int] = ()):
         unit_ids = np.asarray(unit_ids, dtype=np.int64)
         if unit_ids.ndim != 3 or 0 in unit_ids.shape:
             raise ValueError("unit_ids must be a non-empty (nodes, sockets, units) array")
@@ -116,19 +132,28 @@ class NodeSharingCluster:
         self.unit_ids = unit_ids.reshape(-1)
         self.node_names = tuple(str(x) for x in node_names)
         self.index_of_id = {int(r): i for i, r in enumerate(self.unit_ids)}
+        self.bb_ids = np.asarray(bb_ids, dtype=np.int64)
+        self.bb_capacity = np.asarray(bb_capacity, dtype=np.int64)
+        if len(self.bb_ids) != len(self.bb_capacity):
+            raise ValueError("bb_ids and bb_capacity differ in length")
 
     @classmethod
-    def build(cls, nodes: int, sockets: int = 2, units_per_socket: int = 2, cores_per_unit: int = 5
-              ) -> "NodeSharingCluster":
-        """The grid of ``coburst platform cosched`` (resource id = flat unit index)."""
-        ids = np.arange(nodes * sockets * units_per_socket).reshape(nodes, sockets, units_per_socket)
-        return cls(ids, [str(i) for i in range(nodes)], cores_per_unit)
+    def build(cls, nodes: int, sockets: int = 2, units_per_socket: int = 2, cores_per_unit: int = 5,
+              bb_capacity: Sequence[int] = ()) -> "NodeSharingCluster":
+        """The grid of ``coburst platform cosched`` (resource id = flat unit index; BB nodes
+        after the units)."""
+        total = nodes * sockets * units_per_socket
+        ids = np.arange(total).reshape(nodes, sockets, units_per_socket)
+        return cls(ids, [str(i) for i in range(nodes)], cores_per_unit,
+                   list(range(total, total + len(bb_capacity))), list(bb_capacity))
 
     @classmethod
-    def from_resources(cls, compute: Iterable[Mapping[str, Any]], source: str = "platform") -> "NodeSharingCluster":
+    def from_resources(cls, compute: Iterable[Mapping[str, Any]], storage: Iterable[Mapping[str, Any]] = (),
+                       source: str = "platform") -> "NodeSharingCluster":
         """From Batsim compute resource dicts (``id``, ``name``, ``properties`` with ``node``,
         ``socket``, ``unit`` and optionally ``cores``).  Every node must have the same
-        sockets and units, each unit exactly once."""
+        sockets and units, each unit exactly once.  Storage resources with a ``bb_capacity``
+        property (bytes) are the burst-buffer nodes; others (the PFS) are ignored."""
         cells: dict[tuple[int, int, int], int] = {}
         cores = set()
         for res in compute:
@@ -174,11 +199,26 @@ class NodeSharingCluster:
         index = {nd: i for i, nd in enumerate(nodes)}
         for (nd, s, u), rid in cells.items():
             ids[index[nd], s, u] = rid
-        return cls(ids, [str(x) for x in nodes], cores.pop())
+        bb_ids, bb_cap = [], []
+        for res in storage:
+            props = res.get("properties") or {}
+            if "bb_capacity" not in props:
+                continue
+            try:
+                cap = int(str(props["bb_capacity"]).strip())
+            except ValueError:
+                cap = -1
+            if cap <= 0:
+                raise InputError(source, f"host {res.get('name')!r}",
+                                 f"property 'bb_capacity' must be a positive integer, got {props['bb_capacity']!r}")
+            bb_ids.append(int(res["id"]))
+            bb_cap.append(cap)
+        order = np.argsort(bb_ids, kind="stable")
+        return cls(ids, [str(x) for x in nodes], cores.pop(), [bb_ids[i] for i in order], [bb_cap[i] for i in order])
 
     # ------------------------------------------------------------------ jobs
-    def never_fits(self, res: int) -> str | None:
-        """Why a job of ``res`` units can never run here, or None."""
+    def never_fits(self, res: int, bb: int = 0) -> str | None:
+        """Why a job of ``res`` units (``bb`` bytes per compact node) can never run here, or None."""
         if res <= 0:
             return f"requests {res} resources"
         if res % self.units_per_node:
@@ -186,6 +226,11 @@ class NodeSharingCluster:
                     f"per node): co-scheduling policies place whole nodes (compact) or half sockets (spread)")
         if res // self.units_per_node > self.n:
             return f"needs {res // self.units_per_node} nodes, the platform has {self.n}"
+        if bb > 0:
+            slots = int((self.bb_capacity // bb).sum()) if len(self.bb_capacity) else 0
+            if slots < res // self.units_per_node:
+                return (f"burst-buffer request of {bb} bytes per node for {res // self.units_per_node} nodes does "
+                        f"not fit the burst-buffer nodes ({len(self.bb_capacity)} nodes)")
         return None
 
     def spread_possible(self, nodes: int) -> bool:
@@ -208,7 +253,7 @@ class Board:
     can see its neighbours.  ``n_compact`` / ``n_spread`` count the nodes a compact / spread
     job could take now, kept up to date by :meth:`take` and :meth:`give`."""
 
-    __slots__ = ("cluster", "free", "per_socket", "jobs_on", "owner", "n_compact", "n_spread")
+    __slots__ = ("cluster", "free", "per_socket", "jobs_on", "owner", "n_compact", "n_spread", "bb_free")
 
     def __init__(self, cluster: NodeSharingCluster):
         c = cluster
@@ -219,6 +264,7 @@ class Board:
         self.owner = np.full(c.n * c.sockets * c.k, -1, dtype=np.int64)
         self.n_compact = c.n
         self.n_spread = c.n if c.can_spread else 0
+        self.bb_free = c.bb_capacity.copy()
 
     def copy(self) -> "Board":
         b = Board.__new__(Board)
@@ -229,6 +275,7 @@ class Board:
         b.owner = self.owner.copy()
         b.n_compact = self.n_compact
         b.n_spread = self.n_spread
+        b.bb_free = self.bb_free.copy()
         return b
 
     # ------------------------------------------------------------------ queries
@@ -240,9 +287,26 @@ class Board:
             return np.zeros(len(self.jobs_on[nodes]), dtype=bool)
         return (self.per_socket[nodes].min(axis=-1) >= self.cluster.half) & (self.jobs_on[nodes] < MAX_PER_NODE)
 
-    def fits(self, mode: str, nodes: int) -> bool:
-        """Could a job of ``nodes`` compact nodes be placed now in ``mode``? (O(1))"""
-        return self.n_compact >= nodes if mode == COMPACT else self.n_spread >= 2 * nodes
+    def fits(self, mode: str, nodes: int, bb: int = 0) -> bool:
+        """Could a job of ``nodes`` compact nodes (``bb`` bytes of burst buffer each) be
+        placed now in ``mode``? (O(1) without burst buffers)"""
+        ok = self.n_compact >= nodes if mode == COMPACT else self.n_spread >= 2 * nodes
+        if ok and bb > 0:
+            ok = int((self.bb_free // bb).sum()) >= nodes
+        return ok
+
+    def bb_place(self, nodes: int, bb: int) -> tuple[int, ...]:
+        """Burst-buffer node of each of ``nodes`` requests of ``bb`` bytes: lowest BB index
+        first, as many requests on a BB node as fit (a node's request is never split)."""
+        if bb <= 0:
+            return ()
+        slots = self.bb_free // bb
+        out: list[int] = []
+        for b in np.flatnonzero(slots):
+            out.extend([int(b)] * int(min(slots[b], nodes - len(out))))
+            if len(out) == nodes:
+                return tuple(out)
+        raise AssertionError("burst-buffer slots out of step")
 
     def residents(self, node: int) -> list[int]:
         """Job handles on a node."""
@@ -251,11 +315,12 @@ class Board:
         return sorted(set(int(h) for h in own if h >= 0))
 
     # ------------------------------------------------------------------ changes
-    def place(self, handle: int, mode: str, nodes: int, order: np.ndarray | None = None) -> Placement | None:
+    def place(self, handle: int, mode: str, nodes: int, order: np.ndarray | None = None, bb: int = 0
+              ) -> Placement | None:
         """Place a job of ``nodes`` compact nodes in ``mode`` and take its units; None when
         it does not fit.  Nodes are taken in index order ("serial", ELiSE) or, with
         ``order``, in that order of node indices (only suitable ones are used)."""
-        if not self.fits(mode, nodes):
+        if not self.fits(mode, nodes, bb):
             return None
         mask = self.compact_mask() if mode == COMPACT else self.spread_mask()
         need = nodes if mode == COMPACT else 2 * nodes
@@ -276,7 +341,7 @@ class Board:
         base = (chosen[:, None, None] * c.sockets + np.arange(c.sockets)[None, :, None]) * c.k \
             + np.arange(c.k)[None, None, :]
         units = tuple(int(u) for u in np.sort(base[take]))
-        pl = Placement(mode, tuple(int(x) for x in chosen), units)
+        pl = Placement(mode, tuple(int(x) for x in chosen), units, self.bb_place(nodes, bb), max(bb, 0))
         self.take(handle, pl)
         return pl
 
@@ -299,6 +364,11 @@ class Board:
                 raise ValueError("spread placement on a node that cannot take one more spread job")
             if len(units) != len(nodes) * c.sockets * c.half:
                 raise ValueError("spread placement must take half of every socket of its nodes")
+        if pl.bb_nodes:
+            use = np.bincount(np.asarray(pl.bb_nodes), minlength=len(self.bb_free)) * pl.bb
+            if (use > self.bb_free).any():
+                raise ValueError("placement over a burst-buffer node's free capacity")
+            self.bb_free -= use
         self.free.reshape(-1)[units] = False
         self.owner[units] = handle
         np.subtract.at(self.per_socket.reshape(-1), units // c.k, 1)
@@ -315,6 +385,8 @@ class Board:
         units = np.asarray(pl.units, dtype=np.int64)
         before_c = self.compact_mask(nodes)
         before_s = self.spread_mask(nodes)
+        if pl.bb_nodes:
+            self.bb_free += np.bincount(np.asarray(pl.bb_nodes), minlength=len(self.bb_free)) * pl.bb
         self.free.reshape(-1)[units] = True
         self.owner[units] = -1
         np.add.at(self.per_socket.reshape(-1), units // c.k, 1)
@@ -332,6 +404,8 @@ class PlacementDecisions(Decisions):
     def start(self, job: CoJob, alloc: Placement) -> None:  # type: ignore[override]
         if len(alloc.units) != job.res:
             raise ValueError(f"job {job.id}: placement of {len(alloc.units)} units for res={job.res}")
+        if job.bb and (alloc.bb != job.bb or len(alloc.bb_nodes) != job.nodes):
+            raise ValueError(f"job {job.id}: started without its burst-buffer placement")
         self.starts.append(Start(job, alloc))  # type: ignore[arg-type]
 
 

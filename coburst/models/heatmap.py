@@ -669,6 +669,14 @@ def bundled_names() -> list[str]:
     return sorted(names)
 
 
+def bundled_path(name: str) -> Path:
+    """The file of a bundled heatmap (CSV preferred, the JSON export otherwise)."""
+    for candidate in (f"{name}.heatmap.csv", f"{name}.heatmap.json"):
+        if (BUNDLED_DIR / candidate).is_file():
+            return BUNDLED_DIR / candidate
+    raise KeyError(f"no bundled heatmap {name!r} (have: {', '.join(bundled_names())})")
+
+
 def bundled(name: str) -> Heatmap:
     """A bundled measured heatmap by name: ``aris-nas``, ``aris-spec``, ``grvingt-nas``,
     ``marconi-npb256-fig2`` (CSV preferred, the JSON export otherwise), or

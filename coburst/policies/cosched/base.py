@@ -122,9 +122,9 @@ class CoPolicy(Policy):
     # ------------------------------------------------------------------ decision
     def place(self, job: CoJob, board: Board, state: NodeSharingState) -> Placement | None:
         mode = self.mode(job, state)
-        if not board.fits(mode, job.nodes):
+        if not board.fits(mode, job.nodes, job.bb):
             return None
-        return board.place(job.seq, mode, job.nodes, self.node_order(job, mode, board, state))
+        return board.place(job.seq, mode, job.nodes, self.node_order(job, mode, board, state), job.bb)
 
     def make_decisions(self, state: NodeSharingState) -> PlacementDecisions:
         decisions = PlacementDecisions(state.now)
@@ -156,14 +156,14 @@ def _shadow(policy: CoPolicy, head: CoJob, board: Board, state: NodeSharingState
     this decision) ending at their walltimes, and the board at that date."""
     mode = policy.mode(head, state)
     sb = board.copy()
-    if sb.fits(mode, head.nodes):
+    if sb.fits(mode, head.nodes, head.bb):
         return state.now, sb
     ends = [(end, seq, state.running[jid].placement) for end, seq, jid in state.ends()]
     ends.extend((end, -1 - i, pl) for i, (end, pl) in enumerate(started))
     ends.sort(key=lambda e: (e[0], e[1]))
     for end, _, pl in ends:
         sb.give(pl)
-        if sb.fits(mode, head.nodes):
+        if sb.fits(mode, head.nodes, head.bb):
             return end, sb
     return None
 
@@ -192,7 +192,7 @@ def easy_backfill(policy: CoPolicy, rest: Sequence[CoJob], board: Board, state: 
         end = state.now + job.walltime
         if end > shadow:
             sb.take(job.seq, pl)
-            if not sb.fits(head_mode, head.nodes):
+            if not sb.fits(head_mode, head.nodes, head.bb):
                 sb.give(pl)
                 board.give(pl)
                 continue

@@ -66,7 +66,8 @@ class Conservative(CoPolicy):
     earliest date its nodes are free for its whole walltime, given the running jobs (ending
     at their walltimes) and the reservations of the jobs before it; the jobs whose
     reservation is now start.  Compact jobs need any ``m`` idle nodes, so the plan is a step
-    function of idle-node counts (exact for whole-node allocations)."""
+    function of idle-node counts (exact for whole-node allocations).  Burst buffers are not
+    planned: a job whose reservation is now starts when its burst-buffer request fits too."""
 
     family = "conservative"
     source = "Kellari 2025, §5.1.3"
@@ -95,10 +96,9 @@ class Conservative(CoPolicy):
         for job in queue:
             start, t, f = _reserve(t, f, job.nodes, job.walltime)
             if start == now:
-                pl = board.place(job.seq, COMPACT, job.nodes)
-                if pl is None:  # the count plan says it fits: cannot happen
-                    raise AssertionError("conservative plan out of step with the board")
-                decisions.start(job, pl)
+                pl = board.place(job.seq, COMPACT, job.nodes, bb=job.bb)
+                if pl is not None:  # None only when its burst buffer does not fit now
+                    decisions.start(job, pl)
         return decisions
 
 
