@@ -11,7 +11,7 @@
 
 from __future__ import annotations
 
-import xml.etree.ElementTree as ET
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -47,28 +47,85 @@ class Machines:
         return None
 
 
+@dataclass(frozen=True)
+class _Scan:
+    root: str
+    version: str | None
+    host_zone: dict[str, str | None]  # host id -> routing of the zone directly holding it
+
+
+_SCANS: dict[tuple, _Scan] = {}
+
+
+_TAG = re.compile(rb"<(/?)(zone|AS|host|platform)\b([^>]*)>")
+_ATTR = re.compile(rb"""\b(id|routing|version)\s*=\s*(?:"([^"]*)"|'([^']*)')""")
+
+
+def _scan(path: str | Path) -> _Scan:
+    """One pass over a platform file, cached per file state: well-formedness (expat, no
+    handlers: C speed), then the root element, its version and the routing of the zone of
+    every host declared directly in a zone (a regular-expression pass over the tags; a
+    50 MB platform costs well under a second).  Raises ``expat.ExpatError``."""
+    from xml.parsers import expat
+
+    p = Path(path)
+    st = p.stat()
+    key = (str(p.resolve()), st.st_mtime_ns, st.st_size)
+    if key in _SCANS:
+        return _SCANS[key]
+    data = p.read_bytes()
+    expat.ParserCreate().Parse(data, True)
+    text = re.sub(rb"<!--.*?-->", b"", data, flags=re.S) if b"<!--" in data else data
+    root = re.search(rb"<([A-Za-z_][\w.-]*)", re.sub(rb"<[?!][^>]*>", b"", text[:65536]))
+    zones: list[str | None] = []
+    host_zone: dict[str, str | None] = {}
+    version = None
+    for m in _TAG.finditer(text):
+        closing, tag, rest = m.group(1), m.group(2), m.group(3)
+        attrs = {k.decode(): (v1 or v2).decode() for k, v1, v2 in _ATTR.findall(rest)} if not closing else {}
+        if tag == b"platform":
+            if not closing:
+                version = attrs.get("version")
+            continue
+        if tag == b"host":
+            if not closing and zones:
+                host_zone[attrs.get("id")] = zones[-1]
+            continue
+        if closing:
+            zones.pop()
+        elif not rest.rstrip().endswith(b"/"):
+            zones.append(attrs.get("routing"))
+    scan = _Scan(root.group(1).decode() if root else "", version, host_zone)
+    _SCANS.clear()
+    _SCANS[key] = scan
+    return scan
+
+
 def check_xml(path: str | Path) -> None:
     """Fail early, with file/line/column, on a platform SimGrid would choke on.
 
     SimGrid aborts the whole process on some malformed files, so the obvious problems
     (missing file, not XML, wrong root element) are caught here first.
     """
+    from xml.parsers import expat
+
     source = str(path)
     p = Path(path)
     if not p.is_file():
         raise InputError(source, None, "platform file not found")
     try:
-        root = ET.parse(p).getroot()
-    except ET.ParseError as exc:
-        line, col = exc.position
-        raise InputError(source, f"line {line} column {col + 1}", f"malformed XML: {exc.msg if hasattr(exc, 'msg') else exc}") from None
-    if root.tag != "platform":
-        raise InputError(source, "line 1", f"root element is <{root.tag}>, expected <platform>")
-    head = p.read_bytes().split(b"<platform", 1)[0]
+        scan = _scan(p)
+    except expat.ExpatError as exc:
+        raise InputError(source, f"line {exc.lineno} column {exc.offset + 1}",
+                         f"malformed XML: {expat.ErrorString(exc.code)}") from None
+    if scan.root != "platform":
+        raise InputError(source, "line 1", f"root element is <{scan.root}>, expected <platform>")
+    with open(p, "rb") as fh:
+        head = fh.read(65536).split(b"<platform", 1)[0]
     if b"<!DOCTYPE platform" not in head:
         raise InputError(source, "before <platform>", "no <!DOCTYPE platform ...> declaration; SimGrid needs "
                          "<!DOCTYPE platform SYSTEM \"https://simgrid.org/simgrid.dtd\"> after the <?xml ...?> line")
-    version = root.get("version")
+    version = scan.version
     if version is None or not version.replace(".", "").isdigit():
         raise InputError(source, "<platform>", f"missing or invalid version attribute ({version!r}); SimGrid needs e.g. version=\"4.1\"")
 
@@ -134,13 +191,7 @@ def assign_resources(engine, source: str, master_name: str, roles: dict[str, str
 
 def master_zone_routing(path: str | Path, master: str) -> str | None:
     """The ``routing`` attribute of the zone that directly holds host ``master``."""
-    root = ET.parse(path).getroot()
-    for zone in root.iter():
-        if zone.tag in ("zone", "AS"):
-            for child in zone:
-                if child.tag == "host" and child.get("id") == master:
-                    return zone.get("routing")
-    return None
+    return _scan(path).host_zone.get(master)
 
 
 #: ordered host pairs whose routes are all checked before a simulation; above that, only
