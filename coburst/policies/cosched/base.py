@@ -179,6 +179,12 @@ def easy_backfill(policy: CoPolicy, rest: Sequence[CoJob], board: Board, state: 
         return
     shadow, sb = found
     head_mode = policy.mode(head, state)
+    # A job ending after the shadow that would delay the head: with serial node order and the
+    # boards unchanged since (no job started in between), any later one of the same mode and
+    # burst-buffer request and at least as many nodes would take a superset of its units and
+    # delay the head too: skip it (exact pruning, same decisions).
+    serial = type(policy).node_order is CoPolicy.node_order
+    delaying: dict[tuple[str, int], int] = {}
     tried = 0
     for job in rest:
         if job is head:
@@ -186,18 +192,26 @@ def easy_backfill(policy: CoPolicy, rest: Sequence[CoJob], board: Board, state: 
         if tried >= policy.backfill_depth:
             break
         tried += 1
+        end = state.now + job.walltime
+        if serial and end > shadow:
+            key = (policy.mode(job, state), job.bb)
+            if job.nodes >= delaying.get(key, 1 << 62):
+                continue
         pl = policy.place(job, board, state)
         if pl is None:
             continue
-        end = state.now + job.walltime
         if end > shadow:
             sb.take(job.seq, pl)
             if not sb.fits(head_mode, head.nodes, head.bb):
                 sb.give(pl)
                 board.give(pl)
+                if serial:
+                    key = (pl.mode, job.bb)
+                    delaying[key] = min(job.nodes, delaying.get(key, 1 << 62))
                 continue
         decisions.start(job, pl)
         started.append((end, pl))
+        delaying.clear()
 
 
 def finite(v: float) -> float:
