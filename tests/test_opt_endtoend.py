@@ -62,3 +62,27 @@ def test_same_outputs_on_real_batsim(tmp_path, entry, options):
     w = _sample(tmp_path, "alloc_only", 60, 20)
     assert_identical(*run_both(tmp_path, workloads=[w], platform=DF96, options=options,
                                scheduler=str(REPO / "schedulers" / entry)))
+
+
+def test_coburst_run_prints_the_decision_time_summary(tmp_path):
+    """``coburst run`` with a ``decision_log`` option prints the profiler's summary after the
+    metrics (one row per queue-length bucket and ``all``, as the log says)."""
+    w = _sample(tmp_path, "alloc_only", 12, 50)
+    dlog = tmp_path / "decisions.csv"
+    proc = subprocess.run([str(COBURST), "run", "backfill-sjf-1", "-o", json.dumps({"decision_log": str(dlog)}),
+                           "-p", str(DF96), "-w", str(w), "-e", str(tmp_path / "o")],
+                          capture_output=True, text=True, timeout=250)
+    assert proc.returncode == 0, proc.stderr
+    out = proc.stdout
+    assert "decision time" in out and "median ms" in out
+    assert out.index("decision time") > out.index("Scheduling metrics")
+    from coburst.adapter.profiler import summarize
+
+    summary = summarize(dlog)
+    assert summary[-1][0] == "all"
+    all_row = next(line for line in out.splitlines() if line.strip("│┃ ").startswith("all"))
+    assert all_row.split("│")[2].strip() == str(summary[-1][1])  # decisions
+    # without the option: no summary
+    proc = subprocess.run([str(COBURST), "run", "backfill-sjf-1", "-p", str(DF96), "-w", str(w),
+                           "-e", str(tmp_path / "p")], capture_output=True, text=True, timeout=250)
+    assert proc.returncode == 0 and "decision time" not in proc.stdout

@@ -162,6 +162,11 @@ def run_command(args: argparse.Namespace) -> int:
         zone = cosched_platform(args.platform)
         if zone is not None:
             console.print(cosched_table(result.jobs_csv, zone))
+        dlog = options.get("decision_log")
+        if isinstance(dlog, str) and dlog and Path(dlog).is_file():
+            from coburst.adapter.profiler import decision_time_table
+
+            console.print(decision_time_table(dlog))
     return 0
 
 
