@@ -88,8 +88,13 @@ class Placement:
     bb: int = 0                      # bytes of each request
 
     def ids(self, cluster: "NodeSharingCluster") -> ProcSet:
-        """Batsim resource ids of the units (a ProcSet, as ``job.allocation``)."""
-        return ProcSet(*(int(i) for i in cluster.unit_ids[list(self.units)]))
+        """Batsim resource ids of the units (a ProcSet, as ``job.allocation``), built from
+        runs of consecutive ids (a ProcSet merges each argument: one per run, not per id)."""
+        ids = np.sort(cluster.unit_ids[list(self.units)])
+        cut = np.flatnonzero(np.diff(ids) != 1) + 1
+        starts = np.concatenate(([0], cut))
+        ends = np.concatenate((cut, [len(ids)])) - 1
+        return ProcSet(*((int(ids[a]), int(ids[b])) for a, b in zip(starts, ends)))
 
     def bb_bytes(self, cluster: "NodeSharingCluster") -> dict[int, int]:
         """Burst-buffer resource id -> bytes taken there."""
@@ -442,7 +447,13 @@ class NodeSharingState:
     def ends(self) -> list[tuple[float, int, str]]:
         """Running jobs as ``(expected end, seq, id)``, earliest first.  A job past its
         expected end (Batsim starts jobs a little after the decision) counts as ending now."""
-        return [(max(e, self.now), s, j) for e, s, j in self._ends]
+        return list(self.iter_ends())
+
+    def iter_ends(self):
+        """:meth:`ends`, lazily."""
+        now = self.now
+        for e, s, j in self._ends:
+            yield (e if e > now else now), s, j
 
     def neighbours(self, job_id: str) -> list[CoJob]:
         """Running jobs sharing a node with a running job."""

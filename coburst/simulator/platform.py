@@ -199,6 +199,35 @@ def master_zone_routing(path: str | Path, master: str) -> str | None:
 MAX_CHECKED_PAIRS = 20000
 
 
+def _checked_stamp(path: str | Path, master_name: str, roles: dict[str, str], engine_args: list[str]) -> Path | None:
+    """Where the success of :func:`prevalidate` on this platform content is remembered:
+    ``$COBURST_CACHE`` (default ``$XDG_CACHE_HOME/coburst`` or ``~/.cache/coburst``)
+    ``/platforms/<sha256 of content, master, roles, engine options, SimGrid version>``; None
+    when caching is off (``COBURST_CACHE=off``) or the file cannot be read."""
+    import hashlib
+    import os
+
+    base = os.environ.get("COBURST_CACHE")
+    if base == "off":
+        return None
+    if not base:
+        base = os.path.join(os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "coburst")
+    h = hashlib.sha256()
+    try:
+        with open(path, "rb") as fh:
+            for chunk in iter(lambda: fh.read(1 << 20), b""):
+                h.update(chunk)
+    except OSError:
+        return None
+    from importlib.metadata import PackageNotFoundError, version
+    try:
+        sg = version("simgrid")
+    except PackageNotFoundError:  # pragma: no cover
+        sg = "?"
+    h.update(repr((master_name, sorted(roles.items()), list(engine_args), sg)).encode())
+    return Path(base) / "platforms" / h.hexdigest()
+
+
 def prevalidate(path: str | Path, master_name: str, roles: dict[str, str], engine_args: list[str]) -> None:
     """Load the platform in a forked child process first, and check its routes there.
 
@@ -210,12 +239,18 @@ def prevalidate(path: str | Path, master_name: str, roles: dict[str, str], engin
     to and from the master, and between resources).  An abort of the child or a missing
     route becomes an :class:`InputError` here, before anything runs.  Errors SimGrid reports
     as exceptions are left to the caller's own loading (same message as without this check).
+
+    A platform that passed is remembered by content (:func:`_checked_stamp`): later runs on
+    the same file skip the child (an 800-node co-scheduling platform: ~3 s per run).
     """
     import os
     import tempfile
 
     if not hasattr(os, "fork"):  # pragma: no cover - not POSIX
         return
+    stamp = _checked_stamp(path, master_name, roles, engine_args)
+    if stamp is not None and stamp.exists():
+        return  # this very file passed the check before (same content, options and SimGrid)
     source = str(path)
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
         pid = os.fork()
@@ -235,6 +270,12 @@ def prevalidate(path: str | Path, master_name: str, roles: dict[str, str], engin
         more = f" (and {len(problems) - 3} more)" if len(problems) > 3 else ""
         raise InputError(source, None, "; ".join(problems[:3]) + more)
     if lines and lines[-1] == "OK" and os.WIFEXITED(status):
+        if stamp is not None:
+            try:
+                stamp.parent.mkdir(parents=True, exist_ok=True)
+                stamp.touch()
+            except OSError:
+                pass  # no cache: the check runs again next time
         return
     stage = next((line.split(" ", 1)[1] for line in reversed(lines) if line.startswith("STEP ")),
                  "loading the platform")

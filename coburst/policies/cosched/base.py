@@ -24,6 +24,7 @@ of the compact times Kellari's runs used.
 
 from __future__ import annotations
 
+import heapq
 import math
 from typing import Any, ClassVar, Sequence
 
@@ -158,11 +159,11 @@ def _shadow(policy: CoPolicy, head: CoJob, board: Board, state: NodeSharingState
     sb = board.copy()
     if sb.fits(mode, head.nodes, head.bb):
         return state.now, sb
-    ends = [(end, seq, state.running[jid].placement) for end, seq, jid in state.ends()]
-    ends.extend((end, -1 - i, pl) for i, (end, pl) in enumerate(started))
-    ends.sort(key=lambda e: (e[0], e[1]))
-    for end, _, pl in ends:
-        sb.give(pl)
+    running = state.running
+    mine = sorted(((end, -1 - i, pl) for i, (end, pl) in enumerate(started)), key=lambda e: (e[0], e[1]))
+    others = ((end, seq, jid) for end, seq, jid in state.iter_ends())
+    for end, _, what in heapq.merge(mine, others, key=lambda e: (e[0], e[1])):
+        sb.give(what if isinstance(what, Placement) else running[what].placement)
         if sb.fits(mode, head.nodes, head.bb):
             return end, sb
     return None
