@@ -239,3 +239,15 @@ def test_first_waiting_job_never_delayed(name, wl):
     out = replay(cluster, jobs, pol, None, after=after)
     for jid, date in promised.items():
         assert out.records[jid].start <= date + 1e-9, (jid, out.records[jid].start, date)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.integers(0, 400), min_size=1, max_size=120, unique=True))
+def test_placement_ids_are_the_procset_of_its_units(units):
+    from procset import ProcSet
+    from coburst.core.nodeshare import Placement
+    c = NodeSharingCluster.build(101)
+    pl = Placement(SPREAD, (), tuple(sorted(units)))
+    ps = pl.ids(c)
+    assert ps == ProcSet(*units) and str(ps) == str(ProcSet(*units))
+    assert ps | ProcSet(500) == ProcSet(*units, 500) and len(ps) == len(units)

@@ -54,6 +54,8 @@ class HeatmapSpeedup:
         self.speed: dict[str, float] = {}  # job id -> current factor
         self.since: dict[str, float] = {}  # job id -> date of the last factor change
         self.weighted: dict[str, float] = {}  # job id -> integral of the factor over time
+        self._node_count: dict[str, dict[str, int]] = {}  # running job id -> node -> units
+        self._pairs: dict[tuple, float] = {}  # (app, neighbour app) -> effective speedup
         for wl in sim.workloads.values():
             for job in wl.jobs:
                 app = job.json.get("app")
@@ -63,9 +65,15 @@ class HeatmapSpeedup:
 
     # ------------------------------------------------------------------ rule
     def _nodes(self, sjob: "SimJob") -> dict[str, int]:
-        count: dict[str, int] = defaultdict(int)
-        for rid in sjob.alloc:
-            count[self.node_of[rid]] += 1
+        """node -> units of a running job (computed once per job: its allocation is fixed)."""
+        count = self._node_count.get(sjob.id)
+        if count is None:
+            count = defaultdict(int)
+            node_of = self.node_of
+            for itv in sjob.alloc.intervals():
+                for rid in range(itv.inf, itv.sup + 1):
+                    count[node_of[rid]] += 1
+            self._node_count[sjob.id] = count
         return count
 
     def factor(self, sjob: "SimJob") -> float:
@@ -86,10 +94,16 @@ class HeatmapSpeedup:
 
     def _pair(self, app: str, other: "SimJob") -> float:
         other_app = other.job.json.get("app")
-        if other_app is None:  # unknown neighbour: a missing pair
-            mean = self.heatmap.row_mean(app)
-            return 1.0 if mean is None else mean
-        return self.heatmap.effective(app, other_app)
+        key = (app, other_app)
+        value = self._pairs.get(key)
+        if value is None:
+            if other_app is None:  # unknown neighbour: a missing pair
+                mean = self.heatmap.row_mean(app)
+                value = 1.0 if mean is None else mean
+            else:
+                value = self.heatmap.effective(app, other_app)
+            self._pairs[key] = value
+        return value
 
     # ------------------------------------------------------------------ hook interface
     def _update(self, jobs: dict) -> None:
@@ -127,6 +141,7 @@ class HeatmapSpeedup:
         achieved = total / elapsed if elapsed > 0 else factor
         meta = sjob.job.metadata
         sjob.job.metadata = f"{meta};speedup={achieved:.6f}" if meta else f"speedup={achieved:.6f}"
+        self._node_count.pop(sjob.id, None)
         self._update(affected)
 
 
