@@ -35,12 +35,12 @@ from typing import Callable, Sequence
 
 import numpy as np
 
-from coburst.core.placement import Allocation, place_bb, select_nodes
+from coburst.core.placement import Allocation
 from coburst.core.profile import Profile
 from coburst.core.state import Job
 
 __all__ = ["BitProfile", "PlanEvaluator", "NowFiller", "candidate_orders", "plan_objective",
-           "OBJECTIVES", "mask_of"]
+           "OBJECTIVES", "mask_of", "bits_of", "select_mask", "place_list"]
 
 INF = math.inf
 _VEC = 48  # profiles with more segments screen start candidates with numpy
@@ -54,37 +54,112 @@ def mask_of(nodes) -> int:
     return m
 
 
+def bits_of(mask: int) -> list[int]:
+    """Indices of the set bits of ``mask``, ascending."""
+    out = []
+    while mask:
+        low = mask & -mask
+        out.append(low.bit_length() - 1)
+        mask ^= low
+    return out
+
+
+def select_mask(mask: int, count: int) -> int | None:
+    """:func:`~coburst.core.placement.select_nodes` over a bit mask: the chosen nodes as a
+    bit mask (same choice: the smallest run of consecutive free indices that fits, lowest
+    index first; else the longest runs first, lowest index on ties, the last one cut), or
+    None when fewer than ``count`` are free."""
+    c = mask.bit_count()
+    if c < count:
+        return None
+    if c == count:
+        return mask
+    runs = []   # (start, length) in index order
+    x = mask
+    best_s = best_l = -1
+    while x:
+        low = x & -x
+        y = x + low                  # clears the lowest run of ones
+        ln = (x & ~y).bit_count()
+        s = low.bit_length() - 1
+        runs.append((s, ln))
+        if ln >= count and (best_l < 0 or ln < best_l):
+            best_s, best_l = s, ln
+        x &= y
+    if best_l >= 0:
+        return ((1 << count) - 1) << best_s
+    runs.sort(key=lambda r: (-r[1], r[0]))
+    out, left = 0, count
+    for s, ln in runs:
+        take = ln if ln < left else left
+        out |= ((1 << take) - 1) << s
+        left -= take
+        if not left:
+            break
+    return out
+
+
+def place_list(preference, nodes: Sequence[int], bb: int, avail: Sequence[int]) -> list[int] | None:
+    """:func:`~coburst.core.placement.place_bb` over lists (same placement)."""
+    slots = [a // bb for a in avail]
+    n = len(nodes)
+    if sum(slots) < n:
+        return None
+    out = []
+    pos = 0
+    while pos < n:
+        pref = preference[nodes[pos]]
+        run_end = pos + 1
+        while run_end < n and preference[nodes[run_end]] is pref:
+            run_end += 1
+        need = run_end - pos
+        for b in pref:
+            sb = slots[b]
+            if sb:
+                take = sb if sb < need else need
+                out.extend([b] * take)
+                slots[b] = sb - take
+                pos += take
+                need -= take
+                if not need:
+                    break
+        if need:  # unreachable given the slot test above
+            return None
+    return out
+
+
 class _Cache:
     """Memoised node choice and BB placement of one cluster (shared by all copies)."""
 
-    __slots__ = ("cluster", "n", "nbytes", "nodes", "bb")
+    __slots__ = ("cluster", "n", "n_bb", "pref", "nodes", "bb")
 
     def __init__(self, cluster):
         self.cluster = cluster
         self.n = cluster.n_compute
-        self.nbytes = (self.n + 7) // 8
+        self.n_bb = cluster.n_bb
+        self.pref = cluster.bb_preference
         self.nodes: dict = {}
         self.bb: dict = {}
 
-    def select(self, mask: int, res: int):
-        """``(nodes array, nodes bit mask)`` chosen by :func:`select_nodes`."""
+    def select(self, mask: int, res: int) -> int:
+        """Bit mask of the nodes :func:`select_nodes` chooses among ``mask``."""
         key = (mask, res)
         hit = self.nodes.get(key)
         if hit is None:
-            arr = np.unpackbits(np.frombuffer(mask.to_bytes(self.nbytes, "little"), np.uint8),
-                                bitorder="little", count=self.n).astype(bool)
-            nodes = select_nodes(arr, res)
-            hit = self.nodes[key] = (nodes, mask_of(nodes.tolist()))
+            hit = self.nodes[key] = select_mask(mask, res)
         return hit
 
-    def place(self, nodes: np.ndarray, nmask: int, bb: int, avail: tuple):
-        """``(bb_nodes array, use tuple)`` chosen by :func:`place_bb`."""
+    def place(self, nmask: int, bb: int, avail: tuple):
+        """``(bb_nodes tuple, use tuple)`` chosen by :func:`place_bb` for the nodes of
+        ``nmask``."""
         key = (nmask, bb, avail)
         hit = self.bb.get(key)
         if hit is None:
-            bb_nodes = place_bb(self.cluster.bb_preference, nodes, bb, np.array(avail, dtype=np.int64))
-            use = np.bincount(bb_nodes, minlength=self.cluster.n_bb) * bb
-            hit = self.bb[key] = (bb_nodes, tuple(use.tolist()))
+            bb_nodes = place_list(self.pref, bits_of(nmask), bb, avail)
+            use = [0] * self.n_bb
+            for b in bb_nodes:
+                use[b] += bb
+            hit = self.bb[key] = (tuple(bb_nodes), tuple(use))
         return hit
 
 
@@ -136,16 +211,17 @@ class BitProfile:
         self.tot.insert(i, self.tot[i - 1])
         return i
 
-    def earliest(self, res: int, walltime: float, bb: int = 0):
-        """Earliest ``(start, nodes, nodes mask, bb_nodes, use)`` from now (``use``: bytes
-        per BB node or None), as :meth:`Profile.earliest` with ``storage=True``; None if
-        the request never fits."""
+    def earliest(self, res: int, walltime: float, bb: int = 0, k: int = 0):
+        """Earliest ``(start, nodes mask, bb_nodes, use)`` from now (``use``: bytes per BB
+        node, ``bb_nodes``/``use`` None without BB), as :meth:`Profile.earliest` with
+        ``storage=True``; None if the request never fits.  ``k``: index of the first
+        breakpoint to try (the caller knows every earlier start fails)."""
         times, free, cnt, tot = self.times, self.free, self.cnt, self.tot
         T = len(times)
         need = res * bb
-        if T > _VEC:
-            return self._earliest_vec(res, walltime, bb, need)
-        k = 0
+        if T - k > _VEC:
+            return self._earliest_vec(res, walltime, bb, need, k)
+        cache = self.cache
         while k < T:
             s = times[k]
             e = s + walltime
@@ -163,18 +239,17 @@ class BitProfile:
                 m &= free[r]
             if m.bit_count() >= res:
                 if not bb:
-                    nodes, nmask = self.cache.select(m, res)
-                    return s, nodes, nmask, None, None
+                    return s, cache.select(m, res), None, None
                 rows = self.bb
                 avail = rows[k] if last == k else tuple(map(min, *rows[k:last + 1]))
                 if _slots(avail, bb) >= res:
-                    nodes, nmask = self.cache.select(m, res)
-                    bb_nodes, use = self.cache.place(nodes, nmask, bb, avail)
-                    return s, nodes, nmask, bb_nodes, use
+                    nmask = cache.select(m, res)
+                    bb_nodes, use = cache.place(nmask, bb, avail)
+                    return s, nmask, bb_nodes, use
             k += 1
         return None
 
-    def _earliest_vec(self, res: int, walltime: float, bb: int, need: int):
+    def _earliest_vec(self, res: int, walltime: float, bb: int, need: int, k0: int):
         """:meth:`earliest` with the candidate starts screened by numpy: a start row
         ``k`` is kept only if every segment of its window has enough free nodes and free
         BB bytes in total; candidates are then checked exactly in order."""
@@ -192,9 +267,10 @@ class BitProfile:
         bad = np.empty(T + 1, dtype=np.int64)
         bad[0] = 0
         np.cumsum(~ok, out=bad[1:])
-        cands = np.flatnonzero(bad[last + 1] == bad[:T])
+        cands = np.flatnonzero(bad[last[k0:] + 1] == bad[k0:T]) + k0
         last = last.tolist()
         rows = self.bb
+        cache = self.cache
         for k in cands.tolist():
             lk = last[k]
             m = free[k]
@@ -202,13 +278,12 @@ class BitProfile:
                 m &= free[r]
             if m.bit_count() >= res:
                 if not bb:
-                    nodes, nmask = self.cache.select(m, res)
-                    return times[k], nodes, nmask, None, None
+                    return times[k], cache.select(m, res), None, None
                 avail = rows[k] if lk == k else tuple(map(min, *rows[k:lk + 1]))
                 if _slots(avail, bb) >= res:
-                    nodes, nmask = self.cache.select(m, res)
-                    bb_nodes, use = self.cache.place(nodes, nmask, bb, avail)
-                    return times[k], nodes, nmask, bb_nodes, use
+                    nmask = cache.select(m, res)
+                    bb_nodes, use = cache.place(nmask, bb, avail)
+                    return times[k], nmask, bb_nodes, use
         return None
 
     def occupy(self, start: float, end: float, nmask: int, n: int, use: tuple | None) -> None:
@@ -250,6 +325,17 @@ def plan_objective(name: str) -> Callable:
     return OBJECTIVES[name]
 
 
+def _first_after(times: list, wall: float, h: float) -> int:
+    """Index of the first breakpoint ``t`` with ``t + wall > h`` (exactly as the scan adds)."""
+    k = bisect_right(times, h - wall)
+    while k > 0 and times[k - 1] + wall > h:
+        k -= 1
+    T = len(times)
+    while k < T and times[k] + wall <= h:
+        k += 1
+    return k
+
+
 class PlanEvaluator:
     """Execution plans of permutations of ``jobs`` over ``base`` (module doc).
 
@@ -257,6 +343,21 @@ class PlanEvaluator:
     score reaches ``bound`` (then the plan is not kept).  ``accept()`` makes the last fully
     evaluated permutation the reference whose prefix later calls reuse.  ``plans`` counts
     evaluations (whole or abandoned), ``placed`` the jobs placed.
+
+    Earliest-start searches do not start from now when the reference plan tells where they
+    cannot succeed.  Let ``P_c`` be the candidate's profile before position ``p`` (job
+    ``z``) and ``P_r`` the reference's profile before the position ``q`` of ``z`` in the
+    reference plan, where ``z`` got its earliest start ``s_r``.  Every occupation of
+    ``P_r`` that ``P_c`` lacks (same job, same start, nodes and BB use) starts at or after
+    some date ``h``; before ``h``, ``P_c`` has at most the free resources of ``P_r``.  Any
+    start ``t < s_r`` with ``t + walltime <= h`` fails in ``P_r``, hence in ``P_c`` (the
+    feasibility of a window only grows with free nodes and free BB bytes), so the search
+    starts at the first breakpoint with ``t >= s_r`` or ``t + walltime > h``, and it
+    returns what a search from now returns.  ``h`` is known when ``q == p`` (tracked along
+    the plan from the first changed position ``k``: the earliest start among the reference
+    occupations not in the candidate), when ``q <= k`` (``P_r``'s occupations are all in
+    ``P_c``: ``h = inf``) and when ``p == k`` (the starts of reference positions
+    ``k..q-1``); otherwise the search starts from now.
     """
 
     def __init__(self, base: Profile, jobs: Sequence[Job], objective: str):
@@ -268,19 +369,14 @@ class PlanEvaluator:
         n = len(self.jobs)
         self.ref_perm: list[int] | None = None
         self.ref_snaps: list = [(root, 0.0)] + [None] * n   # state before position i
+        self.ref_place: list = [None] * n                   # (start, nodes mask, use) per position
+        self.ref_pos: list = [0] * n                        # job -> position
         self.cand_perm: list[int] | None = None
         self.cand_snaps: list = [None] * (n + 1)
+        self.cand_place: list = [None] * n
         self.plans = 0
         self.placed = 0
-
-    def _place(self, prof: BitProfile, i: int):
-        res, wall, bb, sub_ = self.req[i]
-        found = prof.earliest(res, wall, bb)
-        if found is None:
-            return None
-        s, nodes, nmask, bb_nodes, use = found
-        prof.occupy(s, s + wall, nmask, res, use)
-        return s
+        self.searched = 0   # breakpoints tried by earliest-start searches (diagnostics)
 
     def evaluate(self, perm: Sequence[int], bound: float = INF) -> float:
         self.plans += 1
@@ -294,26 +390,78 @@ class PlanEvaluator:
                 if self.ref_score >= bound:
                     return INF
                 self.cand_perm, self.cand_snaps, self.cand_score = ref, self.ref_snaps, self.ref_score
+                self.cand_place = self.ref_place
                 return self.ref_score
         self.cand_perm = None
         if self.cand_snaps is self.ref_snaps:
             self.cand_snaps = [None] * (n + 1)
-        snaps = self.cand_snaps
-        ref_snaps = self.ref_snaps
-        for i in range(k + 1):
-            snaps[i] = ref_snaps[i]
+            self.cand_place = [None] * n
+        snaps, place = self.cand_snaps, self.cand_place
+        ref_snaps, ref_place = self.ref_snaps, self.ref_place
+        snaps[:k + 1] = ref_snaps[:k + 1]
+        place[:k] = ref_place[:k]
         prof, score = snaps[k]
         prof = prof.copy()
-        step, req, now = self.step, self.req, self.now
+        step, req = self.step, self.req
+        ref_pos = self.ref_pos
+        cpos = {}            # job -> candidate position, for positions >= k
+        dfree = {}           # reference occupations (job -> start) the candidate lacks
+        h = INF              # min(dfree.values())
+        have_ref = ref is not None
         for pos in range(k, n):
             i = perm[pos]
-            s = self._place(prof, i)
+            res, wall, bb, sub_ = req[i]
+            lo = 0
+            if have_ref:
+                q = ref_pos[i]
+                if q == pos:
+                    hq = h
+                elif q <= k:
+                    hq = INF
+                elif pos == k:
+                    hq = min(ref_place[r][0] for r in range(k, q))
+                else:
+                    hq = None
+                if hq is not None:
+                    times = prof.times
+                    s_r = ref_place[q][0]
+                    lo = bisect_left(times, s_r)
+                    if hq != INF and lo:
+                        kb = _first_after(times, wall, hq)
+                        if kb < lo:
+                            lo = kb
+            found = prof.earliest(res, wall, bb, lo)
             self.placed += 1
-            if s is None:
+            if found is None:
                 return INF
-            score = step(score, s - req[i][3], s)
+            s, nmask, _, use = found
+            prof.occupy(s, s + wall, nmask, res, use)
+            pl = (s, nmask, use)
+            place[pos] = pl
+            score = step(score, s - sub_, s)
             if score >= bound:
                 return INF
+            if have_ref:
+                # the candidate gains (i, pl); the reference gains its position pos
+                cpos[i] = pos
+                r = ref[pos]
+                if r != i:
+                    cr = cpos.get(r)
+                    if cr is None or place[cr] != ref_place[pos]:
+                        v = ref_place[pos][0]
+                        dfree[r] = v
+                        if v < h:
+                            h = v
+                    q = ref_pos[i]
+                    if q < pos and i in dfree and ref_place[q] == pl:
+                        v = dfree.pop(i)
+                        if v == h:
+                            h = min(dfree.values(), default=INF)
+                elif ref_place[pos] != pl:
+                    v = ref_place[pos][0]
+                    dfree[r] = v
+                    if v < h:
+                        h = v
             if pos + 1 < n:
                 snaps[pos + 1] = (prof, score)
                 prof = prof.copy()
@@ -326,9 +474,14 @@ class PlanEvaluator:
         if self.cand_perm is None:
             raise RuntimeError("accept() without a fully evaluated permutation")
         if self.cand_snaps is not self.ref_snaps:
-            self.ref_snaps, self.cand_snaps = self.cand_snaps, [None] * len(self.cand_snaps)
+            n = len(self.cand_place)
+            self.ref_snaps, self.cand_snaps = self.cand_snaps, [None] * (n + 1)
+            self.ref_place, self.cand_place = self.cand_place, [None] * n
         self.ref_perm, self.cand_perm = self.cand_perm, None
         self.ref_score = self.cand_score
+        pos = self.ref_pos
+        for p, i in enumerate(self.ref_perm):
+            pos[i] = p
 
     def plan(self, perm: Sequence[int]) -> list[tuple[float, Allocation]]:
         """The full plan of ``perm``: ``(start, allocation)`` per position (no reuse)."""
@@ -341,9 +494,9 @@ class PlanEvaluator:
             if found is None:
                 out.append((INF, None))
                 continue
-            s, nodes, nmask, bb_nodes, use = found
+            s, nmask, bb_nodes, use = found
             prof.occupy(s, s + wall, nmask, res, use)
-            out.append((s, Allocation.make(n_bb, nodes, bb_nodes, bb if use is not None else 0)))
+            out.append((s, Allocation.make(n_bb, bits_of(nmask), bb_nodes, bb if use is not None else 0)))
         return out
 
 
@@ -439,8 +592,8 @@ class NowFiller:
                 if bb:
                     av = cb if used is None else self._bb_avail(kr, cb, used, ends)
                     if _slots(av, bb) >= res:
-                        nodes, nmask = cache.select(avail, res)
-                        bb_nodes, use = cache.place(nodes, nmask, bb, av)
+                        nmask = cache.select(avail, res)
+                        bb_nodes, use = cache.place(nmask, bb, av)
                         used_mask |= nmask
                         used = use if used is None else tuple(map(add, used, use))
                         ends = ends + ((use, now + wall),)
@@ -448,7 +601,7 @@ class NowFiller:
                         state = (used_mask, used, ends, started)
                         full = (free_now & ~used_mask).bit_count() < min_res
                 else:
-                    nodes, nmask = cache.select(avail, res)
+                    nmask = cache.select(avail, res)
                     used_mask |= nmask
                     started = started + (i,)
                     state = (used_mask, used, ends, started)
