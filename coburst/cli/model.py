@@ -11,6 +11,8 @@ from __future__ import annotations
 import argparse
 import json
 
+from coburst.validate import COUNT_MAX, SEED, opt_int
+
 FIELDS = {"requested": ("requested_memory", 10), "used": ("used_memory", 7)}
 
 
@@ -22,9 +24,12 @@ def _fit_bb(args: argparse.Namespace) -> int:
     from coburst.errors import InputError
     from coburst.fileio import atomic_write
     from coburst.models.fit import best, cross_validate, memory_per_processor
+    from coburst.validate import check_output
     from coburst.workloads.swf import read_swf
 
     attr, number = FIELDS[args.field]
+    if args.json:
+        check_output(args.json, "--json")
     log = read_swf(args.swf)
     values = memory_per_processor(log.jobs, attr)
     if values.size == 0:
@@ -35,7 +40,8 @@ def _fit_bb(args: argparse.Namespace) -> int:
     used = values
     if args.max_samples and values.size > args.max_samples:
         used = np.random.default_rng(args.seed).choice(values, size=args.max_samples, replace=False)
-    results = cross_validate(used, folds=args.folds, seed=args.seed)
+    results = cross_validate(used, folds=args.folds, seed=args.seed, source=args.swf,
+                             where=f"field {number} ({args.field} memory)")
     winner = best(results)
 
     console = Console()
@@ -100,9 +106,9 @@ def register(subparsers) -> None:
     fit.add_argument("swf", help="SWF log with memory requests (e.g. METACENTRUM-2013-3.swf)")
     fit.add_argument("--field", choices=tuple(FIELDS), default="requested",
                      help="requested (field 10, default, as the thesis) or used (field 7) memory")
-    fit.add_argument("--folds", type=int, default=5, help="cross-validation folds (default 5)")
-    fit.add_argument("--seed", type=int, default=0, help="seed of the fold split and subsample (default 0)")
-    fit.add_argument("--max-samples", type=int, default=100_000,
+    fit.add_argument("--folds", type=opt_int(2, 1000), default=5, help="cross-validation folds (default 5)")
+    fit.add_argument("--seed", type=SEED, default=0, help="seed of the fold split and subsample (default 0)")
+    fit.add_argument("--max-samples", type=opt_int(0, COUNT_MAX), default=100_000,
                      help="fit a random subsample of at most this many values (default 100000; 0: all)")
     fit.add_argument("--json", help="also write the results to this JSON file")
     fit.set_defaults(func=_fit_bb)

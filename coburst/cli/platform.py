@@ -12,9 +12,23 @@ import shlex
 import sys
 
 from coburst.fileio import atomic_write
+from coburst.validate import PLATFORM_COUNT, check_output, read_bytes
+
+#: largest generated platform, in hosts (an explicit 1M-host XML is already ~200 MB)
+MAX_HOSTS = 1_000_000
+
+
+def _check_size(hosts: int) -> None:
+    if hosts > MAX_HOSTS:
+        from coburst.errors import InputError
+
+        raise InputError("--nodes", None, f"the platform would have {hosts} hosts; coburst generates at most "
+                                          f"{MAX_HOSTS}")
 
 
 def _dragonfly(args: argparse.Namespace) -> int:
+    if args.output not in (None, "-"):
+        check_output(args.output, "-o/--output")
     from coburst.platforms.dragonfly import parse_topology, render_cluster_xml, render_xml, spec_from_options
 
     options = {
@@ -33,6 +47,7 @@ def _dragonfly(args: argparse.Namespace) -> int:
                 raise InputError(f"--{key}", None, f"contradicts --topo {args.topo!r}")
         options.update(topo)
     spec = spec_from_options(**options)
+    _check_size(spec.host_count)
     command = "coburst platform " + " ".join(shlex.quote(a) for a in sys.argv[2:]) if args.record_command else None
     render = render_cluster_xml if args.style == "cluster" else render_xml
     text = render(spec, command)
@@ -48,6 +63,8 @@ def _dragonfly(args: argparse.Namespace) -> int:
 
 
 def _cluster(args: argparse.Namespace) -> int:
+    if args.output not in (None, "-"):
+        check_output(args.output, "-o/--output")
     from coburst.platforms.cluster import kth_sp2_spec, render_xml, spec_from_options
 
     spec = spec_from_options(
@@ -55,6 +72,7 @@ def _cluster(args: argparse.Namespace) -> int:
         backbone_bw=args.backbone_bw, backbone_lat=args.backbone_lat, master=args.master, master_bw=args.master_bw,
         master_lat=args.master_lat, loopback_bw=args.loopback_bw, loopback_lat=args.loopback_lat,
         description=args.description if not args.kth_sp2 else kth_sp2_spec().description)
+    _check_size(spec.nodes)
     command = "coburst platform " + " ".join(shlex.quote(a) for a in sys.argv[2:]) if args.record_command else None
     text = render_xml(spec, command)
     if args.output in (None, "-"):
@@ -67,6 +85,8 @@ def _cluster(args: argparse.Namespace) -> int:
 
 
 def _cosched(args: argparse.Namespace) -> int:
+    if args.output not in (None, "-"):
+        check_output(args.output, "-o/--output")
     from coburst.platforms.cosched import aris_small_spec, render_xml, spec_from_options
 
     spec = spec_from_options(
@@ -74,8 +94,10 @@ def _cosched(args: argparse.Namespace) -> int:
         core_speed=args.core_speed, link_bw=args.link_bw, link_lat=args.link_lat, backbone_bw=args.backbone_bw,
         backbone_lat=args.backbone_lat, membus_bw=args.membus_bw, membus_lat=args.membus_lat, master=args.master,
         master_bw=args.master_bw, master_lat=args.master_lat, loopback_bw=args.loopback_bw,
-        loopback_lat=args.loopback_lat,
+        loopback_lat=args.loopback_lat, bb_nodes=args.bb_nodes, bb_capacity=args.bb_capacity, bb_bw=args.bb_bw,
+        pfs_bw=args.pfs_bw,
         description=args.description if not args.aris_small else aris_small_spec().description)
+    _check_size(spec.nodes * spec.nb_units)
     command = "coburst platform " + " ".join(shlex.quote(a) for a in sys.argv[2:]) if args.record_command else None
     text = render_xml(spec, command)
     if args.output in (None, "-"):
@@ -94,6 +116,7 @@ def _info(args: argparse.Namespace) -> int:
 
     from coburst.platforms.info import read_platform
 
+    read_bytes(args.platform, "platform file")
     info = read_platform(args.platform, master=args.master)
     console = Console()
     table = Table(title=f"{args.platform}")
@@ -125,16 +148,16 @@ def register(subparsers) -> None:
                                     "Kopański 2020, Listing 1) with burst-buffer nodes and a PFS.")
     df.add_argument("-o", "--output", help="output XML file (default: standard output)")
     df.add_argument("--topo", help="SimGrid topo_parameters 'G,g;C,c;R,r;N' (default 3,1;4,1;3,1;3)")
-    df.add_argument("--groups", type=int, help="groups (default 3)")
-    df.add_argument("--chassis", type=int, help="chassis per group (default 4)")
-    df.add_argument("--routers", type=int, help="routers per chassis (default 3)")
-    df.add_argument("--nodes", type=int, help="nodes per router (default 3)")
+    df.add_argument("--groups", type=PLATFORM_COUNT, help="groups (default 3)")
+    df.add_argument("--chassis", type=PLATFORM_COUNT, help="chassis per group (default 4)")
+    df.add_argument("--routers", type=PLATFORM_COUNT, help="routers per chassis (default 3)")
+    df.add_argument("--nodes", type=PLATFORM_COUNT, help="nodes per router (default 3)")
     df.add_argument("--speed", help="host speed (default 1Gf)")
     df.add_argument("--bw", help="link bandwidth (default 1250MBps)")
     df.add_argument("--lat", help="link latency (default 50us)")
     df.add_argument("--loopback-bw", help="loopback bandwidth (default 1000MBps)")
     df.add_argument("--loopback-lat", help="loopback latency (default 0)")
-    df.add_argument("--bb-per-chassis", type=int, help="burst-buffer nodes per chassis (default 1)")
+    df.add_argument("--bb-per-chassis", type=PLATFORM_COUNT, help="burst-buffer nodes per chassis (default 1)")
     df.add_argument("--bb-capacity", help="capacity of one burst-buffer node, e.g. 40GB (default)")
     df.add_argument("--pfs-bw", help="bandwidth of the shared PFS link (default 5000MBps)")
     df.add_argument("--pfs-lat", help="latency of the PFS link (default 100us)")
@@ -154,7 +177,7 @@ def register(subparsers) -> None:
                                     "routing=Full zone with a loopback route (coburst/platforms/cluster.py). "
                                     "Defaults: platforms/kth_sp2.xml.")
     cl.add_argument("-o", "--output", help="output XML file (default: standard output)")
-    cl.add_argument("--nodes", type=int, help="compute nodes (default 100)")
+    cl.add_argument("--nodes", type=PLATFORM_COUNT, help="compute nodes (default 100)")
     cl.add_argument("--id", help="cluster id (default sp2)")
     cl.add_argument("--prefix", help="host name prefix (default node_)")
     cl.add_argument("--speed", help="host speed (default 1Gf)")
@@ -180,10 +203,10 @@ def register(subparsers) -> None:
                                     "bus, a cluster network and a master host (coburst/platforms/cosched.py). "
                                     "Defaults: platforms/aris_cosched_small.xml.")
     co.add_argument("-o", "--output", help="output XML file (default: standard output)")
-    co.add_argument("--nodes", type=int, help="nodes (default 8)")
+    co.add_argument("--nodes", type=PLATFORM_COUNT, help="nodes (default 8)")
     co.add_argument("--preset", help="node shape: aris (2x10, default), marconi (2x24), grvingt (2x16), custom")
-    co.add_argument("--sockets", type=int, help="sockets per node (without --preset: a custom shape)")
-    co.add_argument("--cores", type=int, help="cores per socket (without --preset: a custom shape)")
+    co.add_argument("--sockets", type=PLATFORM_COUNT, help="sockets per node (without --preset: a custom shape)")
+    co.add_argument("--cores", type=PLATFORM_COUNT, help="cores per socket (without --preset: a custom shape)")
     co.add_argument("--unit", help="allocatable unit = Batsim resource: half-socket (default) or core")
     co.add_argument("--core-speed", help="speed of one core (default 1Gf); a unit computes at this x its cores")
     co.add_argument("--link-bw", help="bandwidth of a node's network link (default 6GBps)")
@@ -198,6 +221,10 @@ def register(subparsers) -> None:
     co.add_argument("--loopback-bw", help="bandwidth of the master's loopback (default 10GBps, SimGrid's default)")
     co.add_argument("--loopback-lat", help="latency of the master's loopback (default 0)")
     co.add_argument("--description", help="comment written at the top of the file")
+    co.add_argument("--bb-nodes", type=int, help="burst-buffer storage hosts, plus a PFS host (default 0: none)")
+    co.add_argument("--bb-capacity", help="capacity of one burst-buffer host, e.g. 40GB (default)")
+    co.add_argument("--bb-bw", help="bandwidth of a burst-buffer host's link (default 6GBps)")
+    co.add_argument("--pfs-bw", help="bandwidth of the PFS host's link (default 5000MBps)")
     co.add_argument("--aris-small", action="store_true",
                     help="the description of platforms/aris_cosched_small.xml (with the defaults: that file)")
     co.add_argument("--no-record-command", dest="record_command", action="store_false",

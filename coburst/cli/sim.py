@@ -18,6 +18,7 @@ import sys
 from pathlib import Path
 
 from coburst.errors import InputError
+from coburst.validate import TIMEOUT, check_output
 
 #: what ``batsim --version`` prints for the real 4.2.1; coburst prints the string it writes
 #: in ``_schedule.csv``'s ``batsim_version`` (coburst.simulator.output.BATSIM_VERSION)
@@ -143,7 +144,7 @@ def add_sim_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--forward-unknown-events", action="store_true",
                         help="external events only: no effect without --events, as in Batsim")
     # coburst's own
-    parser.add_argument("--timeout", type=float, default=30.0, metavar="SECONDS",
+    parser.add_argument("--timeout", type=TIMEOUT, default=30.0, metavar="SECONDS",
                         help="abort when the scheduler stays silent this long (wall clock) [default: 30]")
     parser.add_argument("--heatmap", default=None, metavar="FILE|NAME",
                         help="co-execution heatmap (CSV/JSON, see coburst/models/heatmap.py, or a bundled one: "
@@ -281,6 +282,8 @@ def simulator_config_from_args(args: argparse.Namespace):
                          "give at least one workload (or --enable-dynamic-jobs for a scheduler that registers jobs)")
     if args.timeout <= 0:
         raise InputError("--timeout", str(args.timeout), "must be > 0 seconds")
+    check_heatmap_alone(args.heatmap_alone)
+    check_export(args.export, options)
     config = SimulatorConfig(
         platform=args.platform,
         workloads=list(args.workload),
@@ -298,6 +301,29 @@ def simulator_config_from_args(args: argparse.Namespace):
     config.heatmap = None if args.heatmap is None else heatmap_file(args.heatmap)
     config.heatmap_alone = args.heatmap_alone
     return config
+
+
+def check_heatmap_alone(value: str) -> None:
+    """``--heatmap-alone``: ``best`` or a finite speed factor > 0 (checked before any work)."""
+    if value == "best":
+        return
+    try:
+        factor = float(value)
+    except ValueError:
+        factor = float("nan")
+    if not (factor > 0 and factor != float("inf")):
+        raise InputError("--heatmap-alone", value, "expected 'best' or a positive, finite speed factor")
+
+
+def check_export(prefix: str, options: dict) -> None:
+    """Every output of ``-e PREFIX`` can be written (checked before any work, as Batsim does)."""
+    names = ["_jobs.csv", "_schedule.csv"]
+    if options["schedule_tracing"]:
+        names.append("_schedule.trace")
+    if options["machine_state_tracing"]:
+        names.append("_machine_states.csv")
+    for name in names:
+        check_output(f"{prefix}{name}", f"-e/--export {prefix}")
 
 
 def heatmap_file(value: str) -> str:

@@ -10,6 +10,8 @@ import argparse
 import sys
 from pathlib import Path
 
+from coburst.validate import COUNT_MAX, SEED, check_output, opt_float, opt_int, read_bytes
+
 DEFAULT_PLATFORM = Path(__file__).resolve().parents[2] / "platforms" / "dragonfly96.xml"
 
 
@@ -31,15 +33,19 @@ def _swf(args: argparse.Namespace) -> int:
         raise InputError("--max-jobs", None, f"must be >= 1, got {args.max_jobs}")
     if args.split is not None and args.split < 1:
         raise InputError("--split", None, f"must be >= 1, got {args.split}")
+    if args.split:
+        paths = [part_path(args.output, k, args.split) for k in range(1, args.split + 1)]
+    else:
+        paths = [Path(args.output)]
+    for path in paths:  # before any work
+        check_output(path, "-o/--output")
+    read_bytes(args.swf, "SWF file")
+    read_bytes(args.platform, "platform file")
     platform = read_platform(args.platform)
     params = ModelParams(model=args.model, seed=args.seed, kappa=args.kappa, bb_source=args.bb_source)
     bb_model = BBRequestModel.load(args.bb_model)
     docs, report = swf_to_workloads(args.swf, platform, params, max_jobs=args.max_jobs, split=args.split,
                                     bb_model=bb_model, platform_name=Path(args.platform).name)
-    if args.split:
-        paths = [part_path(args.output, k, args.split) for k in range(1, args.split + 1)]
-    else:
-        paths = [Path(args.output)]
     for doc, path in zip(docs, paths):
         write_workload(doc, path)
     if not args.quiet:
@@ -96,6 +102,9 @@ def _elise(args: argparse.Namespace) -> int:
     from coburst.workloads.batsim_json import write_workload
     from coburst.workloads.elise import generate
 
+    check_output(args.output, "-o/--output")
+    if Path(args.seed_apps).is_dir():
+        raise InputError("--seed-apps", args.seed_apps, "is a directory, expected a seed file or a bundled name")
     if Path(args.seed_apps).is_file():
         apps = load_seed(args.seed_apps)
     elif args.seed_apps in bundled_names() or Path(f"{args.seed_apps}").suffix == "":
@@ -107,6 +116,7 @@ def _elise(args: argparse.Namespace) -> int:
         raise InputError("--seed-apps", args.seed_apps, "no such seed file")
     cores, units, max_nodes = 20, 4, None
     if args.platform:
+        read_bytes(args.platform, "platform file")
         try:
             root = ET.parse(args.platform).getroot()
         except (OSError, ET.ParseError) as exc:
@@ -148,10 +158,10 @@ def register(subparsers) -> None:
     swf.add_argument("-p", "--platform", default=str(DEFAULT_PLATFORM),
                      help="platform XML giving nodes, speed, bandwidth and burst buffers "
                           "(default platforms/dragonfly96.xml)")
-    swf.add_argument("--seed", type=int, default=0, help="random seed (default 0); same seed, same bytes")
-    swf.add_argument("--split", type=int, metavar="K", help="cut the log into K equal time periods (thesis: 16)")
-    swf.add_argument("--max-jobs", type=int, metavar="N", help="keep only the first N jobs after filtering")
-    swf.add_argument("--kappa", type=float, default=40.0, help="IO-Aware compute shortening factor (default 40)")
+    swf.add_argument("--seed", type=SEED, default=0, help="random seed (default 0); same seed, same bytes")
+    swf.add_argument("--split", type=opt_int(1, 10_000), metavar="K", help="cut the log into K equal time periods (thesis: 16)")
+    swf.add_argument("--max-jobs", type=opt_int(1, COUNT_MAX), metavar="N", help="keep only the first N jobs after filtering")
+    swf.add_argument("--kappa", type=opt_float(0, 1e6), default=40.0, help="IO-Aware compute shortening factor (default 40)")
     swf.add_argument("--bb-source", choices=("model", "memory"), default="model",
                      help="model: draw every request from the lognormal (default); memory: use the SWF requested "
                           "memory (field 10) when known")
@@ -166,17 +176,17 @@ def register(subparsers) -> None:
     elise.add_argument("--seed-apps", default="aris-nas",
                        help="application seed: a bundled name (aris-nas, aris-spec, grvingt-nas) or a seed CSV "
                             "(default aris-nas)")
-    elise.add_argument("-n", "--jobs", type=int, default=1000, help="number of jobs (default 1000)")
+    elise.add_argument("-n", "--jobs", type=opt_int(1, 10_000_000), default=1000, help="number of jobs (default 1000)")
     elise.add_argument("-p", "--platform", default=None,
                        help="co-scheduling platform XML giving cores and units per node (default: ARIS, 20 cores "
                             "in 4 half-socket units)")
     elise.add_argument("--pick", default="random",
                        help="random (uniform), frequency (seed weights) or a comma-separated list of applications")
     elise.add_argument("--arrival", default="zero", help="zero, constant, uniform, poisson or weibull (default zero)")
-    elise.add_argument("--interarrival", type=float, default=10.0, help="mean gap between arrivals in s (default 10)")
-    elise.add_argument("--weibull-shape", type=float, default=1.5, help="Weibull shape (default 1.5)")
-    elise.add_argument("--walltime-factor", type=float, default=1.4, help="walltime / compact time (default 1.4)")
-    elise.add_argument("--seed", type=int, default=0, help="random seed (default 0); same seed, same bytes")
+    elise.add_argument("--interarrival", type=opt_float(0, 1e9), default=10.0, help="mean gap between arrivals in s (default 10)")
+    elise.add_argument("--weibull-shape", type=opt_float(0.05, 1e3), default=1.5, help="Weibull shape (default 1.5)")
+    elise.add_argument("--walltime-factor", type=opt_float(0, 1e6, exclusive_minimum=True), default=1.4, help="walltime / compact time (default 1.4)")
+    elise.add_argument("--seed", type=SEED, default=0, help="random seed (default 0); same seed, same bytes")
     elise.add_argument("-q", "--quiet", action="store_true", help="print nothing on success")
     elise.set_defaults(func=_elise)
 

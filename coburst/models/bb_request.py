@@ -26,20 +26,35 @@ same distribution as scipy's ``lognorm(s, loc, scale)``.
 
 from __future__ import annotations
 
-import json
 import math
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
-from coburst.errors import InputError
+from coburst.validate import TIME_MAX, Field, check_object, read_json
 
 #: the repository's parameter file
 DEFAULT_PATH = Path(__file__).resolve().parents[2] / "models" / "bb_request.json"
 
 #: Table 2.3 and §2.4 values, used when the parameter file is not available (installed package)
 TABLE_2_3 = {"s": 1.09725, "loc": -150361.0, "scale": 2714115.0}
+
+#: the parameter file's schema (coburst.validate.Field): the lognormal in KiB per processor;
+#: bounds keep every draw finite (scale * exp(s * z) with |z| < 40 stays below 1e30 bytes)
+MODEL_FILE = (
+    Field("distribution", "string", required=True, choices=("lognorm",), doc="only 'lognorm' is supported"),
+    Field("params", "object", required=True, doc="s, loc, scale of scipy.stats.lognorm"),
+    Field("unit_bytes", "integer", minimum=1, maximum=2**20, doc="bytes per unit of the parameters (1024: KiB)"),
+    Field("floor_bytes", "integer", minimum=0, maximum=2**60, doc="smallest request, bytes per node"),
+    Field("short_job_runtime", "number", minimum=0, maximum=TIME_MAX, doc="seconds; shorter jobs get short_job_bytes"),
+    Field("short_job_bytes", "integer", minimum=0, maximum=2**60, doc="request of short jobs, bytes per node"),
+)
+MODEL_PARAMS = (
+    Field("s", "number", required=True, minimum=0, exclusive_minimum=True, maximum=10, doc="lognormal shape"),
+    Field("loc", "number", required=True, minimum=-1e15, maximum=1e15, doc="location (units)"),
+    Field("scale", "number", required=True, minimum=0, exclusive_minimum=True, maximum=1e15, doc="scale (units)"),
+)
 
 
 @dataclass(frozen=True)
@@ -63,26 +78,13 @@ class BBRequestModel:
                 return cls()
             path = DEFAULT_PATH
         source = str(path)
-        try:
-            doc = json.loads(Path(path).read_text(encoding="utf-8"))
-        except FileNotFoundError:
-            raise InputError(source, None, "burst-buffer model file not found") from None
-        except json.JSONDecodeError as exc:
-            raise InputError(source, f"line {exc.lineno}", f"invalid JSON: {exc.msg}") from None
-        if doc.get("distribution") != "lognorm":
-            raise InputError(source, "distribution", f"only 'lognorm' is supported, got {doc.get('distribution')!r}")
-        params = doc.get("params", {})
-        try:
-            model = cls(s=float(params["s"]), loc=float(params["loc"]), scale=float(params["scale"]),
-                        unit_bytes=int(doc.get("unit_bytes", 1024)),
-                        floor_bytes=int(doc.get("floor_bytes", 100_000_000)),
-                        short_job_runtime=float(doc.get("short_job_runtime", 120)),
-                        short_job_bytes=int(doc.get("short_job_bytes", 10_000_000)))
-        except (KeyError, TypeError, ValueError) as exc:
-            raise InputError(source, "params", f"needs numeric s, loc and scale ({exc})") from None
-        if model.s <= 0 or model.scale <= 0:
-            raise InputError(source, "params", "s and scale must be > 0")
-        return model
+        doc = check_object(read_json(path, "burst-buffer model file"), MODEL_FILE, source)
+        params = check_object(doc["params"], MODEL_PARAMS, source, "params", hint="needs numeric s, loc and scale")
+        return cls(s=float(params["s"]), loc=float(params["loc"]), scale=float(params["scale"]),
+                   unit_bytes=int(doc.get("unit_bytes", 1024)),
+                   floor_bytes=int(doc.get("floor_bytes", 100_000_000)),
+                   short_job_runtime=float(doc.get("short_job_runtime", 120)),
+                   short_job_bytes=int(doc.get("short_job_bytes", 10_000_000)))
 
     # ------------------------------------------------------------------ distribution
     def distribution(self):

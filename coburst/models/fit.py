@@ -93,14 +93,19 @@ def _fit_one(scipy_name: str, train: np.ndarray) -> tuple[float, ...]:
     return tuple(float(x) for x in dist.fit(train))
 
 
-def cross_validate(values, folds: int = 5, seed: int = 0, candidates: dict[str, str] | None = None) -> list[FitResult]:
-    """Fit every candidate with ``folds``-fold cross-validation; results in candidate order."""
+def cross_validate(values, folds: int = 5, seed: int = 0, candidates: dict[str, str] | None = None,
+                   source: str | None = None, where: str | None = None) -> list[FitResult]:
+    """Fit every candidate with ``folds``-fold cross-validation; results in candidate order.
+
+    ``source`` and ``where`` (the file and the field the values come from) name them in errors.
+    """
     data = np.asarray(values, dtype=float)
     data = data[np.isfinite(data)]
     if folds < 2:
         raise InputError("--folds", None, f"need at least 2 folds, got {folds}")
     if data.size < folds * 5:
-        raise InputError(None, None, f"too few values to fit ({data.size}; need at least {folds * 5})")
+        raise InputError(source, where, f"too few values to fit: {data.size} positive value(s), need at least "
+                         f"{folds * 5} (5 per fold with {folds} folds)")
     rng = np.random.default_rng(seed)
     order = rng.permutation(data.size)
     parts = np.array_split(order, folds)

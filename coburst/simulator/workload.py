@@ -8,12 +8,12 @@ A workload file is ``{"nb_res": N, "jobs": [...], "profiles": {...}}`` (Batsim 4
 from __future__ import annotations
 
 import json
-import math
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from coburst.errors import InputError
+from coburst.validate import AMOUNT_MAX, COUNT_MAX, TIME_MAX, number, read_json
 
 #: profile type -> (required fields, optional fields with defaults)
 PROFILE_FIELDS: dict[str, tuple[tuple[str, ...], dict[str, Any]]] = {
@@ -67,20 +67,10 @@ class Workload:
 
 
 def _num(value: Any, source: str, where: str, *, positive: bool = False, integer: bool = False,
-         allow_neg1: bool = False) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise InputError(source, where, f"expected a number, got {json.dumps(value)}")
-    if not math.isfinite(value):
-        raise InputError(source, where, f"expected a finite number, got {value}")
-    if integer and int(value) != value:
-        raise InputError(source, where, f"expected an integer, got {value}")
-    if allow_neg1 and value == -1:
-        return value
-    if positive and value <= 0:
-        raise InputError(source, where, f"must be > 0, got {value}")
-    if value < 0:
-        raise InputError(source, where, f"must be >= 0, got {value}")
-    return value
+         allow_neg1: bool = False, maximum: float = AMOUNT_MAX) -> float:
+    """A finite number >= 0 (> 0 with ``positive``) and <= ``maximum`` (see coburst.validate)."""
+    return number(value, source, where, minimum=0, exclusive_minimum=positive, integer=integer,
+                  maximum=maximum, allow=(-1,) if allow_neg1 else ())
 
 
 def validate_profile(name: str, prof: Any, source: str, where: str) -> Profile:
@@ -97,7 +87,7 @@ def validate_profile(name: str, prof: Any, source: str, where: str) -> Profile:
         if key not in prof:
             raise InputError(source, where, f"profile of type {ptype!r} needs field {key!r}")
     if ptype == "delay":
-        _num(prof["delay"], source, f"{where}.delay", positive=True)
+        _num(prof["delay"], source, f"{where}.delay", positive=True, maximum=TIME_MAX)
     elif ptype in ("parallel_homogeneous", "parallel_homogeneous_total"):
         _num(prof["cpu"], source, f"{where}.cpu")
         _num(prof["com"], source, f"{where}.com")
@@ -182,11 +172,12 @@ def job_from_json(obj: Any, workload: str, source: str, where: str, profiles: di
         if wl != workload:
             raise InputError(source, f"{where}.id",
                              f"job id names workload {wl!r} but belongs to workload {workload!r}")
-    subtime = _num(obj["subtime"], source, f"{where}.subtime")
-    walltime = _num(obj.get("walltime", -1), source, f"{where}.walltime", positive=True, allow_neg1=True)
+    subtime = _num(obj["subtime"], source, f"{where}.subtime", maximum=TIME_MAX)
+    walltime = _num(obj.get("walltime", -1), source, f"{where}.walltime", positive=True, allow_neg1=True,
+                    maximum=TIME_MAX)
     if isinstance(obj["res"], bool) or not isinstance(obj["res"], int):
         raise InputError(source, f"{where}.res", f"expected an integer number of resources, got {json.dumps(obj['res'])}")
-    res = int(_num(obj["res"], source, f"{where}.res", positive=True, integer=True))
+    res = int(_num(obj["res"], source, f"{where}.res", positive=True, integer=True, maximum=COUNT_MAX))
     profile = obj["profile"]
     if not isinstance(profile, str) or profile not in profiles:
         raise InputError(source, f"{where}.profile", f"unknown profile {json.dumps(profile)}")
@@ -209,16 +200,7 @@ class _JsonObject(dict):
 def load_workload(path: str | Path, name: str) -> Workload:
     """Load and validate a Batsim JSON workload file; its jobs are named ``name!id``."""
     source = str(path)
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise InputError(source, None, "workload file not found") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InputError(source, None, f"cannot read workload file: {exc}") from None
-    try:
-        doc = json.loads(text, object_pairs_hook=_JsonObject)
-    except json.JSONDecodeError as exc:
-        raise InputError(source, f"line {exc.lineno} column {exc.colno}", f"invalid JSON: {exc.msg}") from None
+    doc = read_json(path, "workload file", object_pairs_hook=_JsonObject)
     return workload_from_doc(doc, name, source)
 
 
@@ -229,8 +211,8 @@ def workload_from_doc(doc: Any, name: str, source: str) -> Workload:
     if "nb_res" not in doc:
         raise InputError(source, None, "the 'nb_res' field is missing")
     nb_res = doc["nb_res"]
-    if isinstance(nb_res, bool) or not isinstance(nb_res, int) or nb_res <= 0:
-        raise InputError(source, "nb_res", f"expected an integer > 0, got {json.dumps(nb_res)}")
+    if isinstance(nb_res, bool) or not isinstance(nb_res, int) or not 0 < nb_res <= COUNT_MAX:
+        raise InputError(source, "nb_res", f"expected an integer between 1 and {COUNT_MAX}, got {json.dumps(nb_res)}")
     if "profiles" not in doc:
         raise InputError(source, None, "the 'profiles' object is missing")
     profiles_doc = doc["profiles"]

@@ -19,6 +19,7 @@ from typing import Any
 
 from coburst.errors import InputError
 from coburst.fileio import atomic_write
+from coburst.validate import read_json
 from coburst.simulator import workload as simulator_workload
 
 IO_PROFILES = {"stage_in": "data_staging", "compute": "parallel_homogeneous",
@@ -94,11 +95,6 @@ def validate(doc: Any, source: str = "<workload>") -> dict:
 def read_workload(path: str | Path) -> dict:
     """Load and validate a workload file."""
     source = str(path)
-    try:
-        doc = json.loads(Path(path).read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise InputError(source, None, "workload file not found") from None
-    except json.JSONDecodeError as exc:
-        raise InputError(source, f"line {exc.lineno} column {exc.colno}", f"invalid JSON: {exc.msg}") from None
+    doc = read_json(path, "workload file")
     validate(doc, source)
     return doc

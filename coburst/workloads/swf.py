@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from coburst.errors import InputError
+from coburst.validate import COUNT_MAX, TIME_MAX, decode_text
 
 FIELDS = (
     "job_number", "submit_time", "wait_time", "run_time", "allocated_procs", "average_cpu_time",
@@ -71,6 +72,15 @@ class SwfLog:
 _INT_FIELDS = {"job_number", "allocated_procs", "requested_procs", "status", "user_id", "group_id",
                "executable", "queue", "partition", "preceding_job"}
 
+#: largest magnitude of each field (coburst.validate): times 2**32 s (136 years, microsecond
+#: resolution kept), processors 2**31 - 1, memory 2**50 KB per processor, identifiers 2**53
+#: (exact in a double); -1 (unknown) is always accepted
+_LIMITS = {name: float(2**53) for name in FIELDS}
+_LIMITS.update({name: TIME_MAX for name in ("submit_time", "wait_time", "run_time", "average_cpu_time",
+                                            "requested_time", "think_time")})
+_LIMITS.update({"allocated_procs": float(COUNT_MAX), "requested_procs": float(COUNT_MAX),
+                "used_memory": float(2**50), "requested_memory": float(2**50)})
+
 
 def _number(token: str, name: str, source: str, lineno: int) -> float | int:
     try:
@@ -81,6 +91,9 @@ def _number(token: str, name: str, source: str, lineno: int) -> float | int:
     if not math.isfinite(value):
         raise InputError(source, f"line {lineno}", f"field {FIELDS.index(name) + 1} ({name}) is not finite: "
                          f"{token!r}")
+    if abs(value) > _LIMITS[name]:
+        raise InputError(source, f"line {lineno}", f"field {FIELDS.index(name) + 1} ({name}) is out of range: "
+                         f"{token!r} (at most {_LIMITS[name]:g} in magnitude)")
     if name in _INT_FIELDS:
         if value != int(value):
             raise InputError(source, f"line {lineno}", f"field {FIELDS.index(name) + 1} ({name}) must be an "
@@ -106,12 +119,19 @@ def read_swf(path: str | Path) -> SwfLog:
     source = str(path)
     log = SwfLog(path=source)
     try:
+        if Path(source).is_dir():
+            raise InputError(source, None, "is a directory, expected an SWF file")
         handle = open(source, "rb")
     except FileNotFoundError:
         raise InputError(source, None, "SWF file not found") from None
     except OSError as exc:
         raise InputError(source, None, f"cannot read SWF file: {exc.strerror}") from None
     with handle:
+        try:
+            decode_text(handle.peek(4096)[:4096] if hasattr(handle, "peek") else b"", source)
+        except InputError as exc:
+            if "UTF-16" in exc.problem or "UTF-32" in exc.problem:  # named for the whole file
+                raise
         for lineno, raw in enumerate(handle, start=1):
             try:
                 text = raw.decode("utf-8")
