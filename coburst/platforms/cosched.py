@@ -56,6 +56,13 @@ Network (``render_xml``)::
     (36 for 8 nodes, 5050 for 100).  Zones, then links, then routes: the order SimGrid's
     DTD requires.
 
+Burst buffers (``--bb-nodes K``, for burst-buffer-aware co-scheduling): a zone
+``storage_zone`` with ``K`` storage hosts ``bb{i}`` (``role=storage``, ``bb_capacity`` =
+``--bb-capacity`` in bytes, default 40 GB) and the ``pfs`` host (``role=storage``), each behind
+its own link (``--bb-bw``, ``--pfs-bw``) to the zone's router, which reaches every node through
+the backbone and the node's port: ``bb{i}`` -> unit = [bb link, backbone, node link, memory
+bus], so staging and checkpoint traffic contends with the jobs' own communications.
+
 Presets: ARIS (GRNET) 2 sockets x 10 cores, CINECA Marconi (Broadwell) 2 x 24, Grid'5000
 Grvingt 2 x 16.  ``aris_small_spec()`` regenerates ``platforms/aris_cosched_small.xml``.
 """
@@ -103,6 +110,10 @@ class CoschedSpec:
     loopback_bw: str = "10GBps"
     loopback_lat: str = "0"
     description: str = ""
+    bb_nodes: int = 0             # burst-buffer storage hosts (0: none, and no PFS)
+    bb_capacity: str = "40GB"
+    bb_bw: str = "6GBps"          # a storage host's network link
+    pfs_bw: str = "5000MBps"
 
     # ------------------------------------------------------------------ derived sizes
     @property
@@ -172,6 +183,15 @@ def validate(spec: CoschedSpec) -> None:
                       ("--membus-lat", spec.membus_lat), ("--master-lat", spec.master_lat),
                       ("--loopback-lat", spec.loopback_lat)):
         parse_latency(text, opt)
+    if not _is_int(spec.bb_nodes) or spec.bb_nodes < 0:
+        raise InputError("--bb-nodes", None, f"must be an integer >= 0, got {spec.bb_nodes!r}")
+    if spec.bb_nodes:
+        from coburst.platforms.units import parse_size
+        if parse_size(spec.bb_capacity, "--bb-capacity") <= 0:
+            raise InputError("--bb-capacity", None, "must be > 0")
+        for opt, text in (("--bb-bw", spec.bb_bw), ("--pfs-bw", spec.pfs_bw)):
+            if parse_bandwidth(text, opt) <= 0:
+                raise InputError(opt, None, "must be > 0")
     if "--" in spec.description:
         raise InputError("--description", None, "cannot contain '--' (XML comment)")
 
@@ -255,6 +275,8 @@ def render_xml(spec: CoschedSpec, command: str | None = None) -> str:
             for b in names[i + 1:] + [router]:
                 out.append(f"      <route src={q(a)} dst={q(b)}><link_ctn id={q(bus)}/></route>\n")
         out.append("    </zone>\n")
+    if spec.bb_nodes:
+        out.append(storage_zone(spec))
     out.append(f"    <zone id=\"master_zone\" routing=\"Full\">\n"
                f"      <host id={q(spec.master)} speed={q(unit_speed)}/>\n"
                f"      <link id=\"master_loopback\" bandwidth={q(spec.loopback_bw)} latency={q(spec.loopback_lat)}/>\n"
@@ -276,7 +298,44 @@ def render_xml(spec: CoschedSpec, command: str | None = None) -> str:
         out.append(f"    <zoneRoute src=\"master_zone\" dst={q(b)} gw_src={q(spec.master)} gw_dst={q(b + '_router')}>"
                    f"<link_ctn id=\"master_link\"/><link_ctn id=\"backbone\"/><link_ctn id={q(b + '_link')}/>"
                    f"</zoneRoute>\n")
+    if spec.bb_nodes:
+        for node in range(spec.nodes):
+            b = f"n{node:0{wn}d}"
+            out.append(f"    <zoneRoute src=\"storage_zone\" dst={q(b)} gw_src=\"storage_router\" "
+                       f"gw_dst={q(b + '_router')}><link_ctn id=\"backbone\"/><link_ctn id={q(b + '_link')}/>"
+                       f"</zoneRoute>\n")
+        out.append(f"    <zoneRoute src=\"master_zone\" dst=\"storage_zone\" gw_src={q(spec.master)} "
+                   f"gw_dst=\"storage_router\"><link_ctn id=\"master_link\"/><link_ctn id=\"backbone\"/></zoneRoute>\n")
     out.append("  </zone>\n</platform>\n")
+    return "".join(out)
+
+
+def storage_zone(spec: CoschedSpec) -> str:
+    """The burst-buffer storage hosts ``bb{i}`` (``role=storage``, ``bb_capacity`` in bytes)
+    and the ``pfs`` host (``role=storage``, no capacity), each behind its own link to the
+    zone's router, which joins the backbone (module doc)."""
+    from coburst.platforms.units import parse_size
+
+    q = quoteattr
+    wb = _width(spec.bb_nodes)
+    cap = str(parse_size(spec.bb_capacity, "--bb-capacity"))
+    names = [f"bb{i:0{wb}d}" for i in range(spec.bb_nodes)]
+    out = ["    <zone id=\"storage_zone\" routing=\"Full\">\n"]
+    for name in names:
+        out.append(f"      <host id={q(name)} speed=\"1f\">\n" + _prop("role", "storage", "        ")
+                   + _prop("bb_capacity", cap, "        ") + "      </host>\n")
+    out.append("      <host id=\"pfs\" speed=\"1f\">\n" + _prop("role", "storage", "        ") + "      </host>\n")
+    out.append("      <router id=\"storage_router\"/>\n")
+    for name in names:
+        out.append(f"      <link id={q(name + '_link')} bandwidth={q(spec.bb_bw)} latency={q(spec.link_lat)}/>\n")
+    out.append(f"      <link id=\"pfs_link\" bandwidth={q(spec.pfs_bw)} latency={q(spec.link_lat)}/>\n")
+    hosts = names + ["pfs"]
+    for i, a in enumerate(hosts):
+        for b in hosts[i + 1:]:
+            out.append(f"      <route src={q(a)} dst={q(b)}><link_ctn id={q(a + '_link')}/>"
+                       f"<link_ctn id={q(b + '_link')}/></route>\n")
+        out.append(f"      <route src={q(a)} dst=\"storage_router\"><link_ctn id={q(a + '_link')}/></route>\n")
+    out.append("    </zone>\n")
     return "".join(out)
 
 

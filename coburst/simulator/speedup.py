@@ -42,6 +42,8 @@ class HeatmapSpeedup:
         self.node_of: dict[int, str] = {}
         units: dict[str, int] = defaultdict(int)
         for res in sim.resources:
+            if res.role == "storage":
+                continue  # burst-buffer / PFS hosts: no application runs there
             node = res.properties.get("node")
             if node is None:
                 raise InputError(sim.config.platform, f"host {res.name!r}",
