@@ -66,7 +66,9 @@ class Conservative(CoPolicy):
     earliest date its nodes are free for its whole walltime, given the running jobs (ending
     at their walltimes) and the reservations of the jobs before it; the jobs whose
     reservation is now start.  Compact jobs need any ``m`` idle nodes, so the plan is a step
-    function of idle-node counts (exact for whole-node allocations).  Burst buffers are not
+    function of idle-node counts (exact for whole-node allocations).  Only the starts are sent,
+    so the plan stops at the first job from which no later one could start now (fewer idle
+    nodes now than any of them needs): the same starts as the whole plan.  Burst buffers are not
     planned: a job whose reservation is now starts when its burst-buffer request fits too."""
 
     family = "conservative"
@@ -93,7 +95,13 @@ class Conservative(CoPolicy):
                 free.append(sb.n_compact)
         t = np.asarray(times, dtype=float)
         f = np.asarray(free, dtype=np.int64)
-        for job in queue:
+        # the smallest node count among the jobs from i on: once fewer nodes are idle now, no
+        # later job can start now (reservations made further on never touch the present)
+        least = np.minimum.accumulate(np.fromiter((j.nodes for j in reversed(queue)), dtype=np.int64,
+                                                  count=len(queue)))[::-1]
+        for i, job in enumerate(queue):
+            if f[0] < least[i]:
+                break
             start, t, f = _reserve(t, f, job.nodes, job.walltime)
             if start == now:
                 pl = board.place(job.seq, COMPACT, job.nodes, bb=job.bb)
