@@ -3,16 +3,19 @@ implementations measured in the same run.
 
     .venv/bin/python benchmarks/bench_optimisers.py [--states 50] [--queues 20 50 100 500]
                                                     [--naive-states 3] [--seed 0]
+                                                    [--only plan maxutil window] [--windows 10 16 20]
 
 States: random busy states of the thesis' dragonfly (96 compute + 12 BB nodes), as in
 benchmarks/bench_decisions.py.  Median over ``--states`` states per queue length of:
 
-* ``plan``: one execution plan of a random permutation -- fast = :class:`BitProfile` from
-  scratch (no prefix reuse); straightforward = earliest/occupy on a copy of the numpy
-  :class:`Profile`, job after job;
+* ``plan``: one execution plan of a random permutation -- fast = :meth:`PlanEvaluator.plan`
+  (bit-mask profile from scratch, no reuse); straightforward = earliest/occupy on a copy of
+  the numpy :class:`Profile`, job after job;
 * ``plan-square-0``: a whole decision (9 candidates + 30 x 6 annealing steps, no time
-  cap) -- fast = the policy; straightforward = the same annealing with every plan rebuilt
-  from scratch on the numpy profile (no prefix reuse, no bound);
+  cap) -- fast = the policy (prefix reuse, bounded plans, searches started where the
+  reference plan shows nothing fits earlier); straightforward = the same annealing with
+  every plan rebuilt from scratch on the numpy profile (no reuse, no bound); ``tried`` =
+  plans evaluated, ``placed`` = earliest-start searches the fast evaluator ran;
 * ``maxutil-1.0-1``: a whole decision (up to 5000 hill-climbing steps) -- fast = the
   policy; straightforward = every permutation scored by greedy filling on a profile copy;
 * ``window-1`` with N = 10, 16, 20 -- fast = the policy; straightforward = Alg. 7 as
@@ -20,7 +23,9 @@ benchmarks/bench_decisions.py.  Median over ``--states`` states per queue length
 
 Straightforward runs are slow: they are timed on the first ``--naive-states`` states only
 (and skipped where one decision would take minutes: window N >= 16, maxutil and plan at
-queue 500).  Decisions of both are checked equal on those states.
+queue 500).  Decisions of both are checked equal on those states.  ``--only`` restricts
+the rows (``plan``: the execution plan and plan-square-0 rows).  Times are wall-clock
+(``time.perf_counter``); the machine's load shows in them.
 """
 
 from __future__ import annotations
@@ -41,7 +46,7 @@ from bench_decisions import random_state  # noqa: E402
 from coburst import policies  # noqa: E402
 from coburst.core.cluster import Cluster  # noqa: E402
 from coburst.core.decisions import Decisions  # noqa: E402
-from coburst.core.plan import OBJECTIVES, BitProfile, candidate_orders  # noqa: E402
+from coburst.core.plan import OBJECTIVES, PlanEvaluator, candidate_orders  # noqa: E402
 from coburst.policies.base import fill  # noqa: E402
 from coburst.policies.maxutil import compute_first  # noqa: E402
 from coburst.policies.plan import anneal, decision_rng, reserve_head  # noqa: E402
@@ -138,6 +143,8 @@ def main(argv=None) -> int:
     ap.add_argument("--queues", type=int, nargs="+", default=[20, 50, 100, 500])
     ap.add_argument("--windows", type=int, nargs="+", default=[10, 16, 20])
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--only", nargs="+", choices=("plan", "maxutil", "window"),
+                    default=["plan", "maxutil", "window"])
     args = ap.parse_args(argv)
     cluster = Cluster.dragonfly()
     rng = np.random.default_rng(args.seed)
@@ -147,26 +154,25 @@ def main(argv=None) -> int:
     for q in args.queues:
         states = [random_state(rng, cluster, q) for _ in range(args.states)]
         rows = []
-        # one execution plan
-        fast, slow = [], []
-        for k, st in enumerate(states):
-            prof = st.profile()
-            perm = list(rng.permutation(q))
-            bp = BitProfile.from_profile(prof)
-            from coburst.core.plan import PlanEvaluator
-            ev = PlanEvaluator(prof, st.queue, "square")
-            t, plan = timed(lambda: ev.plan(perm))
-            fast.append(t)
-            if k < args.naive_states:
-                t2, splan = timed(lambda: SlowPlans(prof, st.queue, "square").plan(perm))
-                slow.append(t2)
-                assert [s for s, _ in plan] == splan, "plans differ"
-            del bp
-        rows.append(("execution plan", fast, slow, None))
+        if "plan" in args.only:  # one execution plan
+            fast, slow = [], []
+            for k, st in enumerate(states):
+                prof = st.profile()
+                perm = list(rng.permutation(q))
+                ev = PlanEvaluator(prof, st.queue, "square")
+                t, plan = timed(lambda: ev.plan(perm))
+                fast.append(t)
+                if k < args.naive_states:
+                    t2, splan = timed(lambda: SlowPlans(prof, st.queue, "square").plan(perm))
+                    slow.append(t2)
+                    assert [s for s, _ in plan] == splan, "plans differ"
+            rows.append(("execution plan", fast, slow, None))
         # decisions
         for label, make, slow_fn, skip_slow in (
                 ("plan-square-0", lambda: policies.get("plan-square-0"), slow_plan_decision, q >= 500),
                 ("maxutil-1.0-1", lambda: policies.get("maxutil-1.0-1"), slow_maxutil_decision, q >= 500)):
+            if label.split("-")[0] not in args.only:
+                continue
             fast, slow, tried = [], [], []
             for k, st in enumerate(states):
                 pol = make()
@@ -178,7 +184,7 @@ def main(argv=None) -> int:
                     slow.append(t2)
                     assert d.started_ids == d2.started_ids, f"{label}: decisions differ"
             rows.append((label, fast, slow, med(tried)))
-        for n in args.windows:
+        for n in (args.windows if "window" in args.only else ()):
             fast, slow, tried = [], [], []
             for k, st in enumerate(states):
                 pol = policies.get("window-0", window=n)  # depth 0: no mandatory job, search always runs

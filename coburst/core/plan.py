@@ -30,7 +30,8 @@ from __future__ import annotations
 
 import math
 from bisect import bisect_left, bisect_right
-from operator import add, sub
+from itertools import repeat
+from operator import add, floordiv, sub
 from typing import Callable, Sequence
 
 import numpy as np
@@ -129,15 +130,26 @@ def place_list(preference, nodes: Sequence[int], bb: int, avail: Sequence[int]) 
 
 
 class _Cache:
-    """Memoised node choice and BB placement of one cluster (shared by all copies)."""
+    """Memoised node choice and BB use of one cluster (shared by all copies)."""
 
-    __slots__ = ("cluster", "n", "n_bb", "pref", "nodes", "bb")
+    __slots__ = ("cluster", "n", "n_bb", "pref", "segs", "nodes", "bb")
 
     def __init__(self, cluster):
         self.cluster = cluster
         self.n = cluster.n_compute
         self.n_bb = cluster.n_bb
         self.pref = cluster.bb_preference
+        # maximal runs of consecutive compute indices sharing one preference list, as
+        # (bit mask, preference): place_bb serves the nodes in index order, each taking
+        # the first BB node of its list with room, so serving a run's nodes together
+        # gives the same placement
+        segs: list = []
+        for i, pr in enumerate(self.pref):
+            if segs and segs[-1][1] is pr:
+                segs[-1][0] |= 1 << i
+            else:
+                segs.append([1 << i, pr])
+        self.segs = [tuple(x) for x in segs]
         self.nodes: dict = {}
         self.bb: dict = {}
 
@@ -149,25 +161,33 @@ class _Cache:
             hit = self.nodes[key] = select_mask(mask, res)
         return hit
 
-    def place(self, nmask: int, bb: int, avail: tuple):
-        """``(bb_nodes tuple, use tuple)`` chosen by :func:`place_bb` for the nodes of
-        ``nmask``."""
+    def place(self, nmask: int, bb: int, avail: tuple) -> tuple:
+        """Bytes taken on every BB node when :func:`place_bb` places ``bb`` bytes for each
+        node of ``nmask`` in ``avail`` (the caller checked that they fit)."""
         key = (nmask, bb, avail)
         hit = self.bb.get(key)
         if hit is None:
-            bb_nodes = place_list(self.pref, bits_of(nmask), bb, avail)
+            slots = [a // bb for a in avail]
             use = [0] * self.n_bb
-            for b in bb_nodes:
-                use[b] += bb
-            hit = self.bb[key] = (tuple(bb_nodes), tuple(use))
+            for smask, pref in self.segs:
+                need = (nmask & smask).bit_count()
+                if not need:
+                    continue
+                for b in pref:
+                    sb = slots[b]
+                    if sb:
+                        take = sb if sb < need else need
+                        use[b] += take * bb
+                        slots[b] = sb - take
+                        need -= take
+                        if not need:
+                            break
+            hit = self.bb[key] = tuple(use)
         return hit
 
 
 def _slots(avail, bb: int) -> int:
-    s = 0
-    for a in avail:
-        s += a // bb
-    return s
+    return sum(map(floordiv, avail, repeat(bb)))
 
 
 class BitProfile:
@@ -212,8 +232,8 @@ class BitProfile:
         return i
 
     def earliest(self, res: int, walltime: float, bb: int = 0, k: int = 0):
-        """Earliest ``(start, nodes mask, bb_nodes, use)`` from now (``use``: bytes per BB
-        node, ``bb_nodes``/``use`` None without BB), as :meth:`Profile.earliest` with
+        """Earliest ``(start, nodes mask, avail, use)`` from now (``avail``: free bytes of
+        every BB node over the window, ``use``: bytes taken on each; both None without BB), as :meth:`Profile.earliest` with
         ``storage=True``; None if the request never fits.  ``k``: index of the first
         breakpoint to try (the caller knows every earlier start fails)."""
         times, free, cnt, tot = self.times, self.free, self.cnt, self.tot
@@ -244,8 +264,7 @@ class BitProfile:
                 avail = rows[k] if last == k else tuple(map(min, *rows[k:last + 1]))
                 if _slots(avail, bb) >= res:
                     nmask = cache.select(m, res)
-                    bb_nodes, use = cache.place(nmask, bb, avail)
-                    return s, nmask, bb_nodes, use
+                    return s, nmask, avail, cache.place(nmask, bb, avail)
             k += 1
         return None
 
@@ -282,8 +301,7 @@ class BitProfile:
                 avail = rows[k] if lk == k else tuple(map(min, *rows[k:lk + 1]))
                 if _slots(avail, bb) >= res:
                     nmask = cache.select(m, res)
-                    bb_nodes, use = cache.place(nmask, bb, avail)
-                    return times[k], nmask, bb_nodes, use
+                    return times[k], nmask, avail, cache.place(nmask, bb, avail)
         return None
 
     def occupy(self, start: float, end: float, nmask: int, n: int, use: tuple | None) -> None:
@@ -376,7 +394,7 @@ class PlanEvaluator:
         self.cand_place: list = [None] * n
         self.plans = 0
         self.placed = 0
-        self.searched = 0   # breakpoints tried by earliest-start searches (diagnostics)
+        self.est0: list = [None] * n   # earliest start of each job on the base profile
 
     def evaluate(self, perm: Sequence[int], bound: float = INF) -> float:
         self.plans += 1
@@ -402,8 +420,8 @@ class PlanEvaluator:
         place[:k] = ref_place[:k]
         prof, score = snaps[k]
         prof = prof.copy()
-        step, req = self.step, self.req
-        ref_pos = self.ref_pos
+        step, req, now = self.step, self.req, self.now
+        ref_pos, est0, root = self.ref_pos, self.est0, ref_snaps[0][0]
         cpos = {}            # job -> candidate position, for positions >= k
         dfree = {}           # reference occupations (job -> start) the candidate lacks
         h = INF              # min(dfree.values())
@@ -411,7 +429,11 @@ class PlanEvaluator:
         for pos in range(k, n):
             i = perm[pos]
             res, wall, bb, sub_ = req[i]
-            lo = 0
+            e0 = est0[i]
+            if e0 is None:
+                found = root.earliest(res, wall, bb)
+                e0 = est0[i] = found[0] if found is not None else INF
+            lo = bisect_left(prof.times, e0) if e0 > now else 0
             if have_ref:
                 q = ref_pos[i]
                 if q == pos:
@@ -425,11 +447,13 @@ class PlanEvaluator:
                 if hq is not None:
                     times = prof.times
                     s_r = ref_place[q][0]
-                    lo = bisect_left(times, s_r)
-                    if hq != INF and lo:
+                    lr = bisect_left(times, s_r)
+                    if hq != INF and lr > lo:
                         kb = _first_after(times, wall, hq)
-                        if kb < lo:
-                            lo = kb
+                        if kb < lr:
+                            lr = kb
+                    if lr > lo:
+                        lo = lr
             found = prof.earliest(res, wall, bb, lo)
             self.placed += 1
             if found is None:
@@ -494,9 +518,11 @@ class PlanEvaluator:
             if found is None:
                 out.append((INF, None))
                 continue
-            s, nmask, bb_nodes, use = found
+            s, nmask, avail, use = found
             prof.occupy(s, s + wall, nmask, res, use)
-            out.append((s, Allocation.make(n_bb, bits_of(nmask), bb_nodes, bb if use is not None else 0)))
+            nodes = bits_of(nmask)
+            bb_nodes = place_list(prof.cache.pref, nodes, bb, avail) if use is not None else None
+            out.append((s, Allocation.make(n_bb, nodes, bb_nodes, bb if use is not None else 0)))
         return out
 
 
@@ -593,7 +619,7 @@ class NowFiller:
                     av = cb if used is None else self._bb_avail(kr, cb, used, ends)
                     if _slots(av, bb) >= res:
                         nmask = cache.select(avail, res)
-                        bb_nodes, use = cache.place(nmask, bb, av)
+                        use = cache.place(nmask, bb, av)
                         used_mask |= nmask
                         used = use if used is None else tuple(map(add, used, use))
                         ends = ends + ((use, now + wall),)
