@@ -116,6 +116,12 @@ class CoPolicy(Policy):
         """Node indices in order of preference (None: index order)."""
         return None
 
+    def node_order_key(self, job: CoJob) -> Any:
+        """What :meth:`node_order` depends on besides the board (None: nothing, serial order).
+        Backfilling prunes by it: two jobs with the same key, mode and burst-buffer request
+        get nested placements on the same board."""
+        return None
+
     def reservation_head(self, rest: Sequence[CoJob], state: NodeSharingState) -> CoJob:
         """The job EASY backfilling protects, among the jobs not deployed."""
         return rest[0]
@@ -180,12 +186,12 @@ def easy_backfill(policy: CoPolicy, rest: Sequence[CoJob], board: Board, state: 
         return
     shadow, sb = found
     head_mode = policy.mode(head, state)
-    # A job ending after the shadow that would delay the head: with serial node order and the
-    # boards unchanged since (no job started in between), any later one of the same mode and
-    # burst-buffer request and at least as many nodes would take a superset of its units and
-    # delay the head too: skip it (exact pruning, same decisions).
-    serial = type(policy).node_order is CoPolicy.node_order
-    delaying: dict[tuple[str, int], int] = {}
+    # A job ending after the shadow that would delay the head: with the boards unchanged since
+    # (no job started in between), any later one of the same mode, burst-buffer request and
+    # node-order key, and at least as many nodes, would take a superset of its units (the
+    # first suitable nodes of the same order) and delay the head too: skip it (exact pruning,
+    # same decisions).
+    delaying: dict[tuple, int] = {}
     tried = 0
     for job in rest:
         if job is head:
@@ -194,8 +200,8 @@ def easy_backfill(policy: CoPolicy, rest: Sequence[CoJob], board: Board, state: 
             break
         tried += 1
         end = state.now + job.walltime
-        if serial and end > shadow:
-            key = (policy.mode(job, state), job.bb)
+        if end > shadow:
+            key = (policy.mode(job, state), job.bb, policy.node_order_key(job))
             if job.nodes >= delaying.get(key, 1 << 62):
                 continue
         pl = policy.place(job, board, state)
@@ -206,9 +212,8 @@ def easy_backfill(policy: CoPolicy, rest: Sequence[CoJob], board: Board, state: 
             if not sb.fits(head_mode, head.nodes, head.bb):
                 sb.give(pl)
                 board.give(pl)
-                if serial:
-                    key = (pl.mode, job.bb)
-                    delaying[key] = min(job.nodes, delaying.get(key, 1 << 62))
+                key = (pl.mode, job.bb, policy.node_order_key(job))
+                delaying[key] = min(job.nodes, delaying.get(key, 1 << 62))
                 continue
         decisions.start(job, pl)
         started.append((end, pl))

@@ -45,6 +45,9 @@ class PairGreedy(EASYCo):
         for j in jobs:
             self._app[j.seq] = self.speeds.of(j)
 
+    def node_order_key(self, job: CoJob):
+        return self.speeds.of(job)  # the order depends on the job's application only
+
     def node_order(self, job: CoJob, mode: str, board: Board, state: NodeSharingState) -> np.ndarray | None:
         if mode == COMPACT:
             return None
