@@ -358,57 +358,70 @@ class Board:
             + np.arange(c.k)[None, None, :]
         units = tuple(int(u) for u in np.sort(base[take]))
         pl = Placement(mode, tuple(int(x) for x in chosen), units, self.bb_place(nodes, bb), max(bb, 0))
-        self.take(handle, pl)
+        self.take(handle, pl, check=False)
         return pl
 
-    def take(self, handle: int, pl: Placement) -> None:
-        """Occupy a placement's units (validated: free units, node limits, geometry)."""
+    def take(self, handle: int, pl: Placement, check: bool = True) -> None:
+        """Occupy a placement's units, validated (free units, node limits, geometry, burst
+        buffers) unless ``check`` is false (placements :meth:`place` computed itself)."""
         c = self.cluster
         nodes = np.asarray(pl.nodes, dtype=np.int64)
         units = np.asarray(pl.units, dtype=np.int64)
-        if not self.free.reshape(-1)[units].all():
-            raise ValueError("placement takes a unit that is not free")
-        before_c = self.compact_mask(nodes)
-        before_s = self.spread_mask(nodes)
-        if pl.mode == COMPACT:
-            if not before_c.all():
-                raise ValueError("compact placement on a node that is not idle")
-            if len(units) != len(nodes) * c.units_per_node:
-                raise ValueError("compact placement must take every unit of its nodes")
-        else:
-            if not before_s.all():
-                raise ValueError("spread placement on a node that cannot take one more spread job")
-            if len(units) != len(nodes) * c.sockets * c.half:
-                raise ValueError("spread placement must take half of every socket of its nodes")
+        if check:
+            if not self.free.reshape(-1)[units].all():
+                raise ValueError("placement takes a unit that is not free")
+            if pl.mode == COMPACT:
+                if not self.compact_mask(nodes).all():
+                    raise ValueError("compact placement on a node that is not idle")
+                if len(units) != len(nodes) * c.units_per_node:
+                    raise ValueError("compact placement must take every unit of its nodes")
+            else:
+                if not self.spread_mask(nodes).all():
+                    raise ValueError("spread placement on a node that cannot take one more spread job")
+                if len(units) != len(nodes) * c.sockets * c.half:
+                    raise ValueError("spread placement must take half of every socket of its nodes")
         if pl.bb_nodes:
             use = np.bincount(np.asarray(pl.bb_nodes), minlength=len(self.bb_free)) * pl.bb
-            if (use > self.bb_free).any():
+            if check and (use > self.bb_free).any():
                 raise ValueError("placement over a burst-buffer node's free capacity")
             self.bb_free -= use
         self.free.reshape(-1)[units] = False
         self.owner[units] = handle
         np.subtract.at(self.per_socket.reshape(-1), units // c.k, 1)
-        if pl.mode == SPREAD and (self.per_socket[nodes] != c.k - c.half * (self.jobs_on[nodes] + 1)[:, None]).any():
+        if check and pl.mode == SPREAD and \
+                (self.per_socket[nodes] != c.k - c.half * (self.jobs_on[nodes] + 1)[:, None]).any():
             raise ValueError("spread placement must take exactly half of every socket")
+        # suitability counts (the placement is valid): a compact job turns idle nodes busy; a
+        # spread job turns an idle node half-free (still spread-suitable) and a half-free one full
+        if pl.mode == COMPACT:
+            self.n_compact -= len(nodes)
+            if c.can_spread:
+                self.n_spread -= len(nodes)
+        else:
+            idle = int(np.count_nonzero(self.jobs_on[nodes] == 0))
+            self.n_compact -= idle
+            self.n_spread -= len(nodes) - idle
         self.jobs_on[nodes] += 1
-        self.n_compact -= int(before_c.sum()) - int(self.compact_mask(nodes).sum())
-        self.n_spread -= int(before_s.sum()) - int(self.spread_mask(nodes).sum())
 
     def give(self, pl: Placement) -> None:
         """Free a placement's units."""
         c = self.cluster
         nodes = np.asarray(pl.nodes, dtype=np.int64)
         units = np.asarray(pl.units, dtype=np.int64)
-        before_c = self.compact_mask(nodes)
-        before_s = self.spread_mask(nodes)
         if pl.bb_nodes:
             self.bb_free += np.bincount(np.asarray(pl.bb_nodes), minlength=len(self.bb_free)) * pl.bb
         self.free.reshape(-1)[units] = True
         self.owner[units] = -1
         np.add.at(self.per_socket.reshape(-1), units // c.k, 1)
         self.jobs_on[nodes] -= 1
-        self.n_compact += int(self.compact_mask(nodes).sum()) - int(before_c.sum())
-        self.n_spread += int(self.spread_mask(nodes).sum()) - int(before_s.sum())
+        if pl.mode == COMPACT:
+            self.n_compact += len(nodes)
+            if c.can_spread:
+                self.n_spread += len(nodes)
+        else:
+            idle = int(np.count_nonzero(self.jobs_on[nodes] == 0))
+            self.n_compact += idle
+            self.n_spread += len(nodes) - idle
 
     def free_cores(self) -> int:
         return int(self.per_socket.sum()) * self.cluster.cores_per_unit
