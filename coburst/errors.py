@@ -41,3 +41,23 @@ class SchedulerGone(CoburstError):
     """The scheduler disconnected or stayed silent past the timeout."""
 
     exit_code = 4
+
+
+class Interrupted(BaseException):
+    """SIGINT or SIGTERM: the command stops cleanly (outputs removed, scheduler told or
+    stopped) and exits with 128 + the signal number (130, 143).
+
+    A ``BaseException`` like ``KeyboardInterrupt``, so that no ``except Exception`` on the
+    way turns it into another error.
+    """
+
+    def __init__(self, signum: int):
+        import signal
+
+        self.signum = int(signum)
+        self.exit_code = 128 + self.signum
+        try:
+            self.name = signal.Signals(self.signum).name
+        except ValueError:  # pragma: no cover
+            self.name = f"signal {self.signum}"
+        super().__init__(f"interrupted by {self.name}")

@@ -10,7 +10,7 @@ import argparse
 import importlib
 import sys
 
-from coburst.errors import CoburstError
+from coburst.errors import CoburstError, Interrupted
 
 #: sub-command modules, in the order ``coburst --help`` lists them
 COMMANDS = ("sim", "run", "demo", "platform", "workload", "model", "analysis")
@@ -40,17 +40,33 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+#: exit statuses (README, "Errors and exit statuses")
+EXIT_OK, EXIT_INPUT, EXIT_PROTOCOL, EXIT_SCHEDULER_GONE = 0, 2, 3, 4
+
+
 def main(argv: list[str] | None = None) -> int:
-    parser = build_parser()
-    args = parser.parse_args(argv)
+    """Run one sub-command; every failure ends with one message on stderr and a status:
+    0 success, 2 bad input or option, 3 protocol violation by the scheduler (or a stalled
+    simulation), 4 scheduler gone, 130 SIGINT, 143 SIGTERM (README "Errors and exit statuses")."""
+    from coburst import signals
+
+    signals.install()
+    command = "coburst"
     try:
+        parser = build_parser()
+        args = parser.parse_args(argv)
+        command = f"coburst {args.command}"
         return int(args.func(args) or 0)
     except CoburstError as exc:
-        print(f"coburst {args.command}: error: {exc}", file=sys.stderr)
+        print(f"{command}: error: {exc}", file=sys.stderr)
         return exc.exit_code
-    except KeyboardInterrupt:
-        print(f"coburst {args.command}: interrupted", file=sys.stderr)
-        return 130
+    except (Interrupted, KeyboardInterrupt) as exc:
+        signum = exc.signum if isinstance(exc, Interrupted) else 2
+        name = exc.name if isinstance(exc, Interrupted) else "SIGINT"
+        print(f"{command}: interrupted by {name}: stopped, no partial output left", file=sys.stderr)
+        return 128 + signum
+    finally:
+        signals.finish()  # a signal during the interpreter's exit must not print a traceback
 
 
 if __name__ == "__main__":

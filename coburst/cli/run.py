@@ -72,16 +72,30 @@ def launch_scheduler(spec: str, options: dict, endpoint: str, log_path: Path) ->
     cmd = [sys.executable, "-m", "batsim.cmds.launcher", spec, "-o", json.dumps(options),
            "-s", endpoint, "-t", "30000", "-v", "warning"]
     with open(log_path, "w", encoding="utf-8") as log:  # the child keeps its own descriptor
-        return subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, env=os.environ.copy())
+        # its own session: a Ctrl-C on the terminal reaches coburst only, which then stops it cleanly
+        return subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, env=os.environ.copy(),
+                                start_new_session=True)
 
 
-def _simulate(args: argparse.Namespace, config, link=None):
+def preflight(args: argparse.Namespace):
+    """Everything checked before a scheduler starts (``coburst run`` never starts one for bad
+    input): options, output places, the workloads (fully validated, as the simulator loads
+    them) and the platform file; returns the simulator configuration and the job count."""
+    from coburst.simulator.platform import check_xml
+    from coburst.simulator.workload import load_workload
+
+    config = simulator_config_from_args(args)
+    total = sum(len(load_workload(path, f"w{i}").jobs) for i, path in enumerate(args.workload))
+    check_xml(args.platform)
+    return config, total
+
+
+def _simulate(args: argparse.Namespace, config, total: int, link=None):
     """Run the simulation with a progress bar on a terminal."""
     from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
     from coburst.simulator.engine import Simulator
 
-    total = sum(len(json.loads(Path(w).read_text()).get("jobs", [])) for w in args.workload)
     show = not args.quiet and sys.stderr.isatty()
     with Progress(TextColumn("[bold]simulating"), BarColumn(), TextColumn("{task.completed}/{task.total} jobs"),
                   TextColumn("t={task.fields[now]:.0f}s"), TimeElapsedColumn(), disable=not show,
@@ -93,16 +107,35 @@ def _simulate(args: argparse.Namespace, config, link=None):
         return sim.run()
 
 
-def _run_over_zmq(args: argparse.Namespace, spec: str, options: dict):
+def stop_process(proc: subprocess.Popen, grace: float) -> None:
+    """Wait ``grace`` seconds for ``proc`` to end, then SIGTERM, then SIGKILL; always reaped."""
+    try:
+        proc.wait(timeout=grace)
+        return
+    except subprocess.TimeoutExpired:
+        pass
+    finally:
+        if proc.poll() is None:
+            proc.terminate()
+            try:
+                proc.wait(timeout=2)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+
+
+def _run_over_zmq(args: argparse.Namespace, spec: str, options: dict, config, total: int):
     """The scheduler as a real ``pybatsim`` process on a private IPC endpoint (no port to
-    pick, so no race with other runs on the machine)."""
+    pick, so no race with other runs on the machine).  On every exit path the scheduler is
+    stopped and reaped and the temporary folder removed."""
     sock_dir = tempfile.mkdtemp(prefix="coburst-run-")
-    args.socket_endpoint = f"ipc://{sock_dir}/scheduler.sock"
+    endpoint = f"ipc://{sock_dir}/scheduler.sock"
+    args.socket_endpoint = config.socket_endpoint = endpoint
     log_path = Path(sock_dir) / "scheduler.log"
     proc = None
+    ok = False
     try:
-        config = simulator_config_from_args(args)
-        proc = launch_scheduler(spec, options, args.socket_endpoint, log_path)
+        proc = launch_scheduler(spec, options, endpoint, log_path)
 
         def peer_alive():
             code = proc.poll()
@@ -113,18 +146,19 @@ def _run_over_zmq(args: argparse.Namespace, spec: str, options: dict):
                     "output:\n    " + "\n    ".join(tail))
 
         config.peer_alive = peer_alive
-        return _simulate(args, config)
+        result = _simulate(args, config, total)
+        ok = True
+        return result
     finally:
         sched_log = ""
-        if proc is not None:
-            try:
-                proc.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
-            sched_log = log_path.read_text(errors="replace")
-        shutil.rmtree(sock_dir, ignore_errors=True)
-        if proc is not None and proc.returncode not in (0, None) and "Traceback" in sched_log:
+        try:
+            if proc is not None:
+                # after a normal end pybatsim exits by itself; after a failure, it is stopped
+                stop_process(proc, 10.0 if ok else 0.5)
+                sched_log = log_path.read_text(errors="replace") if log_path.exists() else ""
+        finally:
+            shutil.rmtree(sock_dir, ignore_errors=True)
+        if ok and proc is not None and proc.returncode not in (0, None) and "Traceback" in sched_log:
             print(sched_log, file=sys.stderr)
 
 
@@ -140,11 +174,14 @@ def run_command(args: argparse.Namespace) -> int:
     spec, options = resolve_scheduler(args.scheduler, options, args.platform)
     if args.transport == "inprocess":
         args.socket_endpoint = "in-process"
-        config = simulator_config_from_args(args)
-        result = _simulate(args, config, lambda sim: InProcessLink(
+    else:
+        args.socket_endpoint = "ipc://pending"  # the private endpoint is made after the checks
+    config, total = preflight(args)
+    if args.transport == "inprocess":
+        result = _simulate(args, config, total, lambda sim: InProcessLink(
             spec, options, timeout=args.timeout, on_timeout=lambda message: sim.abort_outputs()))
     else:
-        result = _run_over_zmq(args, spec, options)
+        result = _run_over_zmq(args, spec, options, config, total)
     if not args.quiet:
         from rich.console import Console
 

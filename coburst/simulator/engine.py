@@ -35,7 +35,8 @@ from typing import Any, Callable, Generator
 
 from procset import ProcInt, ProcSet
 
-from coburst.errors import CoburstError, InputError, ProtocolError
+from coburst import signals
+from coburst.errors import CoburstError, InputError, Interrupted, ProtocolError
 from coburst.simulator._simgrid import simgrid
 from coburst.simulator.execution import JobRun
 from coburst.simulator.kernel import Get, Kernel, Mailbox, Put, Sleep
@@ -237,6 +238,7 @@ class Simulator:
         # SimGrid aborts the process on some bad platforms: try them in a child process first
         prevalidate(self.config.platform, self.config.master_host, self.config.roles, engine_args)
         self.engine = simgrid.Engine(engine_args)
+        signals.reinstall()  # SimGrid replaced the SIGINT handler: Ctrl-C must stop cleanly
         try:
             self.engine.load_platform(str(Path(self.config.platform).resolve()))
         except Exception as exc:  # SimGrid raises on semantic errors of the platform
@@ -297,6 +299,8 @@ class Simulator:
                     simgrid.Actor.create("coburst", self.machines.master, self._guarded(kernel.main))
                 self.engine.run()
             finally:
+                if isinstance(self.failure, Interrupted) and hasattr(self.link, "interrupt"):
+                    self.link.interrupt(self.kernel.now)  # SIGINT/SIGTERM: the scheduler is told
                 self.link.close()
             if self.failure is not None:
                 raise self.failure
@@ -344,9 +348,9 @@ class Simulator:
                 name = type(exc).__name__
                 if isinstance(exc, simgrid.ActorKilled) or name == "ForcefulKillException":
                     raise
-                self.failure = exc if isinstance(exc, CoburstError) else ProtocolError(
+                self.failure = exc if isinstance(exc, (CoburstError, Interrupted)) else ProtocolError(
                     f"internal simulator error: {name}: {exc}")
-                if not isinstance(exc, CoburstError):
+                if not isinstance(exc, (CoburstError, Interrupted)):
                     import traceback
 
                     self.failure.__cause__ = exc

@@ -17,7 +17,17 @@ from typing import Any
 import zmq
 from zmq.utils.monitor import recv_monitor_message
 
+from coburst import signals
 from coburst.errors import CoburstError, InputError, ProtocolError, SchedulerGone
+
+
+def signal_name(signum: int) -> str:
+    import signal
+
+    try:
+        return signal.Signals(signum).name
+    except ValueError:  # pragma: no cover
+        return f"signal {signum}"
 
 
 class SchedulerLink:
@@ -40,18 +50,25 @@ class SchedulerLink:
         self.poller = zmq.Poller()
         self.poller.register(self.socket, zmq.POLLIN)
         self.poller.register(self.monitor, zmq.POLLIN)
+        self.signal_fd = signals.wakeup_fd()  # SIGINT/SIGTERM wake the wait up
+        if self.signal_fd is not None:
+            self.poller.register(self.signal_fd, zmq.POLLIN)
+        self.awaiting = False  # a request was sent and its reply not received
         self.connected_once = False
         self.wall_time_waiting = 0.0  # seconds spent waiting for the scheduler (scheduling_time)
         self.nb_exchanges = 0
 
     def exchange(self, now: float, events: list[dict[str, Any]]) -> dict[str, Any]:
         """Send one message and return the decoded reply."""
+        signals.check()
         payload = encode_message(now, events)
         start = time.perf_counter()
         self.socket.send_string(payload)
+        self.awaiting = True
         if self.connected_once and self.socket.poll(timeout=100):
             # the usual case: an answer within 100 ms, no need to look at the monitor socket
             raw = self.socket.recv_string()
+            self.awaiting = False
             self.wall_time_waiting += time.perf_counter() - start
             self.nb_exchanges += 1
             return decode_reply(raw)
@@ -64,6 +81,7 @@ class SchedulerLink:
                     f"the scheduler at {self.endpoint} did not {what} within {self.timeout:g} s "
                     f"(simulated time {now:.6f}); is it running and listening on that endpoint?")
             ready = dict(self.poller.poll(timeout=min(remaining, 0.25) * 1000))
+            signals.check()
             if self.monitor in ready:
                 event = recv_monitor_message(self.monitor)
                 if event["event"] == zmq.EVENT_CONNECTED:
@@ -75,6 +93,7 @@ class SchedulerLink:
                                         f"before answering (simulated time {now:.6f})")
             if self.socket in ready:
                 raw = self.socket.recv_string()
+                self.awaiting = False
                 break
             if self.peer_alive is not None:
                 reason = self.peer_alive()
@@ -95,6 +114,22 @@ class SchedulerLink:
                 return reason
             time.sleep(0.05)
         return None
+
+    def interrupt(self, now: float) -> None:
+        """Stopped by SIGINT/SIGTERM: tell the scheduler the simulation ends (SIMULATION_ENDS,
+        as at a normal end, so pybatsim exits at once), waiting at most about a second."""
+        try:
+            if self.awaiting:  # the REQ socket must receive the pending reply first
+                if not self.socket.poll(timeout=500):
+                    return
+                self.socket.recv()
+                self.awaiting = False
+            self.socket.send_string(encode_message(now, [{"timestamp": now, "type": "SIMULATION_ENDS",
+                                                          "data": {}}]))
+            if self.socket.poll(timeout=1000):
+                self.socket.recv()
+        except zmq.ZMQError:
+            pass
 
     def close(self) -> None:
         for sock in (getattr(self, "monitor", None), getattr(self, "socket", None)):
@@ -320,6 +355,16 @@ class InProcessLink:
         period = min(1.0, self.timeout / 4)  # wake-ups cost the simulation a GIL hand-over
         while True:
             time.sleep(period)
+            signum = signals.pending()
+            if signum and self._deadline is not None:
+                # stopped while the scheduler computes in its own code: nothing to wait for
+                message = f"coburst: interrupted by {signal_name(signum)}: stopped, no partial output left"
+                try:
+                    if self.on_timeout is not None:
+                        self.on_timeout(message)
+                finally:
+                    print(message, file=sys.stderr, flush=True)
+                    os._exit(128 + signum)
             deadline = self._deadline
             if deadline is not None and time.perf_counter() > deadline:
                 message = (f"coburst: error: the in-process scheduler did not answer within {self.timeout:g} s "
@@ -332,6 +377,7 @@ class InProcessLink:
                     os._exit(4)
 
     def exchange(self, now: float, events: list[dict[str, Any]]) -> dict[str, Any]:
+        signals.check()
         start = time.perf_counter()
         if self._watchdog is None and self.timeout and self.timeout > 0:
             import threading

@@ -1,0 +1,82 @@
+"""SIGINT and SIGTERM: a clean stop for every coburst command.
+
+:func:`install` (called by ``coburst.cli.main``) sets a handler that raises
+:class:`~coburst.errors.Interrupted` in the main thread, so ``finally`` blocks and
+:class:`~coburst.simulator.output.StagedFiles` remove partial outputs, ``coburst run`` stops
+its scheduler process and removes its temporary folder; the CLI then prints one line and
+exits with 130 (SIGINT) or 143 (SIGTERM).
+
+The simulation itself runs in SimGrid actor threads, where Python never calls signal
+handlers; the handler is also registered as the wake-up file descriptor's writer
+(``signal.set_wakeup_fd``), so the simulator's threads see the signal through
+:func:`pending` (and can wait on :func:`wakeup_fd` next to the scheduler's socket).
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+
+from coburst.errors import Interrupted
+
+_state = {"signum": 0, "read": -1}
+
+
+def install() -> None:
+    """Handle SIGINT and SIGTERM (main thread only; a no-op elsewhere)."""
+    try:
+        r, w = os.pipe()
+        os.set_blocking(r, False)
+        os.set_blocking(w, False)
+        signal.set_wakeup_fd(w, warn_on_full_buffer=False)
+    except ValueError:  # not the main thread
+        return
+    _state["read"] = r
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(sig, _handler)
+
+
+def reinstall() -> None:
+    """Take SIGINT and SIGTERM back after a library replaced the handlers (SimGrid's Engine
+    installs its own SIGINT handler, which aborts the process at simulated time 0)."""
+    if _state["read"] >= 0:
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            signal.signal(sig, _handler)
+
+
+def finish() -> None:
+    """The command is over: later signals only set the status, they raise nothing."""
+    _state["done"] = True
+
+
+def _handler(signum, frame) -> None:
+    if _state["signum"] or _state.get("done"):
+        return  # already stopping: a second Ctrl-C does not break the clean-up
+    _state["signum"] = signum
+    raise Interrupted(signum)
+
+
+def pending() -> int:
+    """The number of the stop signal received, 0 if none (callable from any thread)."""
+    if not _state["signum"] and _state["read"] >= 0:
+        try:
+            data = os.read(_state["read"], 512)
+        except (BlockingIOError, OSError):
+            data = b""
+        for byte in data:
+            if byte in (signal.SIGINT, signal.SIGTERM):
+                _state["signum"] = byte
+                break
+    return _state["signum"]
+
+
+def check() -> None:
+    """Raise :class:`Interrupted` when a stop signal was received."""
+    signum = pending()
+    if signum:
+        raise Interrupted(signum)
+
+
+def wakeup_fd() -> int | None:
+    """A file descriptor readable as soon as a stop signal arrives (for ``poll``), or None."""
+    return _state["read"] if _state["read"] >= 0 else None

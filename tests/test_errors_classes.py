@@ -1,0 +1,294 @@
+"""Issue 10: every class of malformed input, signal and fault ends cleanly, through the real
+CLI in subprocesses: the exit status, no traceback, a message naming the file or option, no
+output left, no process or temporary folder left behind.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.timeout(60)
+
+ROOT = Path(__file__).resolve().parents[1]
+COBURST = [sys.executable, "-m", "coburst"]
+PLATFORM = str(ROOT / "platforms" / "kth_sp2.xml")
+SWF = ROOT / "workloads" / "KTH-SP2-1996-2.1-cln.swf"
+BIG_WORKLOAD = str(ROOT / "workloads" / "kth_sp2_delay_5000.json")
+WORKLOAD = {"nb_res": 4, "jobs": [{"id": 1, "subtime": 1, "walltime": 10, "res": 1, "profile": "d"}],
+            "profiles": {"d": {"type": "delay", "delay": 5}}}
+#: a place nobody may write, even root (a read-only or pseudo file system)
+READ_ONLY = "/sys/coburst-out/x" if os.geteuid() == 0 else None
+
+
+def swf_lines(n: int = 20) -> list[str]:
+    lines = [x for x in SWF.read_text().splitlines() if x.strip() and not x.startswith(";")]
+    return lines[:n]
+
+
+def launcher_pids(cwd: Path) -> set[int]:
+    """pybatsim launcher processes started in ``cwd`` (from /proc; other runs on the machine
+    are not counted)."""
+    pids = set()
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                if b"batsim.cmds.launcher" in (entry / "cmdline").read_bytes() and \
+                        os.readlink(entry / "cwd") == str(cwd):
+                    pids.add(int(entry.name))
+            except OSError:
+                pass
+    return pids
+
+
+def cli(tmp: Path, *args: str, timeout: float = 50) -> subprocess.CompletedProcess:
+    """``coburst ARGS`` in ``tmp``, with its own temporary folder ``tmp/.tmp`` (checked empty)."""
+    return subprocess.run([*COBURST, *map(str, args)], capture_output=True, text=True, timeout=timeout, cwd=tmp,
+                          env=env(tmp))
+
+
+def env(tmp: Path) -> dict[str, str]:
+    (tmp / ".tmp").mkdir(exist_ok=True)
+    return {**os.environ, "TMPDIR": str(tmp / ".tmp")}
+
+
+def nothing_left(tmp: Path) -> None:
+    assert launcher_pids(tmp) == set()
+    assert list((tmp / ".tmp").iterdir()) == []
+
+
+def check(proc: subprocess.CompletedProcess, tmp: Path, *fragments: str, code: int = 2,
+          keep: set[str] = frozenset()) -> None:
+    assert proc.returncode == code, (proc.returncode, proc.stderr)
+    assert "Traceback" not in proc.stderr and "Traceback" not in proc.stdout, proc.stderr
+    for fragment in fragments:
+        assert fragment in proc.stderr, (fragment, proc.stderr)
+    left = {p.name for p in tmp.iterdir()} - set(keep) - {".tmp"}
+    assert not {n for n in left if n.startswith(("out", ".out", "o.", ".o."))}, left
+
+
+@pytest.fixture
+def files(tmp_path: Path) -> dict[str, Path]:
+    f = {}
+    f["ok.swf"] = tmp_path / "ok.swf"
+    f["ok.swf"].write_text("\n".join(swf_lines()) + "\n")
+    f["ok.json"] = tmp_path / "ok.json"
+    f["ok.json"].write_text(json.dumps(WORKLOAD))
+    return f
+
+
+# ---------------------------------------------------------------- numbers that overflow or are not finite
+def test_swf_run_time_1e308(tmp_path, files):
+    lines = swf_lines()
+    fields = lines[3].split()
+    fields[3] = "1e308"
+    lines[3] = " ".join(fields)
+    (tmp_path / "big.swf").write_text("\n".join(lines) + "\n")
+    proc = cli(tmp_path, "workload", "swf", "big.swf", "-o", "out.json")
+    check(proc, tmp_path, "big.swf", "line 4", "run_time", "out of range")
+
+
+@pytest.mark.parametrize("args, option", [
+    (["sim", "-p", PLATFORM, "-w", "ok.json", "--timeout", "nan", "-e", "out"], "--timeout"),
+    (["run", "fcfs", "-p", PLATFORM, "-w", "ok.json", "--timeout", "inf", "-e", "out"], "--timeout"),
+    (["workload", "swf", "ok.swf", "-o", "out.json", "--kappa", "nan"], "--kappa"),
+    (["workload", "swf", "ok.swf", "-o", "out.json", "--seed", "-1"], "--seed"),
+    (["workload", "elise", "-o", "out.json", "--walltime-factor", "1e999"], "--walltime-factor"),
+    (["model", "fit-bb", "ok.swf", "--folds", "1"], "--folds"),
+    (["platform", "cosched", "--nodes", "1000000000", "-o", "out.xml"], "--nodes"),
+    (["sim", "-p", PLATFORM, "-w", "ok.json", "--heatmap", "aris-nas", "--heatmap-alone", "nan", "-e", "out"],
+     "--heatmap-alone"),
+])
+def test_option_not_finite_or_out_of_range(tmp_path, files, args, option):
+    check(cli(tmp_path, *args), tmp_path, option)
+
+
+@pytest.mark.parametrize("params, where", [
+    ({"s": 1.0, "loc": 0, "scale": 1e308}, "params.scale"),
+    ({"s": "NaN", "loc": 0, "scale": 1.0}, "NaN"),
+    ({"s": 1.0, "loc": 0, "scale": 0}, "params.scale"),
+])
+def test_model_numbers(tmp_path, files, params, where):
+    text = json.dumps({"distribution": "lognorm", "params": params}).replace('"NaN"', "NaN")
+    (tmp_path / "m.json").write_text(text)
+    check(cli(tmp_path, "workload", "swf", "ok.swf", "-o", "out.json", "--bb-model", "m.json"), tmp_path,
+          "m.json", where)
+
+
+# ---------------------------------------------------------------- output places checked before the work
+def output_places(tmp: Path) -> list[tuple[str, str]]:
+    (tmp / "pj_jobs.csv").mkdir()
+    (tmp / "adir").mkdir()
+    (tmp / "afile").write_text("x")
+    places = [("pj", "pj_jobs.csv"), ("afile/x", "afile")]
+    if READ_ONLY:
+        places.append((READ_ONLY, "/sys/coburst-out"))
+    else:
+        (tmp / "ro").mkdir()
+        os.chmod(tmp / "ro", 0o555)
+        places.append((str(tmp / "ro" / "x"), "ro"))
+    return places
+
+
+def test_sim_export_place_checked_first(tmp_path, files):
+    for prefix, named in output_places(tmp_path):
+        t0 = time.monotonic()
+        # the scheduler endpoint does not exist: a check after connecting would take --timeout
+        proc = cli(tmp_path, "sim", "-p", PLATFORM, "-w", "ok.json", "-e", prefix, "-s", "tcp://127.0.0.1:9",
+                   "--timeout", "5")
+        check(proc, tmp_path, "-e/--export", named)
+        assert time.monotonic() - t0 < 4
+
+
+def test_workload_outputs_checked_first(tmp_path, files):
+    places = [(prefix + ".json", named) for prefix, named in output_places(tmp_path)
+              if not prefix.endswith("/") and prefix != "pj"]
+    places.append(("adir", "is a directory"))
+    for target, named in places:
+        proc = cli(tmp_path, "workload", "swf", "ok.swf", "-o", target)
+        check(proc, tmp_path, "-o/--output", named)
+    check(cli(tmp_path, "platform", "cluster", "-o", "adir"), tmp_path, "-o/--output", "adir")
+    check(cli(tmp_path, "workload", "elise", "-n", "3", "-o", "afile/x.json"), tmp_path, "-o/--output", "afile")
+    check(cli(tmp_path, "model", "fit-bb", "ok.swf", "--json", "adir"), tmp_path, "--json", "adir")
+
+
+# ---------------------------------------------------------------- coburst run validates before starting a scheduler
+@pytest.mark.parametrize("content, fragment", [
+    (json.dumps(WORKLOAD)[:20], "invalid JSON"),
+    ("[1, 2]", "JSON object"),
+    (None, "not found"),
+])
+@pytest.mark.parametrize("transport", ["zmq", "inprocess"])
+def test_run_validates_workload_before_the_scheduler(tmp_path, content, fragment, transport):
+    if content is not None:
+        (tmp_path / "w.json").write_text(content)
+    t0 = time.monotonic()
+    proc = cli(tmp_path, "run", "fcfs", "--transport", transport, "-p", PLATFORM, "-w", "w.json", "-e", "out")
+    check(proc, tmp_path, "w.json", fragment)
+    assert time.monotonic() - t0 < 10
+    nothing_left(tmp_path)
+
+
+def test_run_scheduler_stopped_after_a_failure(tmp_path):
+    """A failure after the scheduler started (here a protocol error: pybatsim's schedFcfs on a job
+    submitted at 0 dies) leaves neither the process nor the temporary folder."""
+    doc = {"nb_res": 4, "jobs": [{"id": 1, "subtime": 0, "walltime": 10, "res": 1, "profile": "d"}],
+           "profiles": {"d": {"type": "delay", "delay": 5}}}
+    (tmp_path / "w.json").write_text(json.dumps(doc))
+    proc = cli(tmp_path, "run", "schedFcfs", "--transport", "zmq", "-p", PLATFORM, "-w", "w.json", "-e", "out",
+               "--timeout", "5")
+    assert proc.returncode in (3, 4), proc.stderr
+    assert "Traceback" not in proc.stderr.split("its last output")[0]
+    nothing_left(tmp_path)
+    assert not list(tmp_path.glob("out_jobs*")) and not list(tmp_path.glob(".out*"))
+
+
+# ---------------------------------------------------------------- model files of the wrong shape or encoding
+def test_model_file_shapes_and_encodings(tmp_path, files):
+    good = (ROOT / "models" / "bb_request.json").read_text()
+    (tmp_path / "list.json").write_text("[1, 2]")
+    (tmp_path / "u16.json").write_bytes(good.encode("utf-16"))
+    (tmp_path / "u16le.json").write_bytes(good.encode("utf-16-le"))
+    (tmp_path / "dir.json").mkdir()
+    (tmp_path / "latin1.json").write_bytes(good.replace("section", "séction").encode("latin-1"))
+    for name, fragment in [("list.json", "expected a JSON object"), ("u16.json", "UTF-16"),
+                           ("u16le.json", "UTF-16"), ("dir.json", "is a directory"), ("latin1.json", "UTF-8"),
+                           ("none.json", "not found")]:
+        check(cli(tmp_path, "model", "bb", "--bb-model", name), tmp_path, name, fragment)
+
+
+def test_platform_info_on_a_directory(tmp_path):
+    (tmp_path / "adir").mkdir()
+    check(cli(tmp_path, "platform", "info", "adir"), tmp_path, "adir", "is a directory")
+    check(cli(tmp_path, "platform", "info", "nowhere.xml"), tmp_path, "nowhere.xml", "not found")
+
+
+# ---------------------------------------------------------------- deep JSON
+def test_deeply_nested_workload(tmp_path):
+    (tmp_path / "deep.json").write_text("[" * 100_000 + "]" * 100_000)
+    check(cli(tmp_path, "workload", "check", "deep.json"), tmp_path, "deep.json", "nested too deeply")
+    check(cli(tmp_path, "sim", "-p", PLATFORM, "-w", "deep.json", "-e", "out"), tmp_path, "deep.json", "nested")
+
+
+# ---------------------------------------------------------------- a fit with too few values
+def test_fit_too_few_values(tmp_path):
+    lines = []
+    for line in swf_lines(6):
+        fields = line.split()
+        fields[9] = "1000"  # requested memory
+        lines.append(" ".join(fields))
+    (tmp_path / "few.swf").write_text("\n".join(lines) + "\n")
+    proc = cli(tmp_path, "model", "fit-bb", "few.swf", "--json", "o.json")
+    check(proc, tmp_path, "few.swf", "field 10", "too few values")
+
+
+# ---------------------------------------------------------------- signals
+def _wait_for_start(proc, tmp: Path, pattern: str, limit: float = 20) -> None:
+    deadline = time.monotonic() + limit
+    while not list(tmp.glob(pattern)) and time.monotonic() < deadline:
+        time.sleep(0.05)
+        assert proc.poll() is None
+
+
+@pytest.mark.parametrize("sig, code", [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
+def test_signal_stops_sim_and_tells_pybatsim(tmp_path, sig, code):
+    endpoint = f"ipc://{tmp_path}/s.sock"
+    sched = subprocess.Popen([sys.executable, "-m", "batsim.cmds.launcher", str(ROOT / "schedulers" / "coburstFcfs.py"),
+                              "-s", endpoint, "-t", "30000", "-v", "warning"], stdout=subprocess.PIPE,
+                             stderr=subprocess.STDOUT, cwd=tmp_path, start_new_session=True)
+    try:
+        sim = subprocess.Popen([*COBURST, "sim", "-p", PLATFORM, "-w", BIG_WORKLOAD, "-s", endpoint, "-e", "out", "-q"],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=tmp_path)
+        _wait_for_start(sim, tmp_path, ".out_jobs.csv.*")
+        time.sleep(0.5)
+        sim.send_signal(sig)
+        t0 = time.monotonic()
+        _, err = sim.communicate(timeout=20)
+        assert time.monotonic() - t0 < 5
+        assert sim.returncode == code, err
+        assert "Traceback" not in err and f"interrupted by {sig.name}" in err
+        assert len(err.strip().splitlines()) == 1, err
+        assert not [p for p in tmp_path.iterdir() if "out" in p.name and p.suffix in (".csv", ".trace", ".part")]
+        out, _ = sched.communicate(timeout=5)  # pybatsim was told: it ends by itself, at once
+        assert b"Traceback" not in out, out.decode()
+    finally:
+        if sched.poll() is None:
+            sched.kill()
+            sched.wait()
+
+
+@pytest.mark.parametrize("sig, code", [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
+@pytest.mark.parametrize("transport", ["zmq", "inprocess"])
+def test_signal_stops_run(tmp_path, sig, code, transport):
+    proc = subprocess.Popen([*COBURST, "run", "fcfs", "--transport", transport, "-p", PLATFORM, "-w", BIG_WORKLOAD,
+                             "-e", "out", "-q"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            cwd=tmp_path, env=env(tmp_path))
+    _wait_for_start(proc, tmp_path, ".out_jobs.csv.*")
+    time.sleep(0.5)
+    proc.send_signal(sig)
+    _, err = proc.communicate(timeout=20)
+    assert proc.returncode == code, err
+    assert "Traceback" not in err and "interrupted" in err
+    assert [p.name for p in tmp_path.iterdir()] == [".tmp"]
+    time.sleep(0.2)
+    nothing_left(tmp_path)
+
+
+def test_signal_stops_a_long_conversion(tmp_path):
+    proc = subprocess.Popen([*COBURST, "workload", "swf", str(SWF), "-o", "out.json", "--model", "io-aware"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=tmp_path)
+    time.sleep(1.5)
+    proc.send_signal(signal.SIGTERM)
+    _, err = proc.communicate(timeout=20)
+    if proc.returncode == 0:  # finished first: nothing to check
+        return
+    assert proc.returncode == 143, err
+    assert "Traceback" not in err
+    assert not list(tmp_path.iterdir())
