@@ -56,14 +56,7 @@ class CoschedScheduler(CoburstScheduler):
         super().__init__(options)
 
     def onSimulationBegins(self):
-        machines = getattr(self.bs, "machines", None) or {}
-        compute = machines.get("compute")
-        if compute is None:
-            compute = list(self.bs.compute_resources.values())
-        storage = machines.get("storage")
-        if storage is None:
-            storage = list(getattr(self.bs, "storage_resources", {}).values())
-        self.cluster = NodeSharingCluster.from_resources(compute, storage)
+        self.cluster = NodeSharingCluster.from_resources(*self.resources())
         self.state = NodeSharingState(self.cluster, self._now())
         self.io = None
         self._seq = 0

@@ -216,8 +216,8 @@ class CoburstScheduler(BatsimScheduler):
     def _now(self) -> float:
         return float(self.bs.time())
 
-    # ------------------------------------------------------------------ events
-    def onSimulationBegins(self):
+    def resources(self) -> tuple[list, list]:
+        """Batsim's compute and storage resource descriptions (``id``, ``name``, ``properties``)."""
         machines = getattr(self.bs, "machines", None) or {}
         compute = machines.get("compute")
         if compute is None:
@@ -225,6 +225,11 @@ class CoburstScheduler(BatsimScheduler):
         storage = machines.get("storage")
         if storage is None:
             storage = list(getattr(self.bs, "storage_resources", {}).values())
+        return compute, storage
+
+    # ------------------------------------------------------------------ events
+    def onSimulationBegins(self):
+        compute, storage = self.resources()
         self.cluster = Cluster.from_resources(
             compute, storage,
             default_bb_capacity=self.settings["bb_capacity"],
