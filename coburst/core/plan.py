@@ -44,7 +44,6 @@ __all__ = ["BitProfile", "PlanEvaluator", "NowFiller", "candidate_orders", "plan
            "OBJECTIVES", "mask_of", "bits_of", "select_mask", "place_list"]
 
 INF = math.inf
-_VEC = 48  # profiles with more segments screen start candidates with numpy
 
 
 def mask_of(nodes) -> int:
@@ -132,7 +131,7 @@ def place_list(preference, nodes: Sequence[int], bb: int, avail: Sequence[int]) 
 class _Cache:
     """Memoised node choice and BB use of one cluster (shared by all copies)."""
 
-    __slots__ = ("cluster", "n", "n_bb", "pref", "segs", "nodes", "bb")
+    __slots__ = ("cluster", "n", "n_bb", "pref", "segs", "seg_of", "nodes", "bb")
 
     def __init__(self, cluster):
         self.cluster = cluster
@@ -150,6 +149,7 @@ class _Cache:
             else:
                 segs.append([1 << i, pr])
         self.segs = [tuple(x) for x in segs]
+        self.seg_of = [k for k, (smask, _) in enumerate(self.segs) for _ in range(smask.bit_count())]
         self.nodes: dict = {}
         self.bb: dict = {}
 
@@ -169,10 +169,12 @@ class _Cache:
         if hit is None:
             slots = [a // bb for a in avail]
             use = [0] * self.n_bb
-            for smask, pref in self.segs:
-                need = (nmask & smask).bit_count()
-                if not need:
-                    continue
+            segs, seg_of = self.segs, self.seg_of
+            x = nmask
+            while x:  # the runs holding chosen nodes, in index order
+                smask, pref = segs[seg_of[(x & -x).bit_length() - 1]]
+                need = (x & smask).bit_count()
+                x &= ~smask
                 for b in pref:
                     sb = slots[b]
                     if sb:
@@ -239,8 +241,6 @@ class BitProfile:
         times, free, cnt, tot = self.times, self.free, self.cnt, self.tot
         T = len(times)
         need = res * bb
-        if T - k > _VEC:
-            return self._earliest_vec(res, walltime, bb, need, k)
         cache = self.cache
         while k < T:
             s = times[k]
@@ -266,42 +266,6 @@ class BitProfile:
                     nmask = cache.select(m, res)
                     return s, nmask, avail, cache.place(nmask, bb, avail)
             k += 1
-        return None
-
-    def _earliest_vec(self, res: int, walltime: float, bb: int, need: int, k0: int):
-        """:meth:`earliest` with the candidate starts screened by numpy: a start row
-        ``k`` is kept only if every segment of its window has enough free nodes and free
-        BB bytes in total; candidates are then checked exactly in order."""
-        times, free = self.times, self.free
-        T = len(times)
-        ta = np.array(times)
-        ok = np.array(self.cnt) >= res
-        if need:
-            ok &= np.array(self.tot) >= need
-        if walltime == INF:
-            last = np.full(T, T - 1)
-        else:
-            last = np.searchsorted(ta, ta + walltime, "left") - 1
-            np.maximum(last, np.arange(T), out=last)
-        bad = np.empty(T + 1, dtype=np.int64)
-        bad[0] = 0
-        np.cumsum(~ok, out=bad[1:])
-        cands = np.flatnonzero(bad[last[k0:] + 1] == bad[k0:T]) + k0
-        last = last.tolist()
-        rows = self.bb
-        cache = self.cache
-        for k in cands.tolist():
-            lk = last[k]
-            m = free[k]
-            for r in range(k + 1, lk + 1):
-                m &= free[r]
-            if m.bit_count() >= res:
-                if not bb:
-                    return times[k], cache.select(m, res), None, None
-                avail = rows[k] if lk == k else tuple(map(min, *rows[k:lk + 1]))
-                if _slots(avail, bb) >= res:
-                    nmask = cache.select(m, res)
-                    return times[k], nmask, avail, cache.place(nmask, bb, avail)
         return None
 
     def occupy(self, start: float, end: float, nmask: int, n: int, use: tuple | None) -> None:
@@ -395,6 +359,11 @@ class PlanEvaluator:
         self.plans = 0
         self.placed = 0
         self.est0: list = [None] * n   # earliest start of each job on the base profile
+        # jobs that job i dominates (no more nodes, walltime or BB per node): i cannot
+        # start before any of them already placed in the same plan
+        req = self.req
+        self.dom = [[y for y in range(n) if y != x and req[y][0] <= req[x][0] and req[y][1] <= req[x][1]
+                     and req[y][2] <= req[x][2]] for x in range(n)]
 
     def evaluate(self, perm: Sequence[int], bound: float = INF) -> float:
         self.plans += 1
@@ -421,7 +390,10 @@ class PlanEvaluator:
         prof, score = snaps[k]
         prof = prof.copy()
         step, req, now = self.step, self.req, self.now
-        ref_pos, est0, root = self.ref_pos, self.est0, ref_snaps[0][0]
+        ref_pos, est0, root, dom = self.ref_pos, self.est0, ref_snaps[0][0], self.dom
+        cst = [-INF] * n     # start of every job placed so far in this plan
+        for p in range(k):
+            cst[perm[p]] = place[p][0]
         cpos = {}            # job -> candidate position, for positions >= k
         dfree = {}           # reference occupations (job -> start) the candidate lacks
         h = INF              # min(dfree.values())
@@ -433,6 +405,10 @@ class PlanEvaluator:
             if e0 is None:
                 found = root.earliest(res, wall, bb)
                 e0 = est0[i] = found[0] if found is not None else INF
+            for y in dom[i]:
+                sy = cst[y]
+                if sy > e0:
+                    e0 = sy
             lo = bisect_left(prof.times, e0) if e0 > now else 0
             if have_ref:
                 q = ref_pos[i]
@@ -462,6 +438,7 @@ class PlanEvaluator:
             prof.occupy(s, s + wall, nmask, res, use)
             pl = (s, nmask, use)
             place[pos] = pl
+            cst[i] = s
             score = step(score, s - sub_, s)
             if score >= bound:
                 return INF
