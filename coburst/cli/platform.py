@@ -97,7 +97,7 @@ def _cosched(args: argparse.Namespace) -> int:
         loopback_lat=args.loopback_lat, bb_nodes=args.bb_nodes, bb_capacity=args.bb_capacity, bb_bw=args.bb_bw,
         pfs_bw=args.pfs_bw,
         description=args.description if not args.aris_small else aris_small_spec().description)
-    _check_size(spec.nodes * spec.nb_units)
+    _check_size(spec.nb_units)  # nb_units = nodes x units per node
     command = "coburst platform " + " ".join(shlex.quote(a) for a in sys.argv[2:]) if args.record_command else None
     text = render_xml(spec, command)
     if args.output in (None, "-"):
