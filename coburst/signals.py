@@ -24,14 +24,16 @@ _state = {"signum": 0, "read": -1}
 
 def install() -> None:
     """Handle SIGINT and SIGTERM (main thread only; a no-op elsewhere)."""
-    try:
-        r, w = os.pipe()
-        os.set_blocking(r, False)
-        os.set_blocking(w, False)
-        signal.set_wakeup_fd(w, warn_on_full_buffer=False)
-    except ValueError:  # not the main thread
-        return
-    _state["read"] = r
+    _state["done"] = False
+    if _state["read"] < 0:  # once per process (main() may be called again, e.g. by tests)
+        try:
+            r, w = os.pipe()
+            os.set_blocking(r, False)
+            os.set_blocking(w, False)
+            signal.set_wakeup_fd(w, warn_on_full_buffer=False)
+        except ValueError:  # not the main thread
+            return
+        _state["read"] = r
     for sig in (signal.SIGINT, signal.SIGTERM):
         signal.signal(sig, _handler)
 

@@ -78,7 +78,7 @@ def validate_profile(name: str, prof: Any, source: str, where: str) -> Profile:
     if not isinstance(prof, dict):
         raise InputError(source, where, "a profile must be a JSON object")
     ptype = prof.get("type")
-    if ptype not in PROFILE_FIELDS:
+    if not isinstance(ptype, str) or ptype not in PROFILE_FIELDS:
         known = ", ".join(PROFILE_TYPES)
         raise InputError(source, f"{where}.type",
                          f"unknown or unsupported profile type {json.dumps(ptype)} (supported: {known})")
