@@ -160,12 +160,12 @@ def test_workload_outputs_checked_first(tmp_path, files):
 
 
 # ---------------------------------------------------------------- coburst run validates before starting a scheduler
-@pytest.mark.parametrize("content, fragment", [
-    (json.dumps(WORKLOAD)[:20], "invalid JSON"),
-    ("[1, 2]", "JSON object"),
-    (None, "not found"),
+@pytest.mark.parametrize("content, fragment, transport", [
+    (json.dumps(WORKLOAD)[:20], "invalid JSON", "zmq"),
+    ("[1, 2]", "JSON object", "zmq"),
+    (None, "not found", "zmq"),
+    (json.dumps(WORKLOAD)[:20], "invalid JSON", "inprocess"),
 ])
-@pytest.mark.parametrize("transport", ["zmq", "inprocess"])
 def test_run_validates_workload_before_the_scheduler(tmp_path, content, fragment, transport):
     if content is not None:
         (tmp_path / "w.json").write_text(content)
@@ -264,8 +264,8 @@ def test_signal_stops_sim_and_tells_pybatsim(tmp_path, sig, code):
             sched.wait()
 
 
-@pytest.mark.parametrize("sig, code", [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
-@pytest.mark.parametrize("transport", ["zmq", "inprocess"])
+@pytest.mark.parametrize("sig, code, transport", [(signal.SIGINT, 130, "zmq"), (signal.SIGTERM, 143, "zmq"),
+                                                   (signal.SIGTERM, 143, "inprocess")])
 def test_signal_stops_run(tmp_path, sig, code, transport):
     proc = subprocess.Popen([*COBURST, "run", "fcfs", "--transport", transport, "-p", PLATFORM, "-w", BIG_WORKLOAD,
                              "-e", "out", "-q"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
