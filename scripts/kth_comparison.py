@@ -5,6 +5,7 @@ plan-square-0 and plan-cube-0, Alloc-Only and IO-Aware job models, platforms/dra
 
     .venv/bin/python scripts/kth_comparison.py [--jobs 2] [--out out/kth_comparison]
     .venv/bin/python scripts/kth_comparison.py --parts 1 2 3 --models alloc_only
+    .venv/bin/python scripts/kth_comparison.py --policies backfill-sjf-1 maxutil-1.0-1 window-1
 
 1. makes the 16 parts of both models once (``scripts/make_kth_workloads.sh``, into
    OUT/workloads) unless they exist;
@@ -12,7 +13,9 @@ plan-square-0 and plan-cube-0, Alloc-Only and IO-Aware job models, platforms/dra
    IO-Aware jobs run their phases), ``--jobs`` runs at a time (default: the CPU count);
    a run whose ``_jobs.csv`` exists is not run again (resume: kill it, start it again);
    each run also writes its decision-time profile (``_decisions.csv``);
-3. prints, per model and policy, the mean over the parts that finished for every policy of
+3. prints, per model and policy (``--policies``: a subset, backfill-sjf-1 always included,
+   e.g. the fast ones while the plan-based runs are pending), the mean over the parts that
+   finished for every listed policy of
    the per-part means of waiting time, turnaround, slowdown and bounded slowdown (tau =
    600 s), each divided by backfill-sjf-1's mean on the same part (the thesis' normalised
    means), and writes OUT/summary.json.  The thesis' headline: the best plan-based
@@ -79,20 +82,20 @@ def part_means(path: Path) -> dict[str, float]:
             "slowdown": float((turn / run).mean()), "bounded_slowdown": float(bounded_slowdown(df).mean())}
 
 
-def report(out: Path, parts: list[int], models: list[str]) -> dict:
+def report(out: Path, parts: list[int], models: list[str], policies: list[str] = POLICIES) -> dict:
     summary: dict = {}
     for model in models:
-        done = [p for p in parts if all(Path(f"{out}/{model}/part{p:02d}/{pol}_jobs.csv").exists() for pol in POLICIES)]
-        summary[model] = {"parts": done, "normalised": {}}
+        done = [p for p in parts if all(Path(f"{out}/{model}/part{p:02d}/{pol}_jobs.csv").exists() for pol in policies)]
+        summary[model] = {"parts": done, "policies": list(policies), "normalised": {}}
         if not done:
             print(f"{model}: no part finished for every policy yet")
             continue
         means = {pol: {p: part_means(Path(f"{out}/{model}/part{p:02d}/{pol}_jobs.csv")) for p in done}
-                 for pol in POLICIES}
+                 for pol in policies}
         print(f"\n{model}: {len(done)} parts ({', '.join(map(str, done))}); mean over parts of the per-part "
               f"mean divided by {BASE}'s")
         print(f"{'policy':<16}" + "".join(f"{m:>18}" for m in METRICS))
-        for pol in POLICIES:
+        for pol in policies:
             row = {m: statistics.mean(means[pol][p][m] / means[BASE][p][m] for p in done) for m in METRICS}
             summary[model]["normalised"][pol] = row
             print(f"{pol:<16}" + "".join(f"{row[m]:>18.3f}" for m in METRICS))
@@ -105,19 +108,22 @@ def main(argv=None) -> int:
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="runs at a time")
     ap.add_argument("--parts", type=int, nargs="+", default=list(range(1, 17)))
     ap.add_argument("--models", nargs="+", choices=MODELS, default=MODELS)
+    ap.add_argument("--policies", nargs="+", choices=POLICIES, default=POLICIES,
+                    help=f"policies to run and report ({BASE} is always included)")
     ap.add_argument("--report-only", action="store_true", help="only print the table of what finished")
     args = ap.parse_args(argv)
+    policies = [pol for pol in POLICIES if pol in set(args.policies) | {BASE}]
     out = args.out.resolve()
     if not args.report_only:
         wdir = make_workloads(out)
         # cheap runs first so that whole parts finish early
-        tasks = [(p, m, pol) for p in args.parts for m in args.models for pol in POLICIES]
+        tasks = [(p, m, pol) for p in args.parts for m in args.models for pol in policies]
         with ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
             futures = {pool.submit(run_one, wdir, out, p, m, pol): (p, m, pol) for p, m, pol in tasks}
             for fut, (p, m, pol) in futures.items():
                 status, secs = fut.result()
                 print(f"part {p:2d} {m:<10} {pol:<14} {status} {secs:8.1f} s", flush=True)
-    summary = report(out, args.parts, args.models)
+    summary = report(out, args.parts, args.models, policies)
     from coburst.fileio import atomic_write
     with atomic_write(out / "summary.json") as f:
         f.write(json.dumps(summary, indent=None, separators=(",", ":")) + "\n")

@@ -262,3 +262,30 @@ def test_annealing_on_a_busy_dragonfly_equals_plans_from_scratch(objective, seed
     fast = anneal(Checked(prof, jobs, objective), len(jobs), decision_rng(seed, state), **kw)
     slow = anneal(Slow(), len(jobs), decision_rng(seed, state), **kw)
     assert fast == slow
+
+
+@settings(max_examples=80, deadline=None)
+@given(states(max_queue=9, max_running=8), st.sampled_from(OBJ), st.randoms(use_true_random=False))
+def test_swap_walks_score_as_the_reference(state, objective, rnd):
+    """Random walks of swaps, moves and shuffles with accepts (the annealing's use, where the
+    searches start late) score every plan as the brute-force reference."""
+    jobs = state.queue
+    n = len(jobs)
+    ev = PlanEvaluator(state.profile(), jobs, objective)
+    cur = list(range(n))
+    for _ in range(10):
+        cand = cur[:]
+        kind = rnd.random()
+        if n > 1 and kind < 0.6:
+            i, j = rnd.sample(range(n), 2)
+            cand[i], cand[j] = cand[j], cand[i]
+        elif n > 1 and kind < 0.8:
+            cand.insert(rnd.randrange(n), cand.pop(rnd.randrange(n)))
+        else:
+            rnd.shuffle(cand)
+        expect = plan_score(objective, jobs, cand, reference_plan_brute(state, jobs, cand))
+        got = ev.evaluate(cand)
+        assert got == expect or (math.isinf(got) and math.isinf(expect))
+        if math.isfinite(got) and rnd.random() < 0.8:
+            ev.accept()
+            cur = cand
