@@ -10,14 +10,16 @@ give exactly the same answers (tests/test_opt_plan.py, tests/test_opt_maxutil.py
   as one Python integer bit mask (bit i = compute index i) and every segment's free BB
   bytes as a tuple.  A copy is a handful of shallow list copies (immutable rows), so a plan
   keeps a snapshot after every job; :meth:`BitProfile.earliest` / :meth:`BitProfile.occupy`
-  answer as :meth:`Profile.earliest` / :meth:`Profile.occupy` (same node choice
-  :func:`~coburst.core.placement.select_nodes`, same BB placement
-  :func:`~coburst.core.placement.place_bb`, memoised per profile family);
+  answer as :meth:`Profile.earliest` / :meth:`Profile.occupy` (same node choice as
+  :func:`~coburst.core.placement.select_nodes`, :func:`select_mask` over bit masks; same
+  BB placement as :func:`~coburst.core.placement.place_bb`, per chassis run of compute
+  nodes; both memoised per profile family);
 * :class:`PlanEvaluator` -- execution plan of a permutation (each job at its earliest start
   in order, compute and BB reserved, Kopański 2020 §3.4), rebuilt only from the first
   position where the permutation differs from the last accepted one (snapshots of the
-  prefix), and abandoned as soon as its partial score reaches a given bound (every
-  objective is non-decreasing along the plan);
+  prefix), abandoned as soon as its partial score reaches a given bound (every
+  objective is non-decreasing along the plan), each job's earliest-start search started
+  at a breakpoint before which nothing can fit (three lower bounds, see the class doc);
 * :class:`NowFiller` -- greedy filling (Alg. 2) of a permutation at ``now`` as the maxutil
   objective needs it: which jobs start, with the started compute nodes as one bit mask;
   prefix states reused, and the old suffix result reused when the state after the swapped
@@ -339,7 +341,15 @@ class PlanEvaluator:
     the plan from the first changed position ``k``: the earliest start among the reference
     occupations not in the candidate), when ``q <= k`` (``P_r``'s occupations are all in
     ``P_c``: ``h = inf``) and when ``p == k`` (the starts of reference positions
-    ``k..q-1``); otherwise the search starts from now.
+    ``k..q-1``); otherwise this bound does not apply.
+
+    Two more lower bounds hold in every plan (earliest starts only grow as occupations are
+    added, and wherever a job fits, every job it dominates -- no more nodes, no longer
+    walltime, no larger BB request per node -- fits too): the job's earliest start on the
+    base profile, and the start of every job it dominates already placed in the same plan.
+    The search starts at the latest of the bounds.  (A search returns the least date at
+    which the job fits, always a breakpoint, so the bounds carry between profiles whose
+    breakpoints differ.)
     """
 
     def __init__(self, base: Profile, jobs: Sequence[Job], objective: str):
