@@ -58,7 +58,8 @@ def run_one(wdir: Path, out: Path, part: int, model: str, policy: str) -> tuple[
     prefix.parent.mkdir(parents=True, exist_ok=True)
     tmp = prefix.parent / f".{policy}.running"
     t0 = time.perf_counter()
-    cmd = [str(ROOT / ".venv" / "bin" / "coburst"), "run", policy, "-q", "--enable-dynamic-jobs",
+    # --timeout: a plan-based decision at a long queue takes seconds, more under nice
+    cmd = [str(ROOT / ".venv" / "bin" / "coburst"), "run", policy, "-q", "--enable-dynamic-jobs", "--timeout", "3600",
            "-o", json.dumps({"decision_log": f"{prefix}_decisions.csv"}),
            "-p", str(ROOT / "platforms" / "dragonfly96.xml"),
            "-w", str(wdir / f"kth_{model}.part{part:02d}.json"), "-e", str(tmp)]

@@ -92,3 +92,30 @@ def test_labels():
     p = policies.get("window-1")
     assert (p.depth, p.window, p.max_age, p.beta, p.name) == (1, 10, 5, 1.0, "window-1")
     assert "Alg. 7" in type(p).__doc__
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.tuples(st.integers(1, 8), st.integers(1, 12)), min_size=1, max_size=5),
+       st.lists(st.integers(5, 24), min_size=1, max_size=5), st.integers(0, 3))
+def test_bb_fits_on_tight_instances(reqs, avail, slack):
+    """The search answers as the integer program when the requests fill the BB nodes to
+    within a few bytes (the hard case: packing, not totals, decides)."""
+    from coburst.policies.window import bb_fits
+    total = sum(c * b for c, b in reqs)
+    cap = sum(avail)
+    if total > cap:  # scale the capacities to the requests, keeping their shape
+        avail = [a * total // cap + 1 for a in avail]
+    avail[0] += max(0, total + slack - sum(avail))
+    x = ilp_counts([c for c, _ in reqs], [b for _, b in reqs], avail)
+    assert bb_fits(reqs, avail) == (x is not None)
+
+
+def test_bb_fits_a_tight_kth_instance_quickly():
+    """A combination met on KTH part 1 (Alloc-Only, window-1): 479.5 of 480 GB requested on
+    12 empty BB nodes; Z3 did not prove it infeasible within minutes."""
+    from coburst.policies.window import bb_fits
+    reqs = ((3, 8098814083), (6, 374705985), (6, 18713103043), (7, 2961702529), (16, 20000000000))
+    t0 = time.perf_counter()
+    assert not bb_fits(reqs, [40_000_000_000] * 12)
+    assert bb_fits(reqs[:4] + ((15, 20000000000),), [40_000_000_000] * 12)
+    assert time.perf_counter() - t0 < 2.0
