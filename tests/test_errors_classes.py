@@ -292,3 +292,18 @@ def test_signal_stops_a_long_conversion(tmp_path):
     assert proc.returncode == 143, err
     assert "Traceback" not in err
     assert not list(tmp_path.iterdir())
+
+
+def test_zmq_run_with_a_deep_tmpdir(tmp_path):
+    """A Unix socket path holds at most 107 bytes: with a deep TMPDIR (pytest-xdist's are)
+    the private endpoint goes under /tmp instead, and is removed afterwards."""
+    deep = tmp_path / ("d" * 60) / ("e" * 60)
+    deep.mkdir(parents=True)
+    before = {p.name for p in Path("/tmp").iterdir() if p.name.startswith("coburst-run-")}
+    proc = subprocess.run([*COBURST, "run", "fcfs", "--transport", "zmq", "-p", PLATFORM, "-w", BIG_WORKLOAD,
+                           "-e", "out", "-q"], capture_output=True, text=True, cwd=tmp_path, timeout=120,
+                          env={**os.environ, "TMPDIR": str(deep)})
+    assert proc.returncode == 0, proc.stderr
+    assert (tmp_path / "out_jobs.csv").exists() and not list(deep.iterdir())
+    after = {p.name for p in Path("/tmp").iterdir() if p.name.startswith("coburst-run-")}
+    assert after <= before

@@ -124,11 +124,19 @@ def stop_process(proc: subprocess.Popen, grace: float) -> None:
                 proc.wait()
 
 
+#: longest path of a Unix-domain socket (sun_path is 108 bytes with its terminating NUL)
+_MAX_IPC_PATH = 107
+
+
 def _run_over_zmq(args: argparse.Namespace, spec: str, options: dict, config, total: int):
     """The scheduler as a real ``pybatsim`` process on a private IPC endpoint (no port to
     pick, so no race with other runs on the machine).  On every exit path the scheduler is
     stopped and reaped and the temporary folder removed."""
     sock_dir = tempfile.mkdtemp(prefix="coburst-run-")
+    if len(os.fsencode(sock_dir)) + len("/scheduler.sock") > _MAX_IPC_PATH:
+        # a Unix socket path has at most 107 bytes: a deep TMPDIR cannot hold the socket
+        os.rmdir(sock_dir)
+        sock_dir = tempfile.mkdtemp(prefix="coburst-run-", dir="/tmp")
     endpoint = f"ipc://{sock_dir}/scheduler.sock"
     args.socket_endpoint = config.socket_endpoint = endpoint
     log_path = Path(sock_dir) / "scheduler.log"
