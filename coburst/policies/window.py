@@ -64,7 +64,11 @@ def ilp_counts(counts: Sequence[int], sizes: Sequence[int], avail: Sequence[int]
     return [[model.eval(x, model_completion=True).as_long() for x in row] for row in xs]
 
 
-def bb_fits(reqs: Sequence[tuple[int, int]], avail: Sequence[int]) -> bool:
+class _Budget(Exception):
+    pass
+
+
+def bb_fits(reqs: Sequence[tuple[int, int]], avail: Sequence[int], budget: int = 20000) -> bool | None:
     """Exact answer of the integer program (3.1)-(3.3) (:func:`ilp_counts` is not None)
     for ``reqs`` = ``((count, size), ...)``, by depth-first search: requests placed one at a
     time, largest size first, each in a BB node with room -- one node per distinct free
@@ -73,7 +77,9 @@ def bb_fits(reqs: Sequence[tuple[int, int]], avail: Sequence[int]) -> bool:
     the bytes left exceed the capacity that can still take the smallest request, or when
     the requests of size >= s left outnumber the free slots of size s.  Z3 can take
     minutes to prove a tight instance infeasible (e.g. 479.5 of 480 GB over 12 nodes);
-    this search is exact and cut early by the slack."""
+    this search is exact and cut early by the slack -- but with many requests and room to
+    spare it can wander too (88 requests, 463 of 480 GB): after ``budget`` states it gives
+    up and returns None (unknown)."""
     items = sorted(((b, c) for c, b in reqs if c > 0), reverse=True)
     if not items:
         return True
@@ -85,8 +91,12 @@ def bb_fits(reqs: Sequence[tuple[int, int]], avail: Sequence[int]) -> bool:
         suffix[t] = suffix[t + 1] + sizes[t] * counts[t]
     smin = sizes[-1]
     failed: set = set()
+    visits = [budget]
 
     def rec(t: int, left: int, rems: tuple) -> bool:
+        visits[0] -= 1
+        if visits[0] < 0:
+            raise _Budget
         if left == 0:
             t += 1
             if t == m:
@@ -120,7 +130,10 @@ def bb_fits(reqs: Sequence[tuple[int, int]], avail: Sequence[int]) -> bool:
         failed.add(key)
         return False
 
-    return rec(0, counts[0], tuple(sorted(int(a) for a in avail)))
+    try:
+        return rec(0, counts[0], tuple(sorted(int(a) for a in avail)))
+    except _Budget:
+        return None
 
 
 class BBFit:
@@ -161,7 +174,10 @@ class BBFit:
         else:
             return True
         self.solver_calls += 1
-        return bb_fits(reqs, self.avail)
+        ok = bb_fits(reqs, self.avail)
+        if ok is None:  # the search gave up: the integer program decides
+            ok = ilp_counts([c for c, _ in reqs], [b for _, b in reqs], self.avail) is not None
+        return ok
 
 
 def _score(jobs, members, now, cfirst):
