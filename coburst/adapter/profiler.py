@@ -35,7 +35,7 @@ class DecisionProfiler:
 
     def __init__(self, path: str | Path):
         self.path = Path(path)
-        self._file = open(self.path, "w", encoding="utf-8", newline="")  # noqa: SIM115 - closed by close()
+        self._file = open(self.path, "w", encoding="utf-8", newline="", buffering=1)  # noqa: SIM115 - closed by close()
         self._file.write(",".join(COLUMNS) + "\n")
         self.rows = 0
 
