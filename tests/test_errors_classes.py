@@ -307,3 +307,11 @@ def test_zmq_run_with_a_deep_tmpdir(tmp_path):
     assert (tmp_path / "out_jobs.csv").exists() and not list(deep.iterdir())
     after = {p.name for p in Path("/tmp").iterdir() if p.name.startswith("coburst-run-")}
     assert after <= before
+
+
+@pytest.mark.parametrize("where", ["a_file", "/sys/coburst-demo"])
+def test_demo_output_folder_checked_first(tmp_path, where):
+    (tmp_path / "a_file").write_text("x")
+    proc = subprocess.run([*COBURST, "demo", "-o", where, "--jobs", "5"], capture_output=True, text=True,
+                          cwd=tmp_path, timeout=60)
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr and "-o/--output" in proc.stderr, proc.stderr

@@ -14,6 +14,7 @@ import json
 from pathlib import Path
 
 from coburst.errors import InputError
+from coburst.validate import check_output
 
 ROOT = Path(__file__).resolve().parents[2]
 PLATFORM = ROOT / "platforms" / "kth_sp2.xml"
@@ -28,7 +29,11 @@ def demo_command(args: argparse.Namespace) -> int:
 
     console = Console()
     out = Path(args.output)
-    out.mkdir(parents=True, exist_ok=True)
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise InputError("-o/--output", str(out), f"cannot create the output folder: {exc.strerror}") from None
+    check_output(str(out / "fcfs_jobs.csv"), "-o/--output")
     workload = Path(args.workload) if args.workload else WORKLOAD
     if args.jobs is not None:
         doc = json.loads(workload.read_text())
