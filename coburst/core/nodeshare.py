@@ -147,7 +147,6 @@ class NodeSharingCluster:
         self.cores_per_unit = int(cores_per_unit)
         self.unit_ids = unit_ids.reshape(-1)
         self.node_names = tuple(str(x) for x in node_names)
-        self.index_of_id = {int(r): i for i, r in enumerate(self.unit_ids)}
         self.bb_ids = np.asarray(bb_ids, dtype=np.int64)
         self.bb_capacity = np.asarray(bb_capacity, dtype=np.int64)
         if len(self.bb_ids) != len(self.bb_capacity):
@@ -252,9 +251,6 @@ class NodeSharingCluster:
     def spread_possible(self, nodes: int) -> bool:
         """Can a job of ``nodes`` compact nodes ever run spread (on ``2 x nodes`` nodes)?"""
         return self.can_spread and 2 * nodes <= self.n
-
-    def node_of_unit(self, unit: int) -> int:
-        return unit // self.units_per_node
 
     def __repr__(self) -> str:
         return (f"NodeSharingCluster({self.n} nodes x {self.sockets} sockets x {self.k} units, "
@@ -450,7 +446,6 @@ class NodeSharingState:
         self._handles: dict[str, int] = {}   # job id -> board handle (its seq)
         self.by_handle: dict[int, CoJob] = {}
         self._ends = SortedList()            # (expected end, seq, job id) of running jobs
-        self.max_seen_seq = -1
 
     # ------------------------------------------------------------------ views
     @property
@@ -499,7 +494,6 @@ class NodeSharingState:
             raise ValueError(f"job {job.id!r} submitted twice")
         self._queue[job.id] = job
         self.by_handle[job.seq] = job
-        self.max_seen_seq = max(self.max_seen_seq, job.seq)
 
     def finish(self, job_id: str) -> RunningCoJob:
         run = self.running.pop(job_id)

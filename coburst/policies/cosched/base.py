@@ -25,7 +25,6 @@ of the compact times Kellari's runs used.
 from __future__ import annotations
 
 import heapq
-import math
 from typing import Any, ClassVar, Sequence
 
 import numpy as np
@@ -218,7 +217,3 @@ def easy_backfill(policy: CoPolicy, rest: Sequence[CoJob], board: Board, state: 
         decisions.start(job, pl)
         started.append((end, pl))
         delaying.clear()
-
-
-def finite(v: float) -> float:
-    return v if math.isfinite(v) else 1e300
