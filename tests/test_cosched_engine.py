@@ -142,3 +142,14 @@ def test_entry_files_on_real_batsim_like_coburst(tmp_path, entry):
     assert_identical(batsim, coburst)
     rows = jobs_rows(coburst)
     check_invariants(rows, entry not in ("coschedConservative",))
+
+
+def test_bad_heatmap_option_names_the_option_and_the_file(tmp_path, workload30):
+    bad = tmp_path / "bad.json"
+    bad.write_text("[1,2\n")
+    proc = subprocess.run([str(COBURST), "run", "popularity", "-o", json.dumps({"heatmap": str(bad)}), "-p",
+                           str(SMALL), "-w", str(workload30), "-e", str(tmp_path / "x"), "-q"],
+                          capture_output=True, text=True, timeout=60)
+    err = proc.stderr + proc.stdout
+    assert proc.returncode == 2 and "Traceback" not in err
+    assert f"heatmap: {bad}: line 2" in err and "refused its options" in err

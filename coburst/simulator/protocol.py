@@ -314,7 +314,9 @@ class InProcessLink:
         logging.getLogger("batsim").setLevel(logging.WARNING)
         try:
             self.scheduler = instanciate_scheduler(scheduler, options or {})
-        except SystemExit:
+        except SystemExit as exc:
+            if exc.code == 2:  # a coburst scheduler refused its options and said why (adapter)
+                raise InputError(scheduler, "options", "the scheduler refused its options (see above)") from None
             raise InputError(scheduler, None, "cannot load this pybatsim scheduler (no such file or bundled "
                                               "scheduler, or no scheduler class named after its file)") from None
         self.protect = protect

@@ -54,7 +54,11 @@ def load_heatmap_param(policy: str, value: str):
 
     from coburst.models import heatmap as hm
     if Path(value).exists():
-        return hm.load_heatmap(value)
+        try:
+            return hm.load_heatmap(value)
+        except InputError as err:  # keep the file's name and place in the option's message
+            where = f"{err.where}: " if err.where else ""
+            raise InputError(f"policy {policy!r}", "heatmap", f"{value}: {where}{err.problem}") from None
     try:
         return hm.bundled(value)
     except KeyError as err:
