@@ -136,7 +136,7 @@ def _run_over_zmq(args: argparse.Namespace, spec: str, options: dict, config, to
     if len(os.fsencode(sock_dir)) + len("/scheduler.sock") > _MAX_IPC_PATH:
         # a Unix socket path has at most 107 bytes: a deep TMPDIR cannot hold the socket
         os.rmdir(sock_dir)
-        sock_dir = tempfile.mkdtemp(prefix="coburst-run-", dir="/tmp")
+        sock_dir = tempfile.mkdtemp(prefix=f"coburst-run-{os.getpid()}-", dir="/tmp")
     endpoint = f"ipc://{sock_dir}/scheduler.sock"
     args.socket_endpoint = config.socket_endpoint = endpoint
     log_path = Path(sock_dir) / "scheduler.log"
