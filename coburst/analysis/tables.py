@@ -1,0 +1,537 @@
+"""Tidy tables of Batsim outputs: one row per run, one row per job (``coburst analyze``).
+
+Entry point for the campaign code and the CLI: :func:`analyze`.
+
+Inputs (``paths``), each one of:
+
+* an output prefix ``dir/out`` (the run's files are ``dir/out_jobs.csv``,
+  ``dir/out_schedule.csv``), or the ``_jobs.csv`` file itself;
+* a folder holding ``*_jobs.csv`` files (one run each, named by the file's prefix);
+* a campaign folder: ``<campaign>/runs/<run-id>/`` with ``params.json`` (a flat JSON object:
+  ``scheduler``, ``options``, ``platform``, ``workload``, ``seed``, ``engine``, labels...),
+  ``status.json`` (``{"state": "done"|"failed", ...}``) and the outputs under the prefix
+  ``out``.  Only runs whose state is ``done`` are read; every parameter becomes a column.
+  A single run folder (``params.json`` + ``out_jobs.csv``) is accepted too.
+
+Outputs of both engines (coburst's and the real Batsim 4.2.1) have the same format.
+
+Per-job table (``jobs_df``), one row per static job that ran (rejected jobs dropped,
+IO-Aware sub-jobs folded back into their static job by :func:`coburst.analysis.metrics.fold_io_jobs`):
+``run``, ``policy``, ``job_id``, ``submit``, ``start``, ``finish``, ``runtime`` (execution
+time), ``waiting`` = start - submit, ``turnaround`` = finish - submit, ``slowdown`` =
+turnaround / runtime (NaN for a zero runtime), ``bounded_slowdown`` = max(turnaround /
+max(runtime, tau), 1), ``nodes`` (requested), ``requested_time``, ``final_state``,
+``success``, ``bb_per_node`` and ``bb_bytes`` = nodes x bb_per_node (from the workload; without
+a workload, ``bb_bytes`` is the placement the scheduler wrote in the job's ``bb=`` metadata,
+``bb_per_node`` NaN), ``speedup`` (co-scheduling hook's ``speedup=`` metadata, NaN if absent),
+``allocated_resources``.
+
+Run table (``runs_df``), one row per run: ``run``, the run's parameters (``scheduler``,
+``options``, ``platform``, ``workload``, ``seed``, ``engine`` and any label), ``policy``
+(scheduler, plus its options when not empty), ``path`` (output prefix), then the metrics:
+
+* ``jobs``, ``rejected``, ``failed`` (jobs that ran but did not complete successfully);
+* ``mean_/p50_/p90_/p99_/max_`` of ``waiting``, ``turnaround``, ``slowdown``,
+  ``bounded_slowdown`` (linear-interpolation quantiles), ``tau`` the bounded-slowdown bound;
+* ``makespan`` = last finish - first submission (s);
+* ``utilisation`` = sum(nodes x runtime) / (compute nodes x makespan);
+* ``bb_utilisation`` = sum(bb_bytes x runtime) / (total BB capacity x makespan);
+* ``mean_queue_nodes`` / ``max_queue_nodes``: time mean and maximum over the makespan of the
+  requested nodes of waiting jobs; ``queue_load_compute`` = mean_queue_nodes / compute nodes;
+* ``mean_queue_bb`` / ``max_queue_bb`` (bytes) and ``queue_load_storage`` = mean_queue_bb / BB
+  capacity: the same for burst-buffer requests;
+* ``nb_compute``, ``bb_capacity`` (total bytes), the capacities used;
+* with co-scheduling (a job carries ``speedup=`` or the platform is a node-sharing one):
+  ``cosched_*``: Kellari's metrics by :func:`coburst.analysis.cosched.cosched_metrics`
+  (mean slowdown and its std, mean slowdown per processor, utilisation in cores, mean and
+  weighted mean job speedup, percentage of slowed-down jobs);
+* ``notes``: why a metric is NaN (no workload, no platform...), ``;``-separated.
+
+Capacities: compute nodes and BB capacity come from the platform (``params.json``'s
+``platform`` or ``--platform``, read by :func:`coburst.platforms.info.read_platform`), else
+from the workload's ``coburst`` header (``bb_nodes`` x ``bb_capacity``) and ``nb_res``, else
+the number of compute nodes is the highest allocated resource id + 1 and the BB metrics
+are NaN with a note.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Iterable, Sequence
+
+import numpy as np
+import pandas as pd
+
+from coburst.analysis import timeseries
+from coburst.analysis.metrics import STATIC_WORKLOAD, TAU, fold_io_jobs, read_raw_jobs
+from coburst.errors import InputError
+
+__all__ = ["RunInput", "discover", "analyze", "read_run", "write_tables", "METRIC_COLUMNS", "PARAM_EXCLUDE",
+           "group_columns", "DISTRIBUTION_METRICS"]
+
+#: metrics with mean / quantiles in the run table
+DISTRIBUTION_METRICS = ("waiting", "turnaround", "slowdown", "bounded_slowdown")
+STATS = ("mean", "p50", "p90", "p99", "max")
+#: parameters that name a policy; the others identify a workload part / setting (group)
+PARAM_EXCLUDE = ("scheduler", "options", "policy")
+#: columns of the run table that are not parameters
+BOOKKEEPING = ("run", "policy", "path", "notes", "tau", "nb_compute", "bb_capacity", "jobs", "rejected", "failed",
+               "wall_s")
+
+
+@dataclass
+class RunInput:
+    """One run to analyse: its id, output prefix and parameters."""
+
+    run: str
+    prefix: Path
+    params: dict = field(default_factory=dict)
+    base: Path | None = None  # folder against which relative params paths are resolved
+
+
+# ------------------------------------------------------------------ discovery
+def _jobs_file(prefix: Path) -> Path:
+    return Path(f"{prefix}_jobs.csv")
+
+
+def _flat(value):
+    if isinstance(value, (dict, list)):
+        return json.dumps(value, sort_keys=True, separators=(",", ":"))
+    return value
+
+
+def _read_json(path: Path) -> dict:
+    from coburst.validate import read_json
+
+    doc = read_json(path)
+    if not isinstance(doc, dict):
+        raise InputError(path, None, "expected a JSON object")
+    return doc
+
+
+def _campaign_run(folder: Path, campaign: Path | None) -> RunInput | None:
+    status_file = folder / "status.json"
+    if status_file.is_file():
+        status = _read_json(status_file)
+        if status.get("state") != "done":
+            return None
+    params = {}
+    if (folder / "params.json").is_file():
+        params = {k: _flat(v) for k, v in _read_json(folder / "params.json").items()}
+    prefix = folder / "out"
+    if not _jobs_file(prefix).is_file():
+        if status_file.is_file():
+            raise InputError(folder, "status.json", f"run marked done but {_jobs_file(prefix).name} is missing")
+        return None
+    if "wall_s" not in params and status_file.is_file():
+        wall = _read_json(status_file).get("wall_s")
+        if isinstance(wall, (int, float)):
+            params["wall_s"] = float(wall)
+    return RunInput(run=folder.name, prefix=prefix, params=params, base=campaign or folder)
+
+
+def discover(paths: Iterable[str | Path]) -> list[RunInput]:
+    """The runs named by ``paths`` (module doc), in a deterministic order: the order of the
+    arguments, and inside a folder the sorted names.  Run ids are made unique by prefixing
+    the folder name when two runs share one."""
+    runs: list[RunInput] = []
+    for raw in paths:
+        p = Path(raw)
+        s = str(raw)
+        if s.endswith("_jobs.csv") and p.is_file():
+            runs.append(RunInput(p.name[: -len("_jobs.csv")], Path(s[: -len("_jobs.csv")])))
+        elif _jobs_file(p).is_file() and not p.is_dir():
+            runs.append(RunInput(p.name, p))
+        elif p.is_dir() and (p / "runs").is_dir():
+            found = [r for d in sorted((p / "runs").iterdir()) if d.is_dir()
+                     for r in [_campaign_run(d, p)] if r is not None]
+            runs.extend(found)
+        elif p.is_dir() and (p / "params.json").is_file() and _jobs_file(p / "out").is_file():
+            r = _campaign_run(p, None)
+            if r is not None:
+                runs.append(r)
+        elif p.is_dir():
+            files = sorted(p.glob("*_jobs.csv"))
+            if not files:
+                raise InputError(p, None, "no Batsim output here: no *_jobs.csv file and no runs/ folder of a campaign")
+            runs.extend(RunInput(f.name[: -len("_jobs.csv")], Path(str(f)[: -len("_jobs.csv")])) for f in files)
+        else:
+            raise InputError(raw, None, "not a Batsim output: expected an output prefix P with P_jobs.csv, a "
+                             "_jobs.csv file, a folder of *_jobs.csv files or a campaign folder (runs/<id>/)")
+    ids = [r.run for r in runs]
+    dupes = {i for i in ids if ids.count(i) > 1}
+    for r in runs:
+        if r.run in dupes:
+            r.run = f"{r.prefix.parent.name}/{r.run}"
+    ids = [r.run for r in runs]
+    if len(set(ids)) != len(ids):
+        for r in runs:
+            r.run = str(r.prefix)
+    return runs
+
+
+# ------------------------------------------------------------------ capacities
+class _Cache:
+    def __init__(self):
+        self.workloads: dict[str, tuple[dict, dict, int | None]] = {}
+        self.platforms: dict[str, tuple[int, float, dict]] = {}
+
+
+def _resolve(value, base: Path | None) -> Path | None:
+    if not value or not isinstance(value, str):
+        return None
+    p = Path(value)
+    if p.is_absolute():
+        return p
+    for root in (Path.cwd(), base, base.parent if base else None):
+        if root is not None and (root / p).exists():
+            return root / p
+    return p
+
+
+def _workload_info(path: Path, cache: _Cache) -> tuple[dict, dict, int | None]:
+    """(job id -> bb per node, coburst header, nb_res) of a workload JSON."""
+    key = str(path)
+    if key not in cache.workloads:
+        doc = _read_json(path)
+        jobs = doc.get("jobs")
+        if not isinstance(jobs, list):
+            raise InputError(path, "jobs", "not a Batsim workload: no jobs array")
+        bb = {}
+        for k, j in enumerate(jobs):
+            if isinstance(j, dict) and "id" in j:
+                v = j.get("bb", 0)
+                bb[str(j["id"])] = float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else 0.0
+        header = doc.get("coburst") if isinstance(doc.get("coburst"), dict) else {}
+        nb_res = doc.get("nb_res") if isinstance(doc.get("nb_res"), int) else None
+        cache.workloads[key] = (bb, header, nb_res)
+    return cache.workloads[key]
+
+
+def _platform_info(path: Path, cache: _Cache) -> tuple[int, float, dict]:
+    """(compute nodes, total BB bytes, root zone properties)."""
+    key = str(path)
+    if key not in cache.platforms:
+        from coburst.platforms.info import read_platform
+
+        info = read_platform(path)
+        total_bb = float(sum(int(h.properties["bb_capacity"]) for h in info.burst_buffers))
+        cache.platforms[key] = (info.nb_compute, total_bb, info.zone_properties)
+    return cache.platforms[key]
+
+
+# ------------------------------------------------------------------ one run
+_BB_META = re.compile(r"(?:^|;)bb=([^;]*)")
+_SPEEDUP_META = re.compile(r"(?:^|;)speedup=([^;]*)")
+
+
+def _bb_from_metadata(meta: pd.Series) -> np.ndarray:
+    """Bytes placed by the scheduler (``bb=<id>:<bytes>/...`` metadata), NaN without."""
+    parts = meta.str.extract(_BB_META, expand=False)
+    out = np.full(len(meta), np.nan)
+    for k, text in enumerate(parts.to_numpy(object)):
+        if isinstance(text, str) and text:
+            try:
+                out[k] = sum(float(x.split(":", 1)[1]) for x in text.split("/") if ":" in x)
+            except ValueError:
+                pass
+    return out
+
+
+def _quantiles(values: np.ndarray) -> dict[str, float]:
+    v = values[np.isfinite(values)]
+    if v.size == 0:
+        return dict.fromkeys(STATS, float("nan"))
+    q = np.percentile(v, (50, 90, 99))
+    return {"mean": float(v.mean()), "p50": float(q[0]), "p90": float(q[1]), "p99": float(q[2]),
+            "max": float(v.max())}
+
+
+def policy_label(params: dict) -> str:
+    sched = str(params.get("scheduler", ""))
+    opts = params.get("options")
+    if opts in (None, "", "{}", "null") or (isinstance(opts, float) and math.isnan(opts)):
+        return sched
+    return f"{sched} {opts}"
+
+
+def _engine(prefix: Path) -> str | None:
+    sched = Path(f"{prefix}_schedule.csv")
+    try:
+        with open(sched, encoding="utf-8") as fh:
+            header, row = fh.readline().strip().split(","), fh.readline().strip().split(",")
+        version = dict(zip(header, row)).get("batsim_version", "")
+    except (OSError, ValueError):
+        return None
+    return "coburst" if "coburst" in version else ("batsim" if version else None)
+
+
+def read_run(run: RunInput, *, tau: float = TAU, workload: str | Path | None = None,
+             platform: str | Path | None = None, cache: _Cache | None = None) -> tuple[dict, pd.DataFrame]:
+    """The run-table row (dict) and the per-job table of one run (module doc)."""
+    cache = cache or _Cache()
+    notes: list[str] = []
+    jobs_csv = _jobs_file(run.prefix)
+    raw = read_raw_jobs(jobs_csv)
+    df = fold_io_jobs(raw, source=str(jobs_csv))
+    if "workload_name" in df.columns:
+        df = df[df["workload_name"].astype(str).str.fullmatch(STATIC_WORKLOAD)]
+    rejected = int((df["final_state"] == "REJECTED").sum())
+    df = df[df["final_state"] != "REJECTED"].reset_index(drop=True)
+
+    params = dict(run.params)
+    params.setdefault("scheduler", run.run)
+    if "engine" not in params:
+        engine = _engine(run.prefix)
+        if engine:
+            params["engine"] = engine
+    wl_path = Path(workload) if workload else _resolve(params.get("workload"), run.base)
+    pf_path = Path(platform) if platform else _resolve(params.get("platform"), run.base)
+
+    bb_map, header, nb_res = {}, {}, None
+    if wl_path is not None:
+        if not wl_path.is_file():
+            raise InputError(wl_path, None, f"workload of run {run.run} not found")
+        bb_map, header, nb_res = _workload_info(wl_path, cache)
+    nb_compute, bb_capacity, zone = None, float("nan"), {}
+    if pf_path is not None:
+        if not pf_path.is_file():
+            raise InputError(pf_path, None, f"platform of run {run.run} not found")
+        nb_compute, total_bb, zone = _platform_info(pf_path, cache)
+        bb_capacity = total_bb if total_bb > 0 else float("nan")
+    if (nb_compute is None or nb_compute == 0) and nb_res:
+        nb_compute = nb_res
+    if math.isnan(bb_capacity) and header.get("bb_nodes") and header.get("bb_capacity"):
+        try:
+            bb_capacity = float(header["bb_nodes"]) * float(header["bb_capacity"])
+        except (TypeError, ValueError):
+            pass
+    if not nb_compute:
+        ids = df["allocated_resources"].astype(str).str.extractall(r"(\d+)")[0].astype(int) if len(df) else None
+        nb_compute = int(ids.max()) + 1 if ids is not None and len(ids) else 0
+        notes.append("compute nodes: highest allocated id + 1 (no platform)")
+
+    submit = df["submission_time"].to_numpy(float)
+    start = df["starting_time"].to_numpy(float)
+    finish = df["finish_time"].to_numpy(float)
+    runtime = df["execution_time"].to_numpy(float)
+    nodes = df["requested_number_of_resources"].to_numpy(float)
+    waiting = start - submit
+    turnaround = finish - submit
+    with np.errstate(divide="ignore", invalid="ignore"):
+        slowdown = np.where(runtime > 0, turnaround / runtime, np.nan)
+    bsld = np.maximum(turnaround / np.maximum(runtime, tau), 1.0)
+    meta = df["metadata"].astype(str) if "metadata" in df.columns else pd.Series([""] * len(df), dtype=str)
+    job_ids = df["job_id"].astype(str)
+    if bb_map:
+        bb_per_node = job_ids.map(bb_map).to_numpy(float)
+        bb_bytes = nodes * bb_per_node
+    else:
+        bb_per_node = np.full(len(df), np.nan)
+        bb_bytes = _bb_from_metadata(meta)
+        if wl_path is None:
+            if np.isfinite(bb_bytes).any():
+                notes.append("BB requests: scheduler placements (bb= metadata), no workload given")
+                bb_bytes = np.nan_to_num(bb_bytes, nan=0.0)
+            else:
+                notes.append("BB metrics NaN: no workload given (BB requests are not in _jobs.csv)")
+    speedup = pd.to_numeric(meta.str.extract(_SPEEDUP_META, expand=False), errors="coerce").to_numpy(float)
+
+    jobs = pd.DataFrame({
+        "run": run.run, "policy": policy_label(params), "job_id": job_ids.to_numpy(object),
+        "submit": submit, "start": start, "finish": finish, "runtime": runtime, "waiting": waiting,
+        "turnaround": turnaround, "slowdown": slowdown, "bounded_slowdown": bsld, "nodes": nodes,
+        "requested_time": df["requested_time"].to_numpy(float) if "requested_time" in df else np.nan,
+        "final_state": df["final_state"].astype(str).to_numpy(object),
+        "success": pd.to_numeric(df["success"], errors="coerce").to_numpy(float) if "success" in df else np.nan,
+        "bb_per_node": bb_per_node, "bb_bytes": bb_bytes, "speedup": speedup,
+        "allocated_resources": df["allocated_resources"].astype(str).to_numpy(object)})
+
+    row: dict = {"run": run.run, **params, "policy": policy_label(params), "path": str(run.prefix)}
+    row["jobs"] = len(jobs)
+    row["rejected"] = rejected
+    row["failed"] = int((jobs["final_state"] != "COMPLETED_SUCCESSFULLY").sum())
+    row["tau"] = float(tau)
+    for name, values in (("waiting", waiting), ("turnaround", turnaround), ("slowdown", slowdown),
+                         ("bounded_slowdown", bsld)):
+        for stat, v in _quantiles(values).items():
+            row[f"{stat}_{name}"] = v
+    if len(jobs):
+        t0, t1 = float(np.min(submit)), float(np.max(finish))
+    else:
+        t0 = t1 = 0.0
+    makespan = t1 - t0
+    row["makespan"] = makespan
+    row["nb_compute"] = nb_compute
+    row["bb_capacity"] = bb_capacity
+    ok = makespan > 0 and nb_compute > 0
+    row["utilisation"] = float(np.sum(nodes * runtime) / (nb_compute * makespan)) if ok else float("nan")
+    row["mean_queue_nodes"] = timeseries.interval_mean(submit, start, nodes, t0, t1) if makespan > 0 else float("nan")
+    row["max_queue_nodes"] = timeseries.step_max(submit, start, nodes)
+    row["queue_load_compute"] = row["mean_queue_nodes"] / nb_compute if nb_compute else float("nan")
+    has_bb = np.isfinite(bb_bytes).all() and len(jobs) > 0
+    if has_bb:
+        row["mean_queue_bb"] = timeseries.interval_mean(submit, start, bb_bytes, t0, t1) if makespan > 0 else float("nan")
+        row["max_queue_bb"] = timeseries.step_max(submit, start, bb_bytes)
+    else:
+        row["mean_queue_bb"] = row["max_queue_bb"] = float("nan")
+    if has_bb and not math.isnan(bb_capacity) and makespan > 0:
+        row["bb_utilisation"] = float(np.sum(bb_bytes * runtime) / (bb_capacity * makespan))
+        row["queue_load_storage"] = row["mean_queue_bb"] / bb_capacity
+    else:
+        row["bb_utilisation"] = row["queue_load_storage"] = float("nan")
+        if has_bb and math.isnan(bb_capacity):
+            notes.append("BB utilisation NaN: no BB capacity (give the platform)")
+
+    cosched = zone.get("platform") == "cosched" or bool(np.isfinite(speedup).any())
+    if cosched and len(jobs):
+        from coburst.analysis.cosched import cosched_metrics
+
+        try:
+            cpu = int(zone.get("cores_per_unit", 1))
+            cores = (int(zone["nodes"]) * int(zone["sockets"]) * int(zone["cores_per_socket"])
+                     if zone.get("platform") == "cosched" else nb_compute * cpu)
+        except (KeyError, ValueError):
+            cpu, cores = 1, nb_compute
+            notes.append("co-scheduling: core count of the platform unknown, one core per resource")
+        m = cosched_metrics(jobs_csv, total_cores=max(cores, 1), cores_per_unit=cpu)
+        for key in ("mean_slowdown", "std_slowdown", "mean_slowdown_per_processor", "utilisation",
+                    "mean_job_speedup", "weighted_mean_job_speedup", "slowdown_count_percent"):
+            row[f"cosched_{key}"] = m[key]
+    row["notes"] = "; ".join(notes)
+    return row, jobs
+
+
+def analyze(paths: Sequence[str | Path], tau: float = TAU, *, workload: str | Path | None = None,
+            platform: str | Path | None = None) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Analyse Batsim outputs: ``(runs_df, jobs_df)``.
+
+    ``paths``: output prefixes, ``_jobs.csv`` files, folders of ``*_jobs.csv`` files or
+    campaign folders (module doc; campaign: ``<c>/runs/<id>/{params.json,status.json,out_jobs.csv}``,
+    only ``done`` runs).  ``tau``: bound of the bounded slowdown (s, default 600).
+    ``workload`` / ``platform``: files used for every run instead of the ones in its
+    ``params.json`` (BB requests and capacities).  Bad input raises
+    :class:`coburst.errors.InputError`.  ``runs_df``: one row per run (columns: module doc),
+    in discovery order; ``jobs_df``: one row per job, with ``run`` the key into ``runs_df``.
+    """
+    if not (isinstance(tau, (int, float)) and math.isfinite(tau) and tau > 0):
+        raise InputError("--tau", str(tau), "must be a finite number > 0")
+    runs = discover(paths)
+    if not runs:
+        raise InputError(", ".join(map(str, paths)) or "(no input)", None, "no finished run to analyse")
+    cache = _Cache()
+    rows, tables = [], []
+    for r in runs:
+        row, jobs = read_run(r, tau=tau, workload=workload, platform=platform, cache=cache)
+        rows.append(row)
+        tables.append(jobs)
+    runs_df = pd.DataFrame(rows)
+    # parameters first, metrics after, in a stable order
+    first = ["run", "policy"] + [c for c in runs_df.columns if c not in ("run", "policy") and c in _param_names(rows)]
+    runs_df = runs_df[first + [c for c in runs_df.columns if c not in first]]
+    jobs_df = pd.concat(tables, ignore_index=True) if tables else pd.DataFrame()
+    return runs_df, jobs_df
+
+
+def _param_names(rows: list[dict]) -> list[str]:
+    """Parameter keys: those between ``run`` and ``policy`` in a row (read_run's order)."""
+    names: list[str] = []
+    for row in rows:
+        for k in list(row)[1:]:
+            if k == "policy":
+                break
+            if k not in names:
+                names.append(k)
+    return names
+
+
+#: run-level metric columns (those present in a given table: :func:`metric_columns`)
+METRIC_COLUMNS = (
+    [f"{s}_{m}" for m in DISTRIBUTION_METRICS for s in STATS]
+    + ["makespan", "utilisation", "bb_utilisation", "mean_queue_nodes", "max_queue_nodes", "queue_load_compute",
+       "mean_queue_bb", "max_queue_bb", "queue_load_storage", "cosched_mean_slowdown", "cosched_std_slowdown",
+       "cosched_mean_slowdown_per_processor", "cosched_utilisation", "cosched_mean_job_speedup",
+       "cosched_weighted_mean_job_speedup", "cosched_slowdown_count_percent"])
+
+
+def metric_columns(runs_df: pd.DataFrame) -> list[str]:
+    """Metric columns of ``runs_df`` that hold at least one finite value."""
+    return [c for c in METRIC_COLUMNS if c in runs_df.columns
+            and np.isfinite(pd.to_numeric(runs_df[c], errors="coerce")).any()]
+
+
+def group_columns(runs_df: pd.DataFrame) -> list[str]:
+    """Parameters identifying a setting / workload part: every parameter column except
+    those naming the policy (scheduler, options) and bookkeeping (run id, path, engine is
+    kept), with more than one value or not."""
+    skip = set(PARAM_EXCLUDE) | set(BOOKKEEPING) | set(METRIC_COLUMNS) | {"path", "notes"}
+    return [c for c in runs_df.columns if c not in skip and not c.startswith("cosched_")]
+
+
+def write_tables(runs_df: pd.DataFrame, jobs_df: pd.DataFrame, out_dir: str | Path) -> list[Path]:
+    """``runs.csv``, ``runs.parquet``, ``jobs.csv``, ``jobs.parquet`` in ``out_dir``, each
+    written atomically (a failure leaves no partial file)."""
+    from coburst.fileio import atomic_write
+
+    out = Path(out_dir)
+    written = []
+    for name, df in (("runs", runs_df), ("jobs", jobs_df)):
+        with atomic_write(out / f"{name}.csv", newline="") as fh:
+            df.to_csv(fh, index=False, float_format="%.10g")
+        with atomic_write(out / f"{name}.parquet", "wb") as fh:
+            _for_parquet(df).to_parquet(fh, index=False)
+        written += [out / f"{name}.csv", out / f"{name}.parquet"]
+    return written
+
+
+def _for_parquet(df: pd.DataFrame) -> pd.DataFrame:
+    """Mixed-type object columns (a parameter that is a number in one run, text in
+    another) become text so that pyarrow can type them."""
+    out = df.copy()
+    for c in out.columns:
+        if out[c].dtype == object:
+            kinds = {type(v) for v in out[c] if v is not None and not (isinstance(v, float) and math.isnan(v))}
+            if len(kinds) > 1:
+                out[c] = out[c].map(lambda v: None if v is None or (isinstance(v, float) and math.isnan(v)) else str(v))
+    return out
+
+
+def read_tables(path: str | Path) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Tables written by :func:`write_tables` (a folder holding ``runs.parquet`` and
+    ``jobs.parquet``, or ``runs.csv`` and ``jobs.csv``)."""
+    p = Path(path)
+    for ext, reader in (("parquet", pd.read_parquet), ("csv", pd.read_csv)):
+        r, j = p / f"runs.{ext}", p / f"jobs.{ext}"
+        if r.is_file() and j.is_file():
+            try:
+                runs = reader(r)
+                jobs = reader(j) if ext == "parquet" else reader(j, dtype={"job_id": str, "run": str})
+            except Exception as exc:  # pyarrow / pandas parse errors of a damaged table
+                raise InputError(r, None, f"cannot read the analysis tables: {exc}") from None
+            if "run" not in runs.columns or "run" not in jobs.columns:
+                raise InputError(r, "header", "not a coburst analyze table: no 'run' column")
+            runs["run"] = runs["run"].astype(str)
+            jobs["run"] = jobs["run"].astype(str)
+            return runs, jobs
+    raise InputError(p, None, "no runs.parquet/jobs.parquet (or runs.csv/jobs.csv) of coburst analyze here")
+
+
+def is_tables_dir(path: str | Path) -> bool:
+    p = Path(path)
+    return p.is_dir() and ((p / "runs.parquet").is_file() or (p / "runs.csv").is_file()) and not (p / "runs").is_dir()
+
+
+def load(paths: Sequence[str | Path], tau: float = TAU, **kw) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Tables from ``coburst analyze`` folders and/or raw outputs (analysed on the fly)."""
+    tables = [read_tables(p) for p in paths if is_tables_dir(p)]
+    raw = [p for p in paths if not is_tables_dir(p)]
+    if raw:
+        tables.append(analyze(raw, tau, **kw))
+    runs = pd.concat([t[0] for t in tables], ignore_index=True)
+    jobs = pd.concat([t[1] for t in tables], ignore_index=True)
+    return runs, jobs
+

@@ -1,0 +1,85 @@
+"""``coburst analyze``: every metric of a set of Batsim outputs, as tidy tables.
+
+Reads output prefixes, folders of ``*_jobs.csv`` files or campaign folders (either engine's
+outputs) and writes ``runs.csv``/``runs.parquet`` (one row per run) and
+``jobs.csv``/``jobs.parquet`` (one row per job) into ``-o DIR``; prints a summary.
+The columns are documented in :mod:`coburst.analysis.tables`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+from pathlib import Path
+
+from coburst.validate import check_output, opt_float
+
+
+def default_output(paths: list[str]) -> Path:
+    """``<campaign>/analysis`` for one campaign folder, else ``./analysis``."""
+    if len(paths) == 1 and Path(paths[0]).is_dir() and (Path(paths[0]) / "runs").is_dir():
+        return Path(paths[0]) / "analysis"
+    return Path("analysis")
+
+
+def summary_table(runs_df):
+    from rich.table import Table
+
+    table = Table(title=f"{len(runs_df)} run(s)")
+    cols = [("run", "run", None), ("policy", "policy", None), ("jobs", "jobs", "{:,.0f}"),
+            ("mean_waiting", "mean wait (s)", "{:,.1f}"),
+            ("mean_bounded_slowdown", f"mean bsld (tau={runs_df['tau'].iloc[0]:g}s)", "{:,.2f}"),
+            ("utilisation", "util.", "{:.1%}"), ("bb_utilisation", "BB util.", "{:.1%}"),
+            ("makespan", "makespan (s)", "{:,.0f}")]
+    for _, head, fmt in cols:
+        table.add_column(head, justify="left" if fmt is None else "right")
+    for _, row in runs_df.head(40).iterrows():
+        cells = []
+        for key, _, fmt in cols:
+            v = row.get(key)
+            if fmt is None:
+                cells.append(str(v))
+            else:
+                cells.append("-" if v is None or (isinstance(v, float) and math.isnan(v)) else fmt.format(v))
+        table.add_row(*cells)
+    return table
+
+
+def analyze_command(args: argparse.Namespace) -> int:
+    from rich.console import Console
+
+    from coburst.analysis.tables import analyze, write_tables
+
+    out = Path(args.output) if args.output else default_output(args.outputs)
+    check_output(out / "runs.csv", "-o/--output")
+    runs_df, jobs_df = analyze(args.outputs, args.tau, workload=args.workload, platform=args.platform)
+    written = write_tables(runs_df, jobs_df, out)
+    console = Console()
+    if not args.quiet:
+        console.print(summary_table(runs_df))
+        if len(runs_df) > 40:
+            console.print(f"... {len(runs_df) - 40} more runs in {out / 'runs.csv'}")
+        notes = sorted({n for text in runs_df["notes"] for n in str(text).split("; ") if n})
+        for n in notes:
+            console.print(f"note: {n}")
+    console.print("tables: " + ", ".join(str(p) for p in written))
+    return 0
+
+
+def register(sub) -> None:
+    parser = sub.add_parser("analyze", allow_abbrev=False, help="metrics of Batsim outputs as tidy tables "
+                            "(CSV and Parquet)", description=__doc__.split("\n\n")[0] + "\n\n" +
+                            __doc__.split("\n\n")[1], formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("outputs", nargs="+", metavar="OUT",
+                        help="output prefix (P with P_jobs.csv), folder of *_jobs.csv, or campaign folder")
+    parser.add_argument("-o", "--output", default=None, metavar="DIR",
+                        help="folder for runs.csv/.parquet and jobs.csv/.parquet [default: <campaign>/analysis "
+                        "for one campaign, else ./analysis]")
+    parser.add_argument("--tau", type=opt_float(0, exclusive_minimum=True), default=600.0,
+                        help="bound of the bounded slowdown, seconds [default: 600]")
+    parser.add_argument("--workload", default=None, metavar="W.json",
+                        help="workload of every run (burst-buffer requests) [default: params.json's]")
+    parser.add_argument("--platform", default=None, metavar="P.xml",
+                        help="platform of every run (compute nodes, BB capacity) [default: params.json's]")
+    parser.add_argument("-q", "--quiet", action="store_true", help="print only the files written")
+    parser.set_defaults(func=analyze_command)
