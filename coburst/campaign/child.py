@@ -1,0 +1,78 @@
+"""The process one campaign run executes in: ``python -m coburst.campaign.child TASK_JSON``.
+
+* engine ``coburst``: exactly ``coburst run SCHEDULER -o OPTIONS -p PLATFORM -w WORKLOAD
+  -e PREFIX -q --timeout T SIM_ARGS...`` (:func:`coburst.cli.main.main`);
+* engine ``batsim``: the real Batsim with the same scheduler (a coburst policy name resolved
+  as ``coburst run`` does, :func:`coburst.cli.run.resolve_scheduler`) through
+  :func:`coburst.simulator.external.run_with_batsim`, the simulator options passed on.
+
+The process asks Linux for SIGTERM when the thread that started it dies
+(``PR_SET_PDEATHSIG``): a campaign killed with SIGKILL stops its simulations cleanly
+(their scheduler processes too) instead of leaving them running.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import json
+import os
+import signal
+import sys
+
+PR_SET_PDEATHSIG = 1
+
+
+def _die_with_parent() -> None:
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0)
+    except (OSError, AttributeError):  # not Linux: the campaign's own stop still applies
+        return
+    parent = os.environ.get("COBURST_CAMPAIGN_PARENT")
+    if parent and str(os.getppid()) != parent:
+        sys.exit(143)  # the parent died before prctl took effect
+
+
+def run_coburst(task: dict) -> int:
+    from coburst.cli.main import main
+
+    argv = ["run", task["scheduler"], "-o", json.dumps(task["options"]), "-p", task["platform"],
+            "-w", task["workload"], "-e", task["prefix"], "-q", "--timeout", repr(float(task["timeout"])),
+            *task["sim_args"]]
+    return main(argv)
+
+
+def run_batsim(task: dict) -> int:
+    from coburst import signals
+    from coburst.cli.run import resolve_scheduler
+    from coburst.errors import CoburstError, Interrupted
+    from coburst.simulator.external import find_batsim, run_with_batsim
+
+    signals.install()
+    try:
+        batsim = find_batsim(task.get("batsim"))
+        spec, options = resolve_scheduler(task["scheduler"], dict(task["options"]), task["platform"])
+        run_with_batsim(batsim, spec, options, task["platform"], [task["workload"]], task["prefix"],
+                        extra_args=list(task["sim_args"]), timeout=float(task.get("run_timeout") or 10 ** 7))
+        return 0
+    except CoburstError as exc:
+        print(f"coburst campaign (batsim engine): error: {exc}", file=sys.stderr)
+        return exc.exit_code
+    except Interrupted as exc:
+        print(f"coburst campaign (batsim engine): interrupted by {exc.name}", file=sys.stderr)
+        return exc.exit_code
+    finally:
+        signals.finish()
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    task = json.loads(argv[0])
+    _die_with_parent()
+    if task["engine"] == "batsim":
+        return run_batsim(task)
+    return run_coburst(task)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

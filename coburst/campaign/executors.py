@@ -1,0 +1,308 @@
+"""Running a campaign: the output folder's state, the local thread pool or Dask, progress.
+
+* :func:`open_output` makes/validates ``<out>`` (a folder made by another spec is refused),
+  takes its lock (one campaign process per folder; the lock dies with its process, so a
+  ``kill -9`` leaves no stale lock) and removes the temporary folders of runs a killed
+  invocation left behind;
+* :func:`run_state` classifies every run: done, failed or pending;
+* :func:`execute` runs the pending ones, locally (``jobs`` at a time, each in its own
+  process) or on a Dask cluster (``scheduler_address``: each run is a Dask task executing
+  :func:`coburst.campaign.runner.execute_run` on a worker; the workers must see ``<out>``,
+  the inputs and the Python environment at the same paths -- a shared file system).
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import shutil
+import subprocess
+from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+from coburst.campaign import runner
+from coburst.campaign.spec import Campaign, Run, parse_toml
+from coburst.errors import InputError
+
+SPEC_COPY = "campaign.toml"
+META = "campaign.json"
+LOCK = ".lock"
+
+
+@dataclass
+class State:
+    done: list[Run] = field(default_factory=list)
+    failed: list[tuple[Run, dict]] = field(default_factory=list)
+    pending: list[Run] = field(default_factory=list)
+    stale: list[Path] = field(default_factory=list)   # temporary folders of unfinished runs
+    unknown: list[str] = field(default_factory=list)  # run folders no run of the spec has
+
+
+def run_state(camp: Campaign) -> State:
+    state = State()
+    rdir = runner.runs_dir(camp.out)
+    ids = set()
+    for run in camp.runs:
+        ids.add(run.run_id)
+        status = runner.read_status(rdir / run.run_id)
+        if status is None:
+            state.pending.append(run)
+        elif status.get("state") == "done":
+            state.done.append(run)
+        else:
+            state.failed.append((run, status))
+    if rdir.is_dir():
+        for entry in sorted(rdir.iterdir()):
+            if entry.name.startswith((runner.TMP_PREFIX, runner.OLD_PREFIX)):
+                state.stale.append(entry)
+            elif entry.name not in ids:
+                state.unknown.append(entry.name)
+    return state
+
+
+# ---------------------------------------------------------------------------- the output folder
+def _identity(camp: Campaign) -> dict:
+    return {"spec_file": str(camp.source.resolve()), "engines": camp.engines}
+
+
+def check_output(camp: Campaign) -> None:
+    """Refuse an output folder made by another spec (or other engines); nothing is written."""
+    out = camp.out
+    if out.exists() and not out.is_dir():
+        raise InputError(out, None, "the campaign output is not a folder")
+    copy = out / SPEC_COPY
+    if copy.is_file():
+        _, stored = parse_toml(copy)
+        if stored != camp.data:
+            raise InputError(out, None, f"this folder holds another campaign (its spec: {copy}, differs from "
+                                        f"{camp.source}); give another --out or remove the folder")
+        meta = _read_meta(out)
+        if meta.get("engines") not in (None, camp.engines):
+            raise InputError(out, None, f"this folder holds the campaign run with --engine "
+                                        f"{','.join(meta['engines'])}, not {','.join(camp.engines)}; give another "
+                                        "--out")
+    elif out.is_dir() and any(out.iterdir()):
+        if (out / runner.RUNS).exists():
+            raise InputError(out, None, f"a campaign folder without its {SPEC_COPY}: remove it or give another --out")
+
+
+def _read_meta(out: Path) -> dict:
+    try:
+        meta = json.loads((out / META).read_text(encoding="utf-8"))
+        return meta if isinstance(meta, dict) else {}
+    except (OSError, ValueError):
+        return {}
+
+
+class OutputLock:
+    """``<out>/.lock``, held while a campaign runs there (fcntl; released when the process dies)."""
+
+    def __init__(self, out: Path):
+        self.out = out
+        self.fh = None
+
+    def __enter__(self) -> "OutputLock":
+        self.out.mkdir(parents=True, exist_ok=True)
+        self.fh = open(self.out / LOCK, "a+", encoding="utf-8")
+        try:
+            fcntl.flock(self.fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            self.fh.seek(0)
+            pid = self.fh.read().strip() or "?"
+            self.fh.close()
+            raise InputError(self.out, None, f"another campaign is running in this folder (pid {pid}); wait for it "
+                                             "or stop it first") from None
+        self.fh.seek(0)
+        self.fh.truncate()
+        self.fh.write(f"{os.getpid()}\n")
+        self.fh.flush()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        if self.fh is not None:
+            fcntl.flock(self.fh, fcntl.LOCK_UN)
+            self.fh.close()
+
+
+def holder(out: Path) -> str | None:
+    """The pid of the campaign running in ``out``, or None."""
+    path = out / LOCK
+    if not path.is_file():
+        return None
+    with open(path, "a+", encoding="utf-8") as fh:
+        try:
+            fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            fh.seek(0)
+            return fh.read().strip() or "?"
+        fcntl.flock(fh, fcntl.LOCK_UN)
+    return None
+
+
+def open_output(camp: Campaign) -> None:
+    """Under the lock: write the spec copy the first time, remove stale temporary folders."""
+    out = camp.out
+    from coburst.fileio import atomic_write
+
+    if not (out / SPEC_COPY).is_file():
+        with atomic_write(out / META) as fh:
+            fh.write(json.dumps(_identity(camp), separators=(",", ":")) + "\n")
+        with atomic_write(out / SPEC_COPY) as fh:  # last: it marks the folder as this campaign's
+            fh.write(camp.text)
+    rdir = runner.runs_dir(out)
+    rdir.mkdir(parents=True, exist_ok=True)
+    for entry in rdir.iterdir():
+        if entry.name.startswith((runner.TMP_PREFIX, runner.OLD_PREFIX)):
+            shutil.rmtree(entry, ignore_errors=True)
+
+
+def prepare(camp: Campaign, log: Callable[[str], None]) -> None:
+    """The ``[prepare]`` commands, unless every ``creates`` path exists."""
+    if not camp.prepare_run:
+        return
+    if camp.prepare_creates and all(p.exists() for p in camp.prepare_creates):
+        return
+    cwd = camp.source.resolve().parent
+    for i, cmd in enumerate(camp.prepare_run):
+        log(f"prepare: {' '.join(cmd)}")
+        try:
+            proc = subprocess.run(cmd, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        except OSError as exc:
+            raise InputError(camp.source, f"prepare.run[{i}]", f"cannot start {cmd[0]!r}: {exc.strerror}") from None
+        if proc.returncode != 0:
+            tail = "\n    ".join(proc.stdout.strip().splitlines()[-8:])
+            raise InputError(camp.source, f"prepare.run[{i}]",
+                             f"command failed with exit status {proc.returncode}:\n    {tail}")
+    missing = [p for p in camp.prepare_creates if not p.exists()]
+    if missing:
+        raise InputError(camp.source, "prepare.creates", f"the prepare commands did not make {missing[0]}")
+
+
+# ---------------------------------------------------------------------------- execution
+@dataclass
+class Progress:
+    total: int
+    done: int = 0
+    failed: int = 0
+    running: int = 0
+
+
+def execute(camp: Campaign, runs: list[Run], *, jobs: int, scheduler_address: str | None = None,
+            batsim: str | None = None, retry_failed: bool = False,
+            on_update: Callable[[Progress, dict | None], None] = lambda p, r: None) -> Progress:
+    """Run ``runs`` (the pending ones) and return the counts; ``on_update`` is called on every
+    change (with the result of a run when one finished)."""
+    prog = Progress(total=len(runs))
+    if not runs:
+        return prog
+    if scheduler_address:
+        return _execute_dask(camp, runs, scheduler_address, batsim, retry_failed, prog, on_update)
+    return _execute_local(camp, runs, max(1, jobs), batsim, retry_failed, prog, on_update)
+
+
+def _account(prog: Progress, result: dict) -> None:
+    if result["state"] in ("done", "skipped"):
+        prog.done += 1
+    elif result["state"] == "failed":
+        prog.failed += 1
+
+
+def _execute_local(camp, runs, jobs, batsim, retry_failed, prog, on_update) -> Progress:
+    import threading
+
+    lock = threading.Lock()
+
+    def one(run: Run) -> dict:
+        with lock:
+            prog.running += 1
+        try:
+            return runner.execute_run(run.run_id, run.params, run.task, str(camp.out), batsim, retry_failed)
+        finally:
+            with lock:
+                prog.running -= 1
+
+    runner._stop.clear()
+    pool = ThreadPoolExecutor(max_workers=jobs, thread_name_prefix="coburst-run")
+    try:
+        futures = {pool.submit(one, run) for run in runs}
+        on_update(prog, None)
+        while futures:
+            finished, futures = wait(futures, timeout=0.5, return_when=FIRST_COMPLETED)
+            for fut in finished:
+                result = fut.result()
+                _account(prog, result)
+                on_update(prog, result)
+            if not finished:
+                on_update(prog, None)
+    except BaseException:
+        runner.stop_all()
+        pool.shutdown(wait=True, cancel_futures=True)
+        raise
+    pool.shutdown(wait=True)
+    return prog
+
+
+def _execute_dask(camp, runs, address, batsim, retry_failed, prog, on_update) -> Progress:
+    try:
+        from distributed import Client, as_completed
+    except ImportError:  # pragma: no cover - a dependency of coburst
+        raise InputError("--scheduler-address", None, "dask.distributed is not installed") from None
+    try:
+        client = Client(address, timeout="20s")
+    except (OSError, TimeoutError) as exc:
+        raise InputError("--scheduler-address", address, f"cannot reach the Dask scheduler: {exc}") from None
+    try:
+        futures = []
+        for run in runs:
+            futures.append(client.submit(runner.execute_run, run.run_id, run.params, run.task, str(camp.out), batsim,
+                                         retry_failed, key=f"coburst-run-{run.run_id}-{os.getpid()}", pure=False,
+                                         retries=0))
+        pending = len(futures)
+
+        def threads() -> int:
+            try:
+                return sum(client.nthreads().values())
+            except Exception:  # noqa: BLE001 - a display detail
+                return 0
+
+        prog.running = min(pending, threads())
+        on_update(prog, None)
+        seq = as_completed(futures, with_results=True, raise_errors=False)
+        for fut, result in seq:
+            pending -= 1
+            if fut.status == "error" or not isinstance(result, dict):
+                exc = fut.exception() if fut.status == "error" else result
+                run_id = fut.key.removeprefix("coburst-run-").rsplit("-", 1)[0]
+                result = {"run_id": run_id, "state": "failed", "error": f"the Dask task failed: {exc!r}",
+                          "wall_s": 0.0, "host": "?"}
+            _account(prog, result)
+            prog.running = min(pending, threads())
+            on_update(prog, result)
+    except BaseException:
+        try:
+            client.cancel(futures)
+        finally:
+            client.close()
+        raise
+    client.close()
+    return prog
+
+
+def default_jobs() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # pragma: no cover
+        return os.cpu_count() or 1
+
+
+def spec_of_output(out: Path) -> tuple[Path, str, Path]:
+    """(original spec place, its stored text, the base folder) of an output folder."""
+    copy = out / SPEC_COPY
+    if not copy.is_file():
+        raise InputError(out, None, f"not a campaign folder (no {SPEC_COPY})")
+    meta = _read_meta(out)
+    spec_file = Path(meta.get("spec_file") or copy)
+    return spec_file, copy.read_text(encoding="utf-8"), spec_file.parent

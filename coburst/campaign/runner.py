@@ -1,0 +1,209 @@
+"""One run of a campaign, published atomically.
+
+:func:`execute_run` is what a local thread or a Dask worker executes (plain arguments,
+picklable).  It runs the simulation in a child process (:mod:`coburst.campaign.child`:
+``coburst run`` or the real Batsim; one simulation per process, SimGrid's engine is a
+per-process singleton) writing into ``<out>/runs/.tmp-<run-id>-<random>/``, then writes
+``params.json`` and ``status.json`` there and renames the folder to ``<out>/runs/<run-id>``
+(one ``rename``: the run is either absent or complete).  A failure is published the same
+way with ``state = "failed"`` and the tail of the run's output; a run interrupted by the
+campaign's own stop (Ctrl-C) or by a kill leaves only its temporary folder, which the next
+invocation removes.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+import uuid
+from pathlib import Path
+from typing import Any
+
+RUNS = "runs"
+TMP_PREFIX = ".tmp-"
+OLD_PREFIX = ".old-"
+PREFIX_NAME = "out"   # outputs: <run-dir>/out_jobs.csv ...
+LOG_NAME = "run.log"
+
+#: local stop: set by the executor on Ctrl-C/SIGTERM; the children are killed, nothing published
+_stop = threading.Event()
+_children: set[subprocess.Popen] = set()
+_children_lock = threading.Lock()
+
+
+def runs_dir(out: str | Path) -> Path:
+    return Path(out) / RUNS
+
+
+def read_status(run_dir: Path) -> dict | None:
+    try:
+        with open(run_dir / "status.json", encoding="utf-8") as fh:
+            status = json.load(fh)
+        return status if isinstance(status, dict) else None
+    except (OSError, ValueError):
+        return None
+
+
+def _write_json(path: Path, obj: Any) -> None:
+    with open(path, "w", encoding="utf-8") as fh:
+        fh.write(json.dumps(obj, indent=None, separators=(",", ":"), sort_keys=False) + "\n")
+        fh.flush()
+        os.fsync(fh.fileno())
+
+
+def _tail(path: Path, lines: int = 15, chars: int = 3000) -> str:
+    try:
+        text = path.read_text(encoding="utf-8", errors="replace").strip()
+    except OSError:
+        return ""
+    return "\n".join(text.splitlines()[-lines:])[-chars:]
+
+
+def _fsync_dir(path: Path) -> None:
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+def stop_all() -> None:
+    """Stop every local run now (their temporary folders stay, for the next invocation to remove)."""
+    _stop.set()
+    with _children_lock:
+        procs = list(_children)
+    for proc in procs:
+        _signal_group(proc, signal.SIGTERM)
+
+    def kill_left() -> None:
+        with _children_lock:
+            left = list(_children)
+        for proc in left:
+            _signal_group(proc, signal.SIGKILL)
+
+    timer = threading.Timer(5.0, kill_left)
+    timer.daemon = True
+    timer.start()
+
+
+def _signal_group(proc: subprocess.Popen, sig: int) -> None:
+    try:
+        os.killpg(proc.pid, sig)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+def _terminate(proc: subprocess.Popen, grace: float = 5.0) -> None:
+    """SIGTERM to the run's process group (the child stops cleanly: its scheduler, the real
+    Batsim...), SIGKILL after ``grace`` seconds."""
+    _signal_group(proc, signal.SIGTERM)
+    try:
+        proc.wait(timeout=grace)
+    except subprocess.TimeoutExpired:
+        _signal_group(proc, signal.SIGKILL)
+        proc.wait()
+
+
+def execute_run(run_id: str, params: dict, task: dict, out: str, batsim: str | None = None,
+                retry_failed: bool = False) -> dict:
+    """Execute one run unless it is already published; return ``{"run_id", "state", "error",
+    "wall_s", "host"}`` with ``state`` one of done, failed, skipped, stopped."""
+    rdir = runs_dir(out)
+    final = rdir / run_id
+    status = read_status(final)
+    if status is not None and (status.get("state") == "done" or (status.get("state") == "failed"
+                                                                  and not retry_failed)):
+        return {"run_id": run_id, "state": "skipped", "error": status.get("error"), "wall_s": 0.0,
+                "host": socket.gethostname()}
+    if _stop.is_set():
+        return {"run_id": run_id, "state": "stopped", "error": None, "wall_s": 0.0, "host": socket.gethostname()}
+    rdir.mkdir(parents=True, exist_ok=True)
+    tmp = rdir / f"{TMP_PREFIX}{run_id}-{uuid.uuid4().hex[:8]}"
+    tmp.mkdir()
+    prefix = str(tmp / PREFIX_NAME)
+    final_prefix = str(final / PREFIX_NAME)
+    child_task = dict(task, options=_subst_prefix(task["options"], prefix), prefix=prefix, batsim=batsim)
+    log = tmp / LOG_NAME
+    t0 = time.perf_counter()
+    code, error = _run_child(child_task, log, task.get("run_timeout") or None)
+    wall = round(time.perf_counter() - t0, 3)
+    if _stop.is_set():
+        shutil.rmtree(tmp, ignore_errors=True)
+        return {"run_id": run_id, "state": "stopped", "error": None, "wall_s": wall, "host": socket.gethostname()}
+    if code == 0 and not Path(f"{prefix}_jobs.csv").is_file():
+        code, error = 1, "the run ended without writing its _jobs.csv"
+    if code != 0 and error is None:
+        error = f"exit status {code}: " + (_tail(log) or "(no output)")
+    state = "done" if code == 0 else "failed"
+    host = socket.gethostname()
+    # the published options name the final place of the outputs, not the temporary one
+    _write_json(tmp / "params.json", {"run_id": run_id, **params})
+    _write_json(tmp / "status.json", {"state": state, "error": error, "wall_s": wall, "exit_code": code,
+                                      "host": host, "prefix": final_prefix})
+    if state == "done" and log.is_file() and log.stat().st_size == 0:
+        log.unlink()
+    _fsync_dir(tmp)
+    _publish(tmp, final)
+    return {"run_id": run_id, "state": state, "error": error, "wall_s": wall, "host": host}
+
+
+def _publish(tmp: Path, final: Path) -> None:
+    """Rename ``tmp`` to ``final``; a previous (failed) ``final`` is moved aside first."""
+    try:
+        os.rename(tmp, final)
+    except OSError:
+        if not final.exists():
+            raise
+        old = final.with_name(f"{OLD_PREFIX}{final.name}-{uuid.uuid4().hex[:8]}")
+        os.rename(final, old)
+        os.rename(tmp, final)
+        shutil.rmtree(old, ignore_errors=True)
+    _fsync_dir(final.parent)
+
+
+def _subst_prefix(value: Any, prefix: str) -> Any:
+    if isinstance(value, str):
+        return value.replace("{prefix}", prefix)
+    if isinstance(value, list):
+        return [_subst_prefix(v, prefix) for v in value]
+    if isinstance(value, dict):
+        return {k: _subst_prefix(v, prefix) for k, v in value.items()}
+    return value
+
+
+def _run_child(task: dict, log: Path, wall_limit: float | None) -> tuple[int, str | None]:
+    # the child stops (SIGTERM, a clean stop) when the thread that started it dies: a campaign
+    # killed with SIGKILL leaves no simulation running (see coburst.campaign.child)
+    env = {**os.environ, "PYTHONHASHSEED": "0", "COBURST_CAMPAIGN_PARENT": str(os.getpid())}
+    cmd = [sys.executable, "-m", "coburst.campaign.child", json.dumps(task)]
+    with open(log, "wb") as fh:
+        # its own process group: a stop or a wall-clock limit kills the run and what it started
+        proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=fh, stderr=subprocess.STDOUT, env=env,
+                                process_group=0)
+    with _children_lock:
+        _children.add(proc)
+    try:
+        if _stop.is_set():
+            _terminate(proc)
+        try:
+            code = proc.wait(timeout=wall_limit)
+        except subprocess.TimeoutExpired:
+            _terminate(proc)
+            return -9, f"stopped after the run's wall-clock limit ({wall_limit:g} s): " + (_tail(log) or "")
+        return code, None
+    finally:
+        with _children_lock:
+            _children.discard(proc)
+        _signal_group(proc, signal.SIGKILL)  # whatever the run started and left behind

@@ -1,0 +1,278 @@
+"""``coburst campaign``: a grid of simulations from a TOML file, resumable, local or on Dask.
+
+    coburst campaign FILE.toml [--engine coburst|batsim] [--jobs N] [--out DIR]
+                               [--scheduler-address tcp://HOST:PORT] [--retry-failed]
+                               [--only KEY=V1,V2 ...] [--dry-run]
+    coburst campaign status DIR_OR_FILE
+    coburst campaign report DIR_OR_FILE [-o report.html] [--baseline SCHEDULER] [--tau 600]
+
+The format of FILE.toml is in :mod:`coburst.campaign.spec`; the output folder's layout in
+:mod:`coburst.campaign`.  Every run goes through ``coburst run`` (or the real Batsim with
+``--engine batsim``) in its own process and is published atomically under
+``<out>/runs/<run-id>``; finished runs are skipped, so a stopped or killed campaign resumes
+where it was by running the same command again.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+from coburst.errors import InputError
+
+SUBCOMMANDS = ("status", "report")
+
+
+def _add_run_options(parser: argparse.ArgumentParser, suppress: bool) -> None:
+    d = (lambda value: argparse.SUPPRESS) if suppress else (lambda value: value)
+    parser.add_argument("--engine", choices=("coburst", "batsim"), default=d(None),
+                        help="simulate every run with coburst's engine or the real batsim [default: the file's "
+                             "[campaign] engines, else coburst]")
+    parser.add_argument("--batsim", default=d(None), metavar="PATH",
+                        help="the batsim binary for --engine batsim [default: $BATSIM, else batsim on PATH]")
+    parser.add_argument("-j", "--jobs", type=_positive_int, default=d(None), metavar="N",
+                        help="runs at a time on this machine [default: the CPU count]")
+    parser.add_argument("--out", default=d(None), metavar="DIR",
+                        help="output folder [default: the file's [campaign] out, else out/<name>]")
+    parser.add_argument("--scheduler-address", default=d(None), metavar="tcp://HOST:PORT",
+                        help="run on a Dask distributed cluster (workers sharing this file system) instead of "
+                             "the local cores")
+    parser.add_argument("--retry-failed", action="store_true", default=d(False),
+                        help="run the failed runs again (default: keep their failure)")
+    parser.add_argument("--only", action="append", default=d([]), metavar="KEY=V1[,V2...]",
+                        help="run only the runs whose parameter KEY (scheduler, workload, seed, a label, ...) "
+                             "is one of the values (repeatable: all must match); the others stay pending")
+    parser.add_argument("--dry-run", action="store_true", default=d(False),
+                        help="list the runs and their state, run nothing")
+    parser.add_argument("-q", "--quiet", action="store_true", default=d(False),
+                        help="no progress and no line per run; only the summary")
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
+    return value
+
+
+def _load(target: str, out: str | None = None, engine: str | None = None):
+    """A campaign from a spec file, or from an output folder's stored spec."""
+    from coburst.campaign.executors import spec_of_output
+    from coburst.campaign.spec import load_campaign
+
+    path = Path(target)
+    if path.is_dir():
+        spec_file, text, base = spec_of_output(path)
+        from coburst.campaign.executors import _read_meta
+
+        engines = _read_meta(path).get("engines")
+        return load_campaign(spec_file, out=path, engines=engines, text=text, base_dir=base)
+    return load_campaign(path, out=out, engines=[engine] if engine else None)
+
+
+def _filter(camp, only: list[str]):
+    wanted: list[tuple[str, set[str]]] = []
+    for item in only:
+        key, sep, values = item.partition("=")
+        if not sep or not key or not values:
+            raise InputError("--only", repr(item), "expected KEY=VALUE[,VALUE...]")
+        known = set().union(*(r.params for r in camp.runs)) | {"run_id"}
+        if key not in known:
+            raise InputError("--only", repr(item), f"unknown parameter {key!r} (known: {', '.join(sorted(known))})")
+        wanted.append((key, set(values.split(","))))
+
+    def keep(run) -> bool:
+        params = {"run_id": run.run_id, **run.params}
+        return all(_norm(params.get(k)) in vs or str(params.get(k)) in vs for k, vs in wanted)
+
+    return [r for r in camp.runs if keep(r)]
+
+
+def _norm(value) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
+
+
+# ---------------------------------------------------------------------------- run
+def run_campaign(args: argparse.Namespace) -> int:
+    from rich.console import Console
+
+    from coburst.campaign import executors
+
+    camp = _load(args.target, args.out, args.engine)
+    selected = _filter(camp, args.only) if args.only else camp.runs
+    err = Console(stderr=True, soft_wrap=True)
+    executors.check_output(camp)
+    if args.dry_run:
+        state = executors.run_state(camp)
+        kind = {r.run_id: "done" for r in state.done} | {r.run_id: "failed" for r, _ in state.failed}
+        for run in selected:
+            print(f"{kind.get(run.run_id, 'pending'):8s} {run.run_id}")
+        print(f"{len(selected)} runs ({len(camp.runs)} in the campaign), output folder {camp.out}")
+        return 0
+    batsim = None
+    if "batsim" in camp.engines:
+        from coburst.simulator.external import find_batsim
+
+        batsim = find_batsim(args.batsim)
+    with executors.OutputLock(camp.out):
+        executors.open_output(camp)
+        executors.prepare(camp, lambda line: None if args.quiet else err.print(line, markup=False,
+                                                                              highlight=False))
+        missing = camp.missing_inputs()
+        if missing:
+            place, path = missing[0]
+            more = f" (and {len(missing) - 1} more)" if len(missing) > 1 else ""
+            raise InputError(camp.source, place, f"file not found: {path}{more}")
+        state = executors.run_state(camp)
+        skip = {r.run_id for r in state.done}
+        if not args.retry_failed:
+            skip |= {r.run_id for r, _ in state.failed}
+        todo = [r for r in selected if r.run_id not in skip]
+        done_before = sum(1 for r in selected if r.run_id in {x.run_id for x in state.done})
+        failed_before = len(selected) - len(todo) - done_before
+        where = f"Dask at {args.scheduler_address}" if args.scheduler_address else \
+            f"{args.jobs or executors.default_jobs()} at a time"
+        if not args.quiet:
+            err.print(f"campaign {camp.name}: {len(selected)} runs, {done_before} done, {failed_before} failed "
+                      f"before; running {len(todo)} ({where}); output {camp.out}", markup=False, highlight=False)
+        t0 = time.monotonic()
+        prog = _execute_with_progress(camp, todo, args, batsim, err)
+        wall = time.monotonic() - t0
+    state = executors.run_state(camp)
+    sel = {r.run_id for r in selected}
+    failed = [(r, s) for r, s in state.failed if r.run_id in sel]
+    done = sum(1 for r in state.done if r.run_id in sel)
+    print(f"campaign {camp.name}: {done}/{len(selected)} done, {len(failed)} failed, "
+          f"{len(selected) - done - len(failed)} pending; ran {prog.done + prog.failed} in {wall:.1f} s; "
+          f"output {camp.out}")
+    for run, status in failed[:10]:
+        print(f"  failed {run.run_id}: {_first_line(status.get('error'))}")
+    if len(failed) > 10:
+        print(f"  ... {len(failed) - 10} more: coburst campaign status {camp.out}")
+    return 1 if failed else 0
+
+
+def _first_line(error) -> str:
+    text = str(error or "").strip().splitlines()
+    return text[-1] if text else "(no error recorded)"
+
+
+def _execute_with_progress(camp, todo, args, batsim, err):
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, \
+        TimeRemainingColumn
+
+    from coburst.campaign import executors
+
+    show = not args.quiet and err.is_terminal
+    columns = (TextColumn("[bold]campaign"), BarColumn(), MofNCompleteColumn(), TextColumn("done"),
+               TextColumn("{task.fields[running]} running"), TextColumn("{task.fields[failed]} failed"),
+               TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn())
+    with Progress(*columns, console=err, disable=not show, transient=False) as bar:
+        task = bar.add_task("runs", total=len(todo), running=0, failed=0)
+
+        def update(prog, result):
+            bar.update(task, completed=prog.done + prog.failed, running=prog.running, failed=prog.failed)
+            if result is not None and not args.quiet and result["state"] in ("done", "failed"):
+                mark = "done  " if result["state"] == "done" else "FAILED"
+                line = f"{mark} {result['run_id']}  {result['wall_s']:.1f} s"
+                if result["state"] == "failed":
+                    line += f"  {_first_line(result['error'])}"
+                (bar.console.print if show else (lambda s, **k: print(s, flush=True)))(line, markup=False,
+                                                                                         highlight=False)
+
+        return executors.execute(camp, todo, jobs=args.jobs or executors.default_jobs(),
+                                 scheduler_address=args.scheduler_address, batsim=batsim,
+                                 retry_failed=args.retry_failed, on_update=update)
+
+
+# ---------------------------------------------------------------------------- status / report
+def _campaign_of(target: str):
+    path = Path(target)
+    if not path.exists():
+        raise InputError(path, None, "no such campaign file or output folder")
+    return _load(target)
+
+
+def status_command(args: argparse.Namespace) -> int:
+    from coburst.campaign import executors
+
+    camp = _campaign_of(args.target)
+    state = executors.run_state(camp)
+    pid = executors.holder(camp.out) if camp.out.is_dir() else None
+    print(f"campaign {camp.name}: {len(camp.runs)} runs in {camp.out}")
+    print(f"  done     {len(state.done)}")
+    print(f"  failed   {len(state.failed)}")
+    print(f"  pending  {len(state.pending)}" + (f" (a campaign is running here: pid {pid}; {len(state.stale)} runs "
+                                                "in progress)" if pid else ""))
+    if state.unknown:
+        print(f"  {len(state.unknown)} run folders belong to no run of the spec: {', '.join(state.unknown[:3])}...")
+    for run, status in state.failed:
+        error = str(status.get("error") or "").strip()
+        print(f"\nFAILED {run.run_id} ({status.get('wall_s', 0):.1f} s)\n  " + "\n  ".join(error.splitlines()[-8:]))
+    return 0
+
+
+def report_command(args: argparse.Namespace) -> int:
+    from coburst.campaign import executors
+
+    camp = _campaign_of(args.target)
+    state = executors.run_state(camp)
+    if not state.done:
+        raise InputError(camp.out, None, "no finished run to report yet")
+    try:
+        from coburst.analysis.report import build_report
+        from coburst.analysis.tables import analyze
+    except ImportError as exc:
+        raise InputError("coburst campaign report", None, f"the analysis module is not available ({exc})") from None
+    out_html = Path(args.output) if args.output else camp.out / "report.html"
+    paths = [str(executors.runner.runs_dir(camp.out) / r.run_id) for r in state.done]
+    runs_df, jobs_df = analyze(paths, tau=args.tau)
+    build_report(runs_df, jobs_df, out_html, baseline=args.baseline)
+    print(f"report of {len(paths)} runs ({len(state.failed)} failed, {len(state.pending)} pending): {out_html}")
+    return 0
+
+
+# ---------------------------------------------------------------------------- dispatch
+def campaign_command(args: argparse.Namespace) -> int:
+    rest = list(args.rest)
+    if args.target in SUBCOMMANDS:
+        from coburst.cli.main import _Parser
+
+        p = _Parser(prog=f"coburst campaign {args.target}", description=(
+            "counts of done, failed and pending runs, and the failures' errors" if args.target == "status"
+            else "an HTML report of the finished runs (coburst.analysis)"))
+        p.add_argument("target", metavar="DIR_OR_FILE", help="campaign output folder or campaign file")
+        if args.target == "report":
+            p.add_argument("-o", "--output", default=None, metavar="REPORT.html",
+                           help="the report [default: <out>/report.html]")
+            p.add_argument("--baseline", default=None, metavar="SCHEDULER",
+                           help="scheduler the means are normalised to")
+            p.add_argument("--tau", type=float, default=600.0, metavar="SECONDS",
+                           help="bounded-slowdown threshold [default: 600]")
+        sub_args = p.parse_args(rest)
+        return (status_command if args.target == "status" else report_command)(sub_args)
+    from coburst.cli.main import _Parser
+
+    tail = _Parser(prog="coburst campaign", add_help=False)
+    _add_run_options(tail, suppress=True)
+    tail.parse_args(rest, namespace=args)
+    return run_campaign(args)
+
+
+def register(sub) -> None:
+    parser = sub.add_parser("campaign", allow_abbrev=False, help="run a grid of simulations from a TOML file "
+                            "(resumable, local cores or Dask); campaign status|report",
+                            description=__doc__.split("\n\n")[0], usage=__doc__.split("\n\n")[1].strip(),
+                            formatter_class=argparse.RawDescriptionHelpFormatter,
+                            epilog="FILE.toml format: see coburst/campaign/spec.py and the README (Campaigns).")
+    _add_run_options(parser, suppress=False)
+    parser.add_argument("target", metavar="FILE.toml", help="campaign file (or 'status' / 'report', see usage)")
+    parser.add_argument("rest", nargs=argparse.REMAINDER, help=argparse.SUPPRESS)
+    parser.set_defaults(func=campaign_command)
