@@ -8,18 +8,17 @@ give exactly the same answers (tests/test_opt_plan.py, tests/test_opt_maxutil.py
 
 * :class:`BitProfile` -- the availability profile with every segment's free compute nodes
   as one Python integer bit mask (bit i = compute index i) and every segment's free BB
-  bytes as a tuple.  A copy is a handful of shallow list copies (immutable rows), so a plan
-  keeps a snapshot after every job; :meth:`BitProfile.earliest` / :meth:`BitProfile.occupy`
-  answer as :meth:`Profile.earliest` / :meth:`Profile.occupy` (same node choice as
-  :func:`~coburst.core.placement.select_nodes`, :func:`select_mask` over bit masks; same
-  BB placement as :func:`~coburst.core.placement.place_bb`, per chassis run of compute
-  nodes; both memoised per profile family);
+  bytes as a tuple, with the node choice of :func:`~coburst.core.placement.select_nodes`
+  (:func:`select_mask` over bit masks) and the BB placement of
+  :func:`~coburst.core.placement.place_bb` (per chassis run of compute nodes), both
+  memoised (:class:`_Cache`);
 * :class:`PlanEvaluator` -- execution plan of a permutation (each job at its earliest start
-  in order, compute and BB reserved, Kopański 2020 §3.4), rebuilt only from the first
-  position where the permutation differs from the last accepted one (snapshots of the
-  prefix), abandoned as soon as its partial score reaches a given bound (every
+  in order, compute and BB reserved, Kopański 2020 §3.4) in the compiled kernel
+  :mod:`coburst.core.plan_kernel`, rebuilt only from the first position where the
+  permutation differs from the last accepted one (snapshots of the profile before every
+  position), abandoned as soon as its partial score reaches a given bound (every
   objective is non-decreasing along the plan), each job's earliest-start search started
-  at a breakpoint before which nothing can fit (three lower bounds, see the class doc);
+  at a breakpoint before which nothing can fit (two lower bounds, see the class doc);
 * :class:`NowFiller` -- greedy filling (Alg. 2) of a permutation at ``now`` as the maxutil
   objective needs it: which jobs start, with the started compute nodes as one bit mask;
   prefix states reused, and the old suffix result reused when the state after the swapped
@@ -31,7 +30,7 @@ give exactly the same answers (tests/test_opt_plan.py, tests/test_opt_maxutil.py
 from __future__ import annotations
 
 import math
-from bisect import bisect_left, bisect_right
+from bisect import bisect_left
 from itertools import repeat
 from operator import add, floordiv, sub
 from typing import Callable, Sequence
@@ -212,88 +211,18 @@ class BitProfile:
         new.tot = list(prof._bbtot)
         return new
 
-    def copy(self) -> "BitProfile":
-        new = BitProfile.__new__(BitProfile)
-        new.cache = self.cache
-        new.now = self.now
-        new.times = self.times[:]
-        new.free = self.free[:]
-        new.cnt = self.cnt[:]
-        new.bb = self.bb[:]
-        new.tot = self.tot[:]
-        return new
-
-    def _split(self, t: float) -> int:
-        times = self.times
-        i = bisect_left(times, t)
-        if i < len(times) and times[i] == t:
-            return i
-        times.insert(i, t)
-        self.free.insert(i, self.free[i - 1])
-        self.cnt.insert(i, self.cnt[i - 1])
-        self.bb.insert(i, self.bb[i - 1])
-        self.tot.insert(i, self.tot[i - 1])
-        return i
-
-    def earliest(self, res: int, walltime: float, bb: int = 0, k: int = 0):
-        """Earliest ``(start, nodes mask, avail, use)`` from now (``avail``: free bytes of
-        every BB node over the window, ``use``: bytes taken on each; both None without BB), as :meth:`Profile.earliest` with
-        ``storage=True``; None if the request never fits.  ``k``: index of the first
-        breakpoint to try (the caller knows every earlier start fails)."""
-        times, free, cnt, tot = self.times, self.free, self.cnt, self.tot
-        T = len(times)
-        need = res * bb
-        cache = self.cache
-        while k < T:
-            s = times[k]
-            e = s + walltime
-            last = (bisect_left(times, e, k) - 1) if e != INF else T - 1
-            if last < k:
-                last = k
-            j = last
-            while j >= k and cnt[j] >= res and tot[j] >= need:
-                j -= 1
-            if j >= k:
-                k = j + 1
-                continue
-            m = free[k]
-            for r in range(k + 1, last + 1):
-                m &= free[r]
-            if m.bit_count() >= res:
-                if not bb:
-                    return s, cache.select(m, res), None, None
-                rows = self.bb
-                avail = rows[k] if last == k else tuple(map(min, *rows[k:last + 1]))
-                if _slots(avail, bb) >= res:
-                    nmask = cache.select(m, res)
-                    return s, nmask, avail, cache.place(nmask, bb, avail)
-            k += 1
-        return None
-
-    def occupy(self, start: float, end: float, nmask: int, n: int, use: tuple | None) -> None:
-        """Take the nodes of ``nmask`` (``n`` of them) and ``use`` bytes per BB node
-        during ``[start, end)`` (no conflict check: callers place what :meth:`earliest`
-        found)."""
-        ks = self._split(start)
-        ke = self._split(end) if end != INF else len(self.times)
-        free, cnt = self.free, self.cnt
-        inv = ~nmask
-        for r in range(ks, ke):
-            free[r] &= inv
-            cnt[r] -= n
-        if use is not None:
-            rows, tot = self.bb, self.tot
-            u = sum(use)
-            for r in range(ks, ke):
-                rows[r] = tuple(map(sub, rows[r], use))
-                tot[r] -= u
-
 
 # ---------------------------------------------------------------------- objectives
-def _sum(alpha):
-    def f(score, wait, start):
-        return score + wait ** alpha if alpha != 1 else score + wait
-    return f
+def _sum(score, wait, start):
+    return score + wait
+
+
+def _square(score, wait, start):
+    return score + wait * wait
+
+
+def _cube(score, wait, start):
+    return score + wait * wait * wait
 
 
 def _start(score, wait, start):
@@ -302,82 +231,121 @@ def _start(score, wait, start):
 
 #: name -> (step(score, wait, start) -> new score, initial score); every step is
 #: non-decreasing, so a partial score is a lower bound of the full one
-OBJECTIVES: dict[str, Callable] = {"sum": _sum(1), "square": _sum(2), "cube": _sum(3), "start": _start}
+OBJECTIVES: dict[str, Callable] = {"sum": _sum, "square": _square, "cube": _cube, "start": _start}
 
 
 def plan_objective(name: str) -> Callable:
     return OBJECTIVES[name]
 
 
-def _first_after(times: list, wall: float, h: float) -> int:
-    """Index of the first breakpoint ``t`` with ``t + wall > h`` (exactly as the scan adds)."""
-    k = bisect_right(times, h - wall)
-    while k > 0 and times[k - 1] + wall > h:
-        k -= 1
-    T = len(times)
-    while k < T and times[k] + wall <= h:
-        k += 1
-    return k
-
-
 class PlanEvaluator:
-    """Execution plans of permutations of ``jobs`` over ``base`` (module doc).
+    """Execution plans of permutations of ``jobs`` over ``base`` (Kopański 2020, §3.4):
+    each job, in order, at its earliest start with compute nodes and burst buffers
+    reserved.  The plans run in the compiled kernel :mod:`coburst.core.plan_kernel`.
 
     ``evaluate(perm, bound)`` returns the plan's score, or ``inf`` as soon as a partial
-    score reaches ``bound`` (then the plan is not kept).  ``accept()`` makes the last fully
-    evaluated permutation the reference whose prefix later calls reuse.  ``plans`` counts
-    evaluations (whole or abandoned), ``placed`` the jobs placed.
+    score reaches ``bound`` (every objective is non-decreasing along a plan; the plan is
+    then not kept).  ``accept()`` makes the last fully evaluated permutation the reference:
+    a later permutation is re-planned only from the first position where it differs from
+    the reference (the profile before every position is kept).  ``plan(perm)`` gives the
+    whole plan, ``(start, allocation)`` per position.  ``plans`` counts evaluations (whole
+    or abandoned), ``placed`` the jobs placed.
 
-    Earliest-start searches do not start from now when the reference plan tells where they
-    cannot succeed.  Let ``P_c`` be the candidate's profile before position ``p`` (job
-    ``z``) and ``P_r`` the reference's profile before the position ``q`` of ``z`` in the
-    reference plan, where ``z`` got its earliest start ``s_r``.  Every occupation of
-    ``P_r`` that ``P_c`` lacks (same job, same start, nodes and BB use) starts at or after
-    some date ``h``; before ``h``, ``P_c`` has at most the free resources of ``P_r``.  Any
-    start ``t < s_r`` with ``t + walltime <= h`` fails in ``P_r``, hence in ``P_c`` (the
-    feasibility of a window only grows with free nodes and free BB bytes), so the search
-    starts at the first breakpoint with ``t >= s_r`` or ``t + walltime > h``, and it
-    returns what a search from now returns.  ``h`` is known when ``q == p`` (tracked along
-    the plan from the first changed position ``k``: the earliest start among the reference
-    occupations not in the candidate), when ``q <= k`` (``P_r``'s occupations are all in
-    ``P_c``: ``h = inf``) and when ``p == k`` (the starts of reference positions
-    ``k..q-1``); otherwise this bound does not apply.
-
-    Two more lower bounds hold in every plan (earliest starts only grow as occupations are
-    added, and wherever a job fits, every job it dominates -- no more nodes, no longer
-    walltime, no larger BB request per node -- fits too): the job's earliest start on the
-    base profile, and the start of every job it dominates already placed in the same plan.
-    The search starts at the latest of the bounds.  (A search returns the least date at
-    which the job fits, always a breakpoint, so the bounds carry between profiles whose
-    breakpoints differ.)
+    Each earliest-start search starts at the latest of two lower bounds that hold in every
+    plan (earliest starts only grow as occupations are added, and wherever a job fits,
+    every job it dominates -- no more nodes, no longer walltime, no larger BB request per
+    node -- fits too): the job's earliest start on the base profile, and the start of every
+    job it dominates already placed in the same plan.  (A search returns the least
+    breakpoint at which the job fits, so the bounds carry between profiles.)
     """
 
     def __init__(self, base: Profile, jobs: Sequence[Job], objective: str):
+        from coburst.core import plan_kernel as K
+
+        self._k = K
         self.jobs = list(jobs)
-        self.step = OBJECTIVES[objective]
-        root = BitProfile.from_profile(base)
-        self.now = root.now
-        self.req = [(j.res, j.walltime, j.bb, j.subtime) for j in self.jobs]
-        n = len(self.jobs)
+        self.objective = objective
+        self._code = {"sum": K.SUM, "square": K.SQUARE, "cube": K.CUBE, "start": K.START}[objective]
+        cluster = base.cluster
+        self.cluster = cluster
+        self.now = float(base.now)
+        n = self.n = len(self.jobs)
+        nc, nbb = cluster.n_compute, cluster.n_bb
+        W = (nc + 63) // 64
+        T0 = len(base._times)
+        tmax = T0 + 2 * n + 1
+        # base profile as kernel rows
+        packed = np.packbits(np.asarray(base._free, dtype=bool), axis=1, bitorder="little")
+        padded = np.zeros((T0, W * 8), dtype=np.uint8)
+        padded[:, :packed.shape[1]] = packed
+        self.S_times = np.empty((2, n + 1, tmax))
+        self.S_free = np.empty((2, n + 1, tmax, W), dtype=np.uint64)
+        self.S_cnt = np.empty((2, n + 1, tmax), dtype=np.int64)
+        self.S_bb = np.empty((2, n + 1, tmax, nbb), dtype=np.int64)
+        self.S_tot = np.empty((2, n + 1, tmax), dtype=np.int64)
+        self.S_T = np.zeros((2, n + 1), dtype=np.int64)
+        self.S_score = np.zeros((2, n + 1))
+        self.S_times[0, 0, :T0] = base._times
+        self.S_free[0, 0, :T0] = padded.view("<u8")
+        self.S_cnt[0, 0, :T0] = base._rows
+        self.S_bb[0, 0, :T0] = np.asarray(base._bb, dtype=np.int64).reshape(T0, nbb)
+        self.S_tot[0, 0, :T0] = base._bbtot
+        self.S_T[0, 0] = T0
+        self.refslot = np.zeros(n + 1, dtype=np.int64)
+        self.R_start = np.zeros(n)
+        self.C_start = np.zeros(n)
+        self.C_mask = np.zeros((n, W), dtype=np.uint64)
+        self.C_avail = np.zeros((n, nbb), dtype=np.int64)
+        self.C_use = np.zeros((n, nbb), dtype=np.int64)
+        self.res = np.array([j.res for j in self.jobs], dtype=np.int64)
+        self.wall = np.array([j.walltime for j in self.jobs], dtype=np.float64)
+        self.bbq = np.array([j.bb for j in self.jobs], dtype=np.int64)
+        self.sub = np.array([j.subtime for j in self.jobs], dtype=np.float64)
+        # runs of consecutive compute indices sharing one BB preference list
+        starts, ends, prefs = [], [], []
+        for i, pr in enumerate(cluster.bb_preference):
+            if prefs and prefs[-1] == pr and ends[-1] == i:
+                ends[-1] = i + 1
+            else:
+                starts.append(i)
+                ends.append(i + 1)
+                prefs.append(pr)
+        self.seg = (np.array(starts, dtype=np.int64), np.array(ends, dtype=np.int64),
+                    np.array([list(p) for p in prefs], dtype=np.int64).reshape(len(prefs), nbb),
+                    np.array([len(p) for p in prefs], dtype=np.int64))
+        # jobs that job i dominates (no more nodes, walltime or BB per node)
+        if n:
+            r, w, b = self.res, self.wall, self.bbq
+            dom = (r[None, :] <= r[:, None]) & (w[None, :] <= w[:, None]) & (b[None, :] <= b[:, None])
+            np.fill_diagonal(dom, False)
+            self.dom_ptr = np.concatenate([[0], np.cumsum(dom.sum(axis=1))]).astype(np.int64)
+            self.dom_idx = np.nonzero(dom)[1].astype(np.int64)
+            self.est0 = K.base_earliest(self.S_times[0, 0], self.S_free[0, 0], self.S_cnt[0, 0], self.S_bb[0, 0],
+                                        self.S_tot[0, 0], T0, self.res, self.wall, self.bbq, nc, *self.seg)
+        else:
+            self.dom_ptr = np.zeros(1, dtype=np.int64)
+            self.dom_idx = np.zeros(0, dtype=np.int64)
+            self.est0 = np.zeros(0)
         self.ref_perm: list[int] | None = None
-        self.ref_snaps: list = [(root, 0.0)] + [None] * n   # state before position i
-        self.ref_place: list = [None] * n                   # (start, nodes mask, use) per position
-        self.ref_pos: list = [0] * n                        # job -> position
+        self.ref_score = 0.0
         self.cand_perm: list[int] | None = None
-        self.cand_snaps: list = [None] * (n + 1)
-        self.cand_place: list = [None] * n
+        self.cand_k = 0
+        self.cand_score = 0.0
         self.plans = 0
         self.placed = 0
-        self.est0: list = [None] * n   # earliest start of each job on the base profile
-        # jobs that job i dominates (no more nodes, walltime or BB per node): i cannot
-        # start before any of them already placed in the same plan
-        req = self.req
-        self.dom = [[y for y in range(n) if y != x and req[y][0] <= req[x][0] and req[y][1] <= req[x][1]
-                     and req[y][2] <= req[x][2]] for x in range(n)]
+
+    def _run(self, perm, k: int, bound: float, keep_going: bool) -> float:
+        score, placed = self._k.evaluate(
+            np.asarray(perm, dtype=np.int64), k, bound, self._code, self.now, self.cluster.n_compute, self.refslot,
+            self.S_times, self.S_free, self.S_cnt, self.S_bb, self.S_tot, self.S_T, self.S_score, self.R_start,
+            self.C_start, self.C_mask, self.C_avail, self.C_use, self.res, self.wall, self.bbq, self.sub, self.est0,
+            self.dom_ptr, self.dom_idx, *self.seg, keep_going)
+        self.placed += placed
+        return score
 
     def evaluate(self, perm: Sequence[int], bound: float = INF) -> float:
         self.plans += 1
-        n = len(perm)
+        n = self.n
         ref = self.ref_perm
         k = 0
         if ref is not None:
@@ -386,130 +354,48 @@ class PlanEvaluator:
             if k == n:
                 if self.ref_score >= bound:
                     return INF
-                self.cand_perm, self.cand_snaps, self.cand_score = ref, self.ref_snaps, self.ref_score
-                self.cand_place = self.ref_place
+                self.cand_perm, self.cand_k, self.cand_score = ref, n, self.ref_score
                 return self.ref_score
         self.cand_perm = None
-        if self.cand_snaps is self.ref_snaps:
-            self.cand_snaps = [None] * (n + 1)
-            self.cand_place = [None] * n
-        snaps, place = self.cand_snaps, self.cand_place
-        ref_snaps, ref_place = self.ref_snaps, self.ref_place
-        snaps[:k + 1] = ref_snaps[:k + 1]
-        place[:k] = ref_place[:k]
-        prof, score = snaps[k]
-        prof = prof.copy()
-        step, req, now = self.step, self.req, self.now
-        ref_pos, est0, root, dom = self.ref_pos, self.est0, ref_snaps[0][0], self.dom
-        cst = [-INF] * n     # start of every job placed so far in this plan
-        for p in range(k):
-            cst[perm[p]] = place[p][0]
-        cpos = {}            # job -> candidate position, for positions >= k
-        dfree = {}           # reference occupations (job -> start) the candidate lacks
-        h = INF              # min(dfree.values())
-        have_ref = ref is not None
-        for pos in range(k, n):
-            i = perm[pos]
-            res, wall, bb, sub_ = req[i]
-            e0 = est0[i]
-            if e0 is None:
-                found = root.earliest(res, wall, bb)
-                e0 = est0[i] = found[0] if found is not None else INF
-            for y in dom[i]:
-                sy = cst[y]
-                if sy > e0:
-                    e0 = sy
-            lo = bisect_left(prof.times, e0) if e0 > now else 0
-            if have_ref:
-                q = ref_pos[i]
-                if q == pos:
-                    hq = h
-                elif q <= k:
-                    hq = INF
-                elif pos == k:
-                    hq = min(ref_place[r][0] for r in range(k, q))
-                else:
-                    hq = None
-                if hq is not None:
-                    times = prof.times
-                    s_r = ref_place[q][0]
-                    lr = bisect_left(times, s_r)
-                    if hq != INF and lr > lo:
-                        kb = _first_after(times, wall, hq)
-                        if kb < lr:
-                            lr = kb
-                    if lr > lo:
-                        lo = lr
-            found = prof.earliest(res, wall, bb, lo)
-            self.placed += 1
-            if found is None:
+        if n == 0:
+            score = 0.0
+        else:
+            score = self._run(perm, k, bound, False)
+            if score == INF:
                 return INF
-            s, nmask, _, use = found
-            prof.occupy(s, s + wall, nmask, res, use)
-            pl = (s, nmask, use)
-            place[pos] = pl
-            cst[i] = s
-            score = step(score, s - sub_, s)
-            if score >= bound:
-                return INF
-            if have_ref:
-                # the candidate gains (i, pl); the reference gains its position pos
-                cpos[i] = pos
-                r = ref[pos]
-                if r != i:
-                    cr = cpos.get(r)
-                    if cr is None or place[cr] != ref_place[pos]:
-                        v = ref_place[pos][0]
-                        dfree[r] = v
-                        if v < h:
-                            h = v
-                    q = ref_pos[i]
-                    if q < pos and i in dfree and ref_place[q] == pl:
-                        v = dfree.pop(i)
-                        if v == h:
-                            h = min(dfree.values(), default=INF)
-                elif ref_place[pos] != pl:
-                    v = ref_place[pos][0]
-                    dfree[r] = v
-                    if v < h:
-                        h = v
-            if pos + 1 < n:
-                snaps[pos + 1] = (prof, score)
-                prof = prof.copy()
-        self.cand_perm = list(perm)
-        self.cand_score = score
+        self.cand_perm, self.cand_k, self.cand_score = list(perm), k, score
         return score
 
     def accept(self) -> None:
         """The last fully evaluated permutation becomes the reference."""
         if self.cand_perm is None:
             raise RuntimeError("accept() without a fully evaluated permutation")
-        if self.cand_snaps is not self.ref_snaps:
-            n = len(self.cand_place)
-            self.ref_snaps, self.cand_snaps = self.cand_snaps, [None] * (n + 1)
-            self.ref_place, self.cand_place = self.cand_place, [None] * n
+        k = self.cand_k
+        if k < self.n:
+            self.refslot[k + 1:] ^= 1
+            self.R_start[k:] = self.C_start[k:]
         self.ref_perm, self.cand_perm = self.cand_perm, None
         self.ref_score = self.cand_score
-        pos = self.ref_pos
-        for p, i in enumerate(self.ref_perm):
-            pos[i] = p
 
     def plan(self, perm: Sequence[int]) -> list[tuple[float, Allocation]]:
-        """The full plan of ``perm``: ``(start, allocation)`` per position (no reuse)."""
-        prof = self.ref_snaps[0][0].copy()
-        n_bb = prof.cache.cluster.n_bb
+        """The full plan of ``perm``: ``(start, allocation)`` per position (a job that never
+        fits: ``(inf, None)``, the next ones still placed); the reference is unchanged."""
+        self.cand_perm = None
+        if not self.n:
+            return []
+        self._run(perm, 0, INF, True)
+        cl = self.cluster
         out = []
-        for i in perm:
-            res, wall, bb, _ = self.req[i]
-            found = prof.earliest(res, wall, bb)
-            if found is None:
+        for pos, i in enumerate(perm):
+            s = float(self.C_start[pos])
+            if s == INF:
                 out.append((INF, None))
                 continue
-            s, nmask, avail, use = found
-            prof.occupy(s, s + wall, nmask, res, use)
-            nodes = bits_of(nmask)
-            bb_nodes = place_list(prof.cache.pref, nodes, bb, avail) if use is not None else None
-            out.append((s, Allocation.make(n_bb, nodes, bb_nodes, bb if use is not None else 0)))
+            words = self.C_mask[pos].astype("<u8").view(np.uint8)
+            nodes = np.nonzero(np.unpackbits(words, bitorder="little")[:cl.n_compute])[0].tolist()
+            bb = int(self.bbq[i])
+            bb_nodes = place_list(cl.bb_preference, nodes, bb, self.C_avail[pos].tolist()) if bb else None
+            out.append((s, Allocation.make(cl.n_bb, nodes, bb_nodes, bb)))
         return out
 
 
