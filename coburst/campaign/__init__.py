@@ -12,8 +12,9 @@ Directory contract (shared with :mod:`coburst.analysis`)::
 
     <out>/campaign.toml            copy of the spec (a different spec is refused)
     <out>/campaign.json            what else identifies the campaign (engines, spec place)
-    <out>/runs/<run-id>/params.json  flat object: scheduler, options (JSON string), platform,
-                                     workload, seed, engine, the workload's labels, ...
+    <out>/runs/<run-id>/params.json  flat object: scheduler, options (JSON string), platform
+                                     and workload (absolute paths), seed, engine, the workload's
+                                     labels, platform_name, workload_name, scheduler_spec, sim_args
     <out>/runs/<run-id>/status.json  {"state": "done"|"failed", "error": ..., "wall_s": ...}
     <out>/runs/<run-id>/out_jobs.csv, out_schedule.csv, ...   (output prefix <run-dir>/out)
 """

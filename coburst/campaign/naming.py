@@ -1,8 +1,8 @@
 """Readable run ids derived from a run's parameters.
 
 ``sched=backfill-sjf-1__model=alloc_only__part=01__seed=0``: the scheduler's name, its
-option-grid values, the workload's labels (or ``wl=<name>`` when labels do not tell the
-workloads apart), ``plat=<name>`` when there are several platforms, the seed, and
+option-grid values, the workload's labels (and ``wl=<name>`` when labels do not tell the
+workloads apart or the workload has none), ``plat=<name>`` when there are several platforms, the seed, and
 ``engine=<e>`` when there are several engines.  Integers are zero-padded to the widest
 value of their key (ids sort like the numbers); values keep ``[A-Za-z0-9.+-]`` (others
 become ``_``).  An id longer than :data:`MAX_LEN`, or one that two different runs would
@@ -47,8 +47,13 @@ def assign_run_ids(src: Path, runs: list, *, grid_keys: list[str], label_names: 
     by_labels: dict[tuple, set] = {}
     for run in runs:
         key = tuple(json.dumps(run.params.get(k)) for k in label_names)
-        by_labels.setdefault(key, set()).add(run.params["workload"])
-    need_wl = any(len(names) > 1 for names in by_labels.values())
+        by_labels.setdefault(key, set()).add(run.params["workload_name"])
+    ambiguous = any(len(names) > 1 for names in by_labels.values())
+    nb_workloads = len({run.params["workload_name"] for run in runs})
+
+    def need_wl(p: dict) -> bool:
+        # labels do not tell the workloads apart, or this workload has none
+        return ambiguous or (nb_workloads > 1 and not any(k in p for k in label_names))
 
     widths: dict[str, int] = {}
     grid_keys = list(dict.fromkeys(grid_keys))
@@ -72,10 +77,10 @@ def assign_run_ids(src: Path, runs: list, *, grid_keys: list[str], label_names: 
         parts = [f"sched={_text(p['scheduler'])}"]
         parts += [f"{k}={_text(opts[k], widths.get(k, 0))}" for k in grid_keys if k in opts]
         parts += [f"{k}={_text(p[k], widths.get(k, 0))}" for k in label_names if k in p]
-        if need_wl:
-            parts.append(f"wl={_text(p['workload'])}")
+        if need_wl(p):
+            parts.append(f"wl={_text(p['workload_name'])}")
         if nb_platforms > 1:
-            parts.append(f"plat={_text(p['platform'])}")
+            parts.append(f"plat={_text(p['platform_name'])}")
         parts.append(f"seed={_text(p['seed'], widths.get('seed', 0))}")
         if nb_engines > 1:
             parts.append(f"engine={p['engine']}")

@@ -69,8 +69,8 @@ SCHEDULER_KEYS = ("name", "scheduler", "options", "grid", "timeout", "sim_args")
 PLATFORM_KEYS = ("path", "name")
 WORKLOAD_KEYS = ("path", "name", "labels", "vary", "sim_args")
 #: parameter names the campaign sets itself: not usable as labels or option-grid keys in run ids
-RESERVED = ("run_id", "scheduler", "scheduler_spec", "options", "platform", "platform_file", "workload",
-            "workload_file", "seed", "engine", "sim_args", "timeout", "run_timeout", "sched", "wl", "plat")
+RESERVED = ("run_id", "scheduler", "scheduler_spec", "options", "platform", "platform_name", "workload",
+            "workload_name", "seed", "engine", "sim_args", "timeout", "run_timeout", "sched", "wl", "plat")
 _LABEL_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 
@@ -377,10 +377,9 @@ def load_campaign(path: str | Path, *, out: str | Path | None = None, engines: l
                     for engine in engines:
                         params = {"scheduler": sname, "options": json.dumps(options, sort_keys=True,
                                                                             separators=(",", ":")),
-                                  "platform": pname, "workload": wname, "seed": seed, "engine": engine}
+                                  "platform": str(ppath), "workload": str(wpath), "seed": seed, "engine": engine}
                         params.update(labels)
-                        params.update({"scheduler_spec": spec, "platform_file": str(ppath),
-                                       "workload_file": str(wpath)})
+                        params.update({"scheduler_spec": spec, "platform_name": pname, "workload_name": wname})
                         task = {"engine": engine, "scheduler": spec, "options": options, "platform": str(ppath),
                                 "workload": str(wpath), "sim_args": [*sim_args, *wsim, *ssim], "timeout": stimeout,
                                 "run_timeout": run_timeout, "platform_place": pplace, "workload_place": wplace,

@@ -1,0 +1,98 @@
+"""Shared pieces of the campaign tests: small delay workloads, a scheduler that records every
+start, campaign files, and running ``coburst campaign`` as a real process."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+SWF = ROOT / "workloads" / "KTH-SP2-1996-2.1-cln.swf"
+PLATFORM = ROOT / "platforms" / "kth_sp2.xml"
+
+#: a coburst pybatsim scheduler that appends the run's id to the file named by its "mark"
+#: option when it starts (the "run" option is the run's output prefix, {prefix})
+MARKED = '''
+import os
+from coburst.adapter import CoburstScheduler
+
+
+class Marked(CoburstScheduler):
+    def __init__(self, options=None):
+        options = dict(options or {})
+        mark, run = options.pop("mark"), options.pop("run")
+        fd = os.open(mark, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        os.write(fd, (run + "\\n").encode())
+        os.close(fd)
+        super().__init__(options)
+'''
+
+
+def delay_workloads(folder: Path, sizes: list[int]) -> list[Path]:
+    from coburst.workloads.delay import write_delay_workload
+
+    folder.mkdir(parents=True, exist_ok=True)
+    paths = []
+    for n in sizes:
+        path = folder / f"d{n}.json"
+        if not path.exists():
+            write_delay_workload(SWF, path, 100, n)
+        paths.append(path)
+    return paths
+
+
+def marked_campaign(folder: Path, sizes: list[int], policies: list[str], marks: Path) -> Path:
+    """A campaign file: the marked scheduler with a policy grid on delay workloads d<size>."""
+    delay_workloads(folder / "wl", sizes)
+    (folder / "marked.py").write_text(MARKED)
+    spec = folder / "marked.toml"
+    spec.write_text(f'''
+platforms = ["{PLATFORM}"]
+
+[campaign]
+name = "marked"
+
+[[schedulers]]
+name = "marked"
+scheduler = "marked.py"
+options = {{ mark = "{marks}", run = "{{prefix}}" }}
+grid = {{ policy = {policies!r} }}
+
+[[workloads]]
+path = "wl/d{{n}}.json"
+vary = {{ n = {sizes!r} }}
+'''.replace("'", '"'))
+    return spec
+
+
+_RUN_OF_PREFIX = re.compile(r"/runs/\.tmp-(.+)-[0-9a-f]{8}/out$")
+
+
+def marks_of(path: Path) -> list[str]:
+    """The run ids of the recorded starts, in order."""
+    if not path.exists():
+        return []
+    ids = []
+    for line in path.read_text().splitlines():
+        m = _RUN_OF_PREFIX.search(line)
+        assert m, line
+        ids.append(m.group(1))
+    return ids
+
+
+def campaign_cmd(*args: str) -> list[str]:
+    return [sys.executable, "-m", "coburst", "campaign", *map(str, args)]
+
+
+def run_campaign(*args: str, timeout: float = 120, env: dict | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run(campaign_cmd(*args), capture_output=True, text=True, timeout=timeout,
+                          env={**os.environ, **(env or {})}, cwd=ROOT)
+
+
+def jobs_files(out: Path) -> dict[str, bytes]:
+    """run id -> _jobs.csv bytes of every published run."""
+    return {d.name: (d / "out_jobs.csv").read_bytes() for d in sorted((out / "runs").iterdir())
+            if not d.name.startswith(".")}
