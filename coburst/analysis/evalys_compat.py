@@ -186,10 +186,15 @@ def gantt(jobset, *, title: str = "Gantt chart", labels: bool = False, **kwargs)
     plot = layout.inject(egantt.GanttVisualization, spskey="all", title=title)
     if not labels:
         plot.labeler = egantt.NOLABEL
+        plot._annotate = _no_annotation  # evalys adds an (empty) annotation artist per job otherwise
     utils.bulksetattr(plot, **kwargs)
     with quiet():
         plot.build(jobset)
     return layout.fig
+
+
+def _no_annotation(rect, label):
+    return None
 
 
 def plot_details(jobset, *, title: str = "Workload overview", **kwargs):
@@ -208,6 +213,7 @@ def plot_details(jobset, *, title: str = "Workload overview", **kwargs):
             plot = layout.inject(cls, spskey=key)
             if key == "gantt":
                 plot.labeler = egantt.NOLABEL
+                plot._annotate = _no_annotation
             utils.bulksetattr(plot, **kwargs)
             if issubclass(cls, series.SeriesVisualization):
                 plot.build(jobset, legend_label=key)
