@@ -250,8 +250,10 @@ def _execute_dask(camp, runs, address, batsim, retry_failed, prog, on_update) ->
         from distributed import Client, as_completed
     except ImportError:  # pragma: no cover - a dependency of coburst
         raise InputError("--scheduler-address", None, "dask.distributed is not installed") from None
-    try:
-        client = Client(address, timeout="20s")
+    import dask
+
+    try:  # Dask's own connect timeout (distributed.comm.timeouts.connect, DASK_DISTRIBUTED__COMM__...)
+        client = Client(address, timeout=dask.config.get("distributed.comm.timeouts.connect", "30s"))
     except (OSError, TimeoutError) as exc:
         raise InputError("--scheduler-address", address, f"cannot reach the Dask scheduler: {exc}") from None
     try:

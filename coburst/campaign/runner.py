@@ -150,13 +150,29 @@ def execute_run(run_id: str, params: dict, task: dict, out: str, batsim: str | N
     host = socket.gethostname()
     # the published options name the final place of the outputs, not the temporary one
     _write_json(tmp / "params.json", {"run_id": run_id, **params})
-    _write_json(tmp / "status.json", {"state": state, "error": error, "wall_s": wall, "exit_code": code,
-                                      "host": host, "prefix": final_prefix})
+    status = {"state": state, "error": error, "wall_s": wall, "exit_code": code, "host": host,
+              "prefix": final_prefix}
+    worker = _dask_worker()
+    if worker is not None:
+        status["worker"] = worker
+    _write_json(tmp / "status.json", status)
     if state == "done" and log.is_file() and log.stat().st_size == 0:
         log.unlink()
     _fsync_dir(tmp)
     _publish(tmp, final)
     return {"run_id": run_id, "state": state, "error": error, "wall_s": wall, "host": host}
+
+
+def _dask_worker() -> str | None:
+    """The name of the Dask worker executing this run, or None outside Dask."""
+    if "distributed" not in sys.modules:
+        return None
+    try:
+        from distributed import get_worker
+
+        return str(get_worker().name)
+    except (ImportError, ValueError):
+        return None
 
 
 def _publish(tmp: Path, final: Path) -> None:

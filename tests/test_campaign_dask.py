@@ -1,0 +1,92 @@
+"""``coburst campaign --scheduler-address``: the same campaign on a Dask distributed cluster
+started here (a ``dask scheduler`` and two ``dask worker`` processes on localhost, sharing
+this file system) gives the same ``_jobs.csv`` bytes as the local run; and a resumed Dask
+campaign runs only what is missing."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from campaign_support import ROOT, jobs_files, marked_campaign, marks_of, run_campaign
+
+DASK = Path(sys.executable).with_name("dask")
+
+
+@pytest.fixture(scope="module")
+def dask_cluster(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("dask")
+    sched_file = folder / "scheduler.json"
+    env = {**os.environ, "DASK_DISTRIBUTED__WORKER__DAEMON": "False"}
+    procs = [subprocess.Popen([str(DASK), "scheduler", "--host", "127.0.0.1", "--port", "0", "--no-dashboard",
+                               "--scheduler-file", str(sched_file)], cwd=folder, env=env, start_new_session=True,
+                              stdout=subprocess.DEVNULL, stderr=open(folder / "scheduler.log", "w"))]
+    try:
+        deadline = time.monotonic() + 30
+        while not sched_file.is_file() and time.monotonic() < deadline:
+            time.sleep(0.1)
+        address = json.loads(sched_file.read_text())["address"]
+        for i in range(2):
+            procs.append(subprocess.Popen([str(DASK), "worker", address, "--nworkers", "1", "--nthreads", "1",
+                                           "--no-dashboard", "--name", f"w{i}", "--local-directory",
+                                           str(folder / f"w{i}")], cwd=folder, env=env, start_new_session=True,
+                                          stdout=subprocess.DEVNULL, stderr=open(folder / f"w{i}.log", "w")))
+        from distributed import Client
+
+        with Client(address, timeout="30s") as client:
+            client.wait_for_workers(2, timeout=60)
+        yield address
+    finally:
+        for proc in reversed(procs):
+            os.killpg(proc.pid, signal.SIGTERM)
+        for proc in procs:
+            try:
+                proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                os.killpg(proc.pid, signal.SIGKILL)
+                proc.wait()
+
+
+def test_dask_campaign_matches_the_local_run(tmp_path, dask_cluster):
+    marks = tmp_path / "marks.txt"
+    spec = marked_campaign(tmp_path, [20, 40], ["fcfs", "backfill-1"], marks)
+    # resume on Dask too: a part first (--only), then the rest
+    part = run_campaign(spec, "--out", tmp_path / "dask", "--scheduler-address", dask_cluster, "--only", "n=20")
+    assert part.returncode == 0, part.stderr
+    assert "2/2 done" in part.stdout
+    full = run_campaign(spec, "--out", tmp_path / "dask", "--scheduler-address", dask_cluster)
+    assert full.returncode == 0, full.stderr
+    assert "4/4 done, 0 failed, 0 pending; ran 2 in" in full.stdout
+    ids = marks_of(marks)
+    assert sorted(ids) == sorted(set(ids)) and len(ids) == 4  # each run executed once
+    workers = [json.loads((d / "status.json").read_text()).get("worker") for d in (tmp_path / "dask" / "runs").iterdir()]
+    assert set(workers) <= {"w0", "w1"} and None not in workers, workers  # executed by the Dask workers
+
+    local = run_campaign(spec, "--out", tmp_path / "local", "--jobs", "2")
+    assert local.returncode == 0, local.stderr
+    dask_jobs, local_jobs = jobs_files(tmp_path / "dask"), jobs_files(tmp_path / "local")
+    assert sorted(dask_jobs) == sorted(local_jobs) and len(local_jobs) == 4
+    assert dask_jobs == local_jobs
+    for name in local_jobs:  # the same parameters published
+        p_d = json.loads((tmp_path / "dask" / "runs" / name / "params.json").read_text())
+        p_l = json.loads((tmp_path / "local" / "runs" / name / "params.json").read_text())
+        assert p_d == p_l
+
+
+def test_unreachable_dask_scheduler_is_a_clear_error(tmp_path):
+    spec = marked_campaign(tmp_path, [20], ["fcfs"], tmp_path / "marks.txt")
+    res = run_campaign(spec, "--out", tmp_path / "o", "--scheduler-address", "tcp://127.0.0.1:9", timeout=60,
+                       env={"DASK_DISTRIBUTED__COMM__TIMEOUTS__CONNECT": "1s"})
+    assert res.returncode == 2, res.stderr
+    assert "--scheduler-address: tcp://127.0.0.1:9: cannot reach the Dask scheduler" in res.stderr
+    assert "Traceback" not in res.stderr
+    # nothing ran: all pending
+    assert not [d for d in (tmp_path / "o" / "runs").iterdir() if not d.name.startswith(".")]
+    _ = ROOT
