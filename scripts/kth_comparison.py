@@ -3,17 +3,20 @@
 §4.6, Figures 4.46-4.49 and 4.58-4.61): backfill-sjf-1, maxutil-1.0-1, window-1,
 plan-square-0 and plan-cube-0, Alloc-Only and IO-Aware job models, platforms/dragonfly96.xml.
 
-    .venv/bin/python scripts/kth_comparison.py [--jobs 2] [--out out/kth_comparison]
+A thin wrapper over the campaign ``scripts/kopanski_kth.toml`` (``coburst campaign``):
+
+    .venv/bin/python scripts/kth_comparison.py [--jobs 2] [--out out/kopanski_kth]
     .venv/bin/python scripts/kth_comparison.py --parts 1 2 3 --models alloc_only
     .venv/bin/python scripts/kth_comparison.py --policies backfill-sjf-1 maxutil-1.0-1 window-1
+    .venv/bin/python scripts/kth_comparison.py --report-only
 
-1. makes the 16 parts of both models once (``scripts/make_kth_workloads.sh``, into
-   OUT/workloads) unless they exist;
-2. runs every (part, model, policy) through ``coburst run`` (``--enable-dynamic-jobs``:
-   IO-Aware jobs run their phases), ``--jobs`` runs at a time (default: the CPU count);
-   a run whose ``_jobs.csv`` exists is not run again (resume: kill it, start it again);
-   each run also writes its decision-time profile (``_decisions.csv``);
-3. prints, per model and policy (``--policies``: a subset, backfill-sjf-1 always included,
+1. runs the campaign (``coburst campaign scripts/kopanski_kth.toml``: the workloads made once
+   by ``scripts/make_kth_workloads.sh``, every (part, model, policy) through ``coburst run``
+   with ``--enable-dynamic-jobs`` and its decision-time profile, ``--jobs`` runs at a time,
+   or on a Dask cluster with ``--scheduler-address``), restricted to ``--parts``,
+   ``--models`` and ``--policies`` (``--only``; the other runs stay pending); finished runs
+   are skipped (resume: kill it, start it again);
+2. prints, per model and policy (``--policies``: a subset, backfill-sjf-1 always included,
    e.g. the fast ones while the plan-based runs are pending), the mean over the parts that
    finished for every listed policy of
    the per-part means of waiting time, turnaround, slowdown and bounded slowdown (tau =
@@ -30,45 +33,27 @@ import os
 import statistics
 import subprocess
 import sys
-import time
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+SPEC = ROOT / "scripts" / "kopanski_kth.toml"
 POLICIES = ["backfill-sjf-1", "maxutil-1.0-1", "window-1", "plan-square-0", "plan-cube-0"]
 MODELS = ["alloc_only", "io_aware"]
 BASE = "backfill-sjf-1"
 METRICS = ("waiting", "turnaround", "slowdown", "bounded_slowdown")
 
 
-def make_workloads(out: Path) -> Path:
-    wdir = out / "workloads"
-    if not (wdir / "kth_io_aware.part16.json").exists():
-        subprocess.run(["bash", str(ROOT / "scripts" / "make_kth_workloads.sh"), str(wdir)], check=True)
-    return wdir
+def finished_runs(out: Path) -> dict[tuple[str, int, str], Path]:
+    """(model, part, policy) -> _jobs.csv of every finished run of the campaign in ``out``."""
+    from coburst.campaign.executors import run_state
+    from coburst.campaign.runner import PREFIX_NAME, runs_dir
+    from coburst.campaign.spec import load_campaign
 
-
-def run_one(wdir: Path, out: Path, part: int, model: str, policy: str) -> tuple[str, float]:
-    prefix = out / model / f"part{part:02d}" / policy
-    done = Path(f"{prefix}_jobs.csv")
-    if done.exists():
-        return "cached", 0.0
-    prefix.parent.mkdir(parents=True, exist_ok=True)
-    tmp = prefix.parent / f".{policy}.running"
-    t0 = time.perf_counter()
-    # --timeout: a plan-based decision at a long queue takes seconds, more under nice
-    cmd = [str(ROOT / ".venv" / "bin" / "coburst"), "run", policy, "-q", "--enable-dynamic-jobs", "--timeout", "3600",
-           "-o", json.dumps({"decision_log": f"{prefix}_decisions.csv"}),
-           "-p", str(ROOT / "platforms" / "dragonfly96.xml"),
-           "-w", str(wdir / f"kth_{model}.part{part:02d}.json"), "-e", str(tmp)]
-    proc = subprocess.run(cmd, capture_output=True, text=True)
-    if proc.returncode != 0:
-        return f"failed: {proc.stderr.strip().splitlines()[-1:] }", time.perf_counter() - t0
-    for suffix in ("_schedule.csv", "_jobs.csv"):  # _jobs.csv last: it marks the run done
-        Path(f"{tmp}{suffix}").replace(f"{prefix}{suffix}")
-    return "ran", time.perf_counter() - t0
+    camp = load_campaign(SPEC, out=out)
+    return {(r.params["model"], int(r.params["part"]), r.params["scheduler"]):
+            runs_dir(out) / r.run_id / f"{PREFIX_NAME}_jobs.csv" for r in run_state(camp).done}
 
 
 def part_means(path: Path) -> dict[str, float]:
@@ -85,13 +70,14 @@ def part_means(path: Path) -> dict[str, float]:
 
 def report(out: Path, parts: list[int], models: list[str], policies: list[str] = POLICIES) -> dict:
     summary: dict = {}
+    runs = finished_runs(out) if (out / "campaign.toml").is_file() else {}
     for model in models:
-        done = [p for p in parts if all(Path(f"{out}/{model}/part{p:02d}/{pol}_jobs.csv").exists() for pol in policies)]
+        done = [p for p in parts if all((model, p, pol) in runs for pol in policies)]
         summary[model] = {"parts": done, "policies": list(policies), "normalised": {}}
         if not done:
             print(f"{model}: no part finished for every policy yet")
             continue
-        means = {pol: {p: part_means(Path(f"{out}/{model}/part{p:02d}/{pol}_jobs.csv")) for p in done}
+        means = {pol: {p: part_means(runs[(model, p, pol)]) for p in done}
                  for pol in policies}
         print(f"\n{model}: {len(done)} parts ({', '.join(map(str, done))}); mean over parts of the per-part "
               f"mean divided by {BASE}'s")
@@ -105,8 +91,9 @@ def report(out: Path, parts: list[int], models: list[str], policies: list[str] =
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--out", type=Path, default=ROOT / "out" / "kth_comparison")
+    ap.add_argument("--out", type=Path, default=ROOT / "out" / "kopanski_kth", help="the campaign's output folder")
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="runs at a time")
+    ap.add_argument("--scheduler-address", default=None, help="run on this Dask cluster (tcp://HOST:PORT)")
     ap.add_argument("--parts", type=int, nargs="+", default=list(range(1, 17)))
     ap.add_argument("--models", nargs="+", choices=MODELS, default=MODELS)
     ap.add_argument("--policies", nargs="+", choices=POLICIES, default=POLICIES,
@@ -116,14 +103,14 @@ def main(argv=None) -> int:
     policies = [pol for pol in POLICIES if pol in set(args.policies) | {BASE}]
     out = args.out.resolve()
     if not args.report_only:
-        wdir = make_workloads(out)
-        # cheap runs first so that whole parts finish early
-        tasks = [(p, m, pol) for p in args.parts for m in args.models for pol in policies]
-        with ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
-            futures = {pool.submit(run_one, wdir, out, p, m, pol): (p, m, pol) for p, m, pol in tasks}
-            for fut, (p, m, pol) in futures.items():
-                status, secs = fut.result()
-                print(f"part {p:2d} {m:<10} {pol:<14} {status} {secs:8.1f} s", flush=True)
+        cmd = [sys.executable, "-m", "coburst", "campaign", str(SPEC), "--out", str(out), "--jobs", str(args.jobs),
+               "--only", "part=" + ",".join(map(str, args.parts)), "--only", "model=" + ",".join(args.models),
+               "--only", "scheduler=" + ",".join(policies)]
+        if args.scheduler_address:
+            cmd += ["--scheduler-address", args.scheduler_address]
+        code = subprocess.call(cmd)
+        if code not in (0, 1):  # 1: some runs failed (listed above); the table shows the others
+            return code
     summary = report(out, args.parts, args.models, policies)
     from coburst.fileio import atomic_write
     with atomic_write(out / "summary.json") as f:

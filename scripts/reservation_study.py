@@ -5,17 +5,24 @@ KTH-SP2 (Kopański 2020, §4.2), Alloc-Only and IO-Aware job models, platforms/d
     .venv/bin/python scripts/reservation_study.py [--jobs 1000] [--out out/reservation_study] [--seed 0]
     .venv/bin/python scripts/reservation_study.py --part 3          # the thesis' 3rd of 16 periods
 
+A campaign (``scripts/reservation_study.toml``, ``coburst campaign``) plus the study's tables:
+
 1. converts the first ``--jobs`` jobs of workloads/KTH-SP2-1996-2.1-cln.swf (or one of its
-   16 time periods, ``--part``) with ``coburst workload swf`` under both job models;
-2. runs every policy through ``coburst run`` (real ``coburst sim`` + pybatsim process);
-   IO-Aware jobs run their phases as dynamic sub-jobs (``--enable-dynamic-jobs``, adapter
-   coburst/adapter/io_aware.py) when that adapter is installed, else their static profiles;
+   16 time periods, ``--part``) with ``coburst workload swf`` under both job models (the
+   campaign's ``[prepare]`` step);
+2. runs every policy through ``coburst run`` (the campaign: resumable, ``--parallel`` runs at
+   a time); IO-Aware jobs run their phases as dynamic sub-jobs (``--enable-dynamic-jobs``,
+   adapter coburst/adapter/io_aware.py);
 3. prints mean and 50/90/99 %/max of waiting time and bounded slowdown (tau = 600 s) per
    policy, waiting time by job class (narrow / medium / wide, BB-hungry), and whether
    no-future-1 shows the starvation signature of §4.2 (wide and BB-hungry jobs waiting far
    longer than with backfill-1).  The analysis is coburst/analysis/study.py.
 
-Outputs: OUT/workloads/*.json, OUT/<model>/<policy>_jobs.csv (and _schedule.csv),
+With the default options this is exactly ``coburst campaign scripts/reservation_study.toml``
+(output folder out/reservation_study); other ``--jobs``/``--part``/``--seed``/``--models``
+make a variant of that campaign (OUT/spec.toml, default OUT out/reservation_study_<variant>).
+
+Outputs: the campaign folder (OUT/workloads/*.json, OUT/runs/<run-id>/out_jobs.csv ...),
 OUT/summary.json.
 """
 
@@ -25,8 +32,7 @@ import argparse
 import json
 import subprocess
 import sys
-import time
-from concurrent.futures import ThreadPoolExecutor
+import tomllib
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -36,13 +42,18 @@ from rich.console import Console  # noqa: E402
 
 from coburst.analysis.metrics import read_jobs  # noqa: E402
 from coburst.analysis.study import class_table, job_classes, quantile_table, starvation_signature, summary  # noqa: E402
+from coburst.campaign.executors import run_state  # noqa: E402
+from coburst.campaign.runner import PREFIX_NAME, read_status, runs_dir  # noqa: E402
+from coburst.campaign.spec import dumps_toml, load_campaign  # noqa: E402
 from coburst.fileio import atomic_write  # noqa: E402
 
+TOML = ROOT / "scripts" / "reservation_study.toml"
 LOG = ROOT / "workloads" / "KTH-SP2-1996-2.1-cln.swf"
 PLATFORM = ROOT / "platforms" / "dragonfly96.xml"
 POLICIES = ("fcfs", "no-future-1", "backfill-1", "filler")
 MODELS = ("alloc-only", "io-aware")
 COBURST = [sys.executable, "-m", "coburst"]
+DEFAULTS = {"jobs": 1000, "part": None, "seed": 0, "models": list(MODELS)}
 
 
 def _clean(obj):
@@ -56,32 +67,40 @@ def _clean(obj):
     return obj
 
 
-def make_workload(model: str, args, out: Path) -> Path:
-    path = out / "workloads" / f"kth_{model.replace('-', '_')}.json"
-    cmd = [*COBURST, "workload", "swf", str(LOG), "--model", model, "--seed", str(args.seed), "-p", str(PLATFORM),
-           "-q", "-o", str(path)]
-    if args.part:
-        cmd += ["--split", "16"]
-        path = path.with_name(f"{path.stem}.part{args.part:02d}.json")
-    else:
-        cmd += ["--max-jobs", str(args.jobs)]
-    path.parent.mkdir(parents=True, exist_ok=True)
-    subprocess.run(cmd, check=True)
-    return path
-
-
-def run_policy(policy: str, model: str, workload: Path, out: Path, dynamic: bool) -> tuple[str, str, float, str]:
-    prefix = out / model / policy
-    prefix.parent.mkdir(parents=True, exist_ok=True)
-    cmd = [*COBURST, "run", policy, "-p", str(PLATFORM), "-w", str(workload), "-e", str(prefix), "-q",
-           "--timeout", "120"]
-    if dynamic:
-        cmd.append("--enable-dynamic-jobs")
-    t0 = time.perf_counter()
-    proc = subprocess.run(cmd, capture_output=True, text=True)
-    wall = time.perf_counter() - t0
-    error = "" if proc.returncode == 0 else f"exit {proc.returncode}: {(proc.stderr or proc.stdout).strip()[-2000:]}"
-    return model, policy, wall, error
+def campaign_spec(args, models: list[str]) -> tuple[Path, Path | None]:
+    """(campaign file, --out or None) for these options: the bundled file for the defaults,
+    else a variant of it written to OUT/spec.toml."""
+    if {"jobs": args.jobs, "part": args.part, "seed": args.seed, "models": models} == DEFAULTS:
+        return TOML, Path(args.out) if args.out else None
+    variant = (f"part{args.part:02d}" if args.part else f"first{args.jobs}") + f"_seed{args.seed}" + \
+        ("" if models == list(MODELS) else "_" + "_".join(models))
+    out = Path(args.out) if args.out else ROOT / "out" / f"reservation_study_{variant}"
+    data = tomllib.loads(TOML.read_text(encoding="utf-8"))
+    data["campaign"].pop("out", None)
+    data["campaign"]["description"] = "Kopański 2020 §4.2: BB reservations in backfilling, " + \
+        (f"KTH part {args.part}/16" if args.part else f"first {args.jobs} KTH jobs")
+    data["campaign"]["seeds"] = [args.seed]
+    data["platforms"] = [str(PLATFORM)]
+    data["workloads"] = [w for w in data["workloads"] if w["labels"]["model"] in models]
+    run, creates = [], []
+    for w in data["workloads"]:
+        name = f"{{out}}/workloads/kth_{w['labels']['model'].replace('-', '_')}.seed{{seed}}.json"
+        cmd = ["{python}", "-m", "coburst", "workload", "swf", str(LOG), "--model", w["labels"]["model"], "--seed",
+               "{seed}", "-p", str(PLATFORM), "-q", "-o", name]
+        if args.part:
+            cmd[-2:-2] = ["--split", "16"]
+            name = name.replace(".json", f".part{args.part:02d}.json")
+        else:
+            cmd[-2:-2] = ["--max-jobs", str(args.jobs)]
+        run.append(cmd)
+        creates.append(name)
+        w["path"] = name
+    data["prepare"] = {"run": run, "creates": creates}
+    out.mkdir(parents=True, exist_ok=True)
+    spec = out / "spec.toml"
+    with atomic_write(spec) as fh:
+        fh.write(dumps_toml(data))
+    return spec, out
 
 
 def main() -> int:
@@ -90,7 +109,9 @@ def main() -> int:
                         help="first N jobs of the log (default 1000: about 4 minutes on 2 cores)")
     parser.add_argument("--part", type=int, choices=range(1, 17), metavar="K",
                         help="use the K-th of the 16 equal time periods of the log instead of --jobs")
-    parser.add_argument("--out", default=str(ROOT / "out" / "reservation_study"), help="output directory")
+    parser.add_argument("--out", default=None,
+                        help="campaign output folder (default: out/reservation_study, or "
+                             "out/reservation_study_<variant> for non-default --jobs/--part/--seed/--models)")
     parser.add_argument("--seed", type=int, default=0, help="workload seed (burst-buffer requests), default 0")
     parser.add_argument("--parallel", type=int, default=2, help="simulations run at once (default 2)")
     parser.add_argument("--models", default=",".join(MODELS), help="job models, comma-separated")
@@ -100,11 +121,22 @@ def main() -> int:
     models = [m for m in args.models.split(",") if m]
     if any(m not in MODELS for m in models):
         parser.error(f"--models: choose among {', '.join(MODELS)}")
-    out = Path(args.out)
     console = Console(width=None if sys.stdout.isatty() else 132)  # tables not cut when redirected
 
     io_adapter = (ROOT / "coburst" / "adapter" / "io_aware.py").is_file()
-    workloads = {m: make_workload(m, args, out) for m in models}
+    spec, out_arg = campaign_spec(args, models)
+    cmd = [*COBURST, "campaign", str(spec), "--jobs", str(max(1, args.parallel))]
+    if out_arg is not None:
+        cmd += ["--out", str(out_arg)]
+    code = subprocess.call(cmd)
+    if code not in (0, 1):  # 1: a run failed (listed above); the tables show the others
+        return code
+    camp = load_campaign(spec, out=out_arg)
+    out = camp.out
+    state = run_state(camp)
+    runs_of = {(r.params["model"], r.params["scheduler"]): r for r in state.done}
+    runs_of.update({(r.params["model"], r.params["scheduler"]): r for r, _ in state.failed})
+    workloads = {r.params["model"]: Path(r.params["workload"]) for r in camp.runs}
     what = f"part {args.part}/16 of the log" if args.part else f"first {args.jobs} jobs"
     console.print(f"[bold]KTH-SP2, {what}, seed {args.seed}, {PLATFORM.name}[/bold]")
     if "io-aware" in models:
@@ -112,11 +144,16 @@ def main() -> int:
                       if io_adapter else
                       "[yellow]coburst/adapter/io_aware.py not found: IO-Aware jobs run their static profiles "
                       "(one parallel_homogeneous phase each)[/yellow]")
-
-    tasks = [(p, m) for m in models for p in POLICIES]
-    with ThreadPoolExecutor(max_workers=max(1, args.parallel)) as pool:
-        futures = [pool.submit(run_policy, p, m, workloads[m], out, io_adapter and m == "io-aware") for p, m in tasks]
-        results = [f.result() for f in futures]
+    results = []
+    for model in models:
+        for policy in POLICIES:
+            run = runs_of.get((model, policy))
+            status = read_status(runs_dir(out) / run.run_id) if run else None
+            if status is None:
+                results.append((model, policy, 0.0, "not run"))
+                continue
+            error = "" if status.get("state") == "done" else (status.get("error") or "failed")[-2000:]
+            results.append((model, policy, float(status.get("wall_s") or 0.0), error))
     failed = [r for r in results if r[3]]
     for model, policy, wall, error in results:
         console.print(f"  {model:10s} {policy:12s} {wall:7.1f} s" + (f"  [red]FAILED {error}[/red]" if error else ""))
@@ -128,7 +165,7 @@ def main() -> int:
         for policy in POLICIES:
             if any(r[0] == model and r[1] == policy for r in failed):
                 continue
-            df = read_jobs(out / model / f"{policy}_jobs.csv")
+            df = read_jobs(runs_dir(out) / runs_of[(model, policy)].run_id / f"{PREFIX_NAME}_jobs.csv")
             runs[policy] = df[df["workload_name"] == "w0"].copy()  # not the IO-Aware sub-jobs
         if not runs:
             continue
