@@ -187,6 +187,7 @@ def gantt(jobset, *, title: str = "Gantt chart", labels: bool = False, **kwargs)
     if not labels:
         plot.labeler = egantt.NOLABEL
         plot._annotate = _no_annotation  # evalys adds an (empty) annotation artist per job otherwise
+        plot._draw = lambda df: _fast_draw(plot, df)
     utils.bulksetattr(plot, **kwargs)
     with quiet():
         plot.build(jobset)
@@ -195,6 +196,28 @@ def gantt(jobset, *, title: str = "Gantt chart", labels: bool = False, **kwargs)
 
 def _no_annotation(rect, label):
     return None
+
+
+def _fast_draw(plot, df) -> None:
+    """evalys's ``GanttVisualization._draw`` (one rectangle per job and allocation interval,
+    evalys's colours, alpha and edges) as one ``PolyCollection`` instead of one artist per
+    rectangle added through ``DataFrame.apply`` -- 2.8 s for 1800 jobs, over a second more
+    to render."""
+    import functools
+
+    from matplotlib.collections import PolyCollection
+
+    colorer = functools.partial(plot.colorer, palette=plot.palette)
+    verts, colors = [], []
+    for job in df.to_dict("records"):
+        x0, d = job["starting_time"], job["execution_time"]
+        c = colorer(job)
+        for itv in job["allocated_resources"].intervals():
+            y0, y1 = itv.inf, itv.sup + 1
+            verts.append(((x0, y0), (x0 + d, y0), (x0 + d, y1), (x0, y1)))
+            colors.append(c)
+    plot._ax.add_collection(PolyCollection(verts, facecolors=colors, edgecolors="black", linewidths=0.5,
+                                           alpha=plot.alpha))
 
 
 def plot_details(jobset, *, title: str = "Workload overview", **kwargs):

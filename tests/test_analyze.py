@@ -1,0 +1,145 @@
+"""``coburst analyze`` and :mod:`coburst.analysis.tables` on real simulator outputs."""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import subprocess
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from analyze_support import DF96, IO, campaign, first_jobs, outputs, run
+from simharness import BATSIM, COBURST
+
+from coburst.analysis import timeseries
+from coburst.analysis.metrics import compute_metrics, read_jobs
+from coburst.analysis.tables import analyze
+from coburst.errors import InputError
+
+pytestmark = pytest.mark.timeout(300)
+
+
+@pytest.fixture(scope="module")
+def outs(tmp_path_factory):
+    return outputs(tmp_path_factory.mktemp("analyze"))
+
+
+def test_metrics_agree_with_metrics_module(outs):
+    runs, jobs = analyze([outs["fcfs"], outs["backfill-1"]], platform=outs["platform"], workload=outs["workload"])
+    assert list(runs["run"]) == ["fcfs", "backfill-1"]
+    for _, row in runs.iterrows():
+        m = compute_metrics(read_jobs(f"{row['path']}_jobs.csv"), nb_compute=96)
+        assert row["jobs"] == m.nb_jobs == 40
+        assert row["mean_waiting"] == pytest.approx(m.mean_waiting)
+        assert row["mean_bounded_slowdown"] == pytest.approx(m.mean_bounded_slowdown)
+        assert row["utilisation"] == pytest.approx(m.utilisation)
+        assert row["makespan"] == pytest.approx(m.makespan)
+        assert row["engine"] == "coburst"
+    # Batsim's own mean slowdown (stretch) in _schedule.csv
+    sched = pd.read_csv(f"{outs['fcfs']}_schedule.csv")
+    assert runs.loc[0, "mean_slowdown"] == pytest.approx(float(sched["mean_slowdown"][0]), rel=1e-6)
+    assert len(jobs) == 80 and set(jobs["run"]) == {"fcfs", "backfill-1"}
+    assert (jobs["waiting"] >= 0).all() and (jobs["bounded_slowdown"] >= 1).all()
+
+
+def test_tau_changes_bounded_slowdown(outs):
+    a, _ = analyze([outs["fcfs"]], tau=600)
+    b, _ = analyze([outs["fcfs"]], tau=10)
+    assert b.loc[0, "tau"] == 10 and b.loc[0, "mean_bounded_slowdown"] > a.loc[0, "mean_bounded_slowdown"]
+    with pytest.raises(InputError):
+        analyze([outs["fcfs"]], tau=0)
+
+
+def test_bb_metrics_from_workload_and_platform(outs):
+    runs, jobs = analyze([outs["fcfs"]], platform=outs["platform"], workload=outs["workload"])
+    doc = json.loads(outs["workload"].read_text())
+    bb = {str(j["id"]): j["res"] * j.get("bb", 0) for j in doc["jobs"]}
+    raw = read_jobs(f"{outs['fcfs']}_jobs.csv")
+    used = sum(bb[str(i)] * r for i, r in zip(raw["job_id"], raw["execution_time"]))
+    makespan = raw["finish_time"].max() - raw["submission_time"].min()
+    assert runs.loc[0, "bb_capacity"] == 12 * 40e9
+    assert runs.loc[0, "bb_utilisation"] == pytest.approx(used / (12 * 40e9 * makespan))
+    waiting_bb = sum(bb[str(i)] * (s - q) for i, s, q in zip(raw["job_id"], raw["starting_time"], raw["submission_time"]))
+    assert runs.loc[0, "queue_load_storage"] == pytest.approx(waiting_bb / makespan / (12 * 40e9))
+    assert runs.loc[0, "notes"] == ""
+
+
+def test_bb_metrics_nan_with_note_without_workload(tmp_path, outs):
+    # strip the bb= placements: nothing tells the BB requests any more
+    df = pd.read_csv(f"{outs['fcfs']}_jobs.csv", dtype=str, keep_default_na=False)
+    df["metadata"] = ""
+    df.to_csv(tmp_path / "x_jobs.csv", index=False)
+    runs, _ = analyze([tmp_path / "x"])
+    assert math.isnan(runs.loc[0, "bb_utilisation"]) and math.isnan(runs.loc[0, "queue_load_storage"])
+    assert "no workload" in runs.loc[0, "notes"]
+    assert runs.loc[0, "nb_compute"] >= 1 and runs.loc[0, "utilisation"] > 0
+
+
+def test_step_function_queue_load():
+    # job a waits [0, 10) with 4 nodes, b waits [5, 20) with 2
+    t, v = timeseries.step([0, 5], [10, 20], [4, 2])
+    assert list(t) == [0, 5, 10, 20] and list(v) == [4, 6, 2, 0]
+    assert timeseries.step_max([0, 5], [10, 20], [4, 2]) == 6
+    assert timeseries.interval_mean([0, 5], [10, 20], [4, 2], 0, 20) == pytest.approx((40 + 30) / 20)
+    assert list(timeseries.resample(t, v, np.array([-1, 0, 7, 15, 25]))) == [0, 4, 6, 2, 0]
+
+
+def test_campaign_folder_and_cli_tables(tmp_path, outs):
+    camp = campaign(tmp_path / "camp", outs)
+    proc = subprocess.run([str(COBURST), "analyze", str(camp), "-q"], capture_output=True, text=True, timeout=120,
+                          cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    out = camp / "analysis"
+    runs = pd.read_csv(out / "runs.csv")
+    assert len(runs) == 4  # the failed run is not analysed
+    assert {"scheduler", "options", "part", "seed", "engine", "wall_s", "workload", "platform"} <= set(runs.columns)
+    assert sorted(runs["part"]) == [1, 1, 2, 2]
+    assert runs["bb_utilisation"].notna().all()  # workload and platform from params.json
+    pq = pd.read_parquet(out / "runs.parquet")
+    assert list(pq["run"]) == list(runs["run"].astype(str))
+    assert np.allclose(pq["mean_waiting"], runs["mean_waiting"])
+    jobs = pd.read_parquet(out / "jobs.parquet")
+    assert len(jobs) == 4 * 40 and set(jobs["run"]) == set(runs["run"])
+
+
+def test_io_aware_subjobs_folded(tmp_path):
+    w = first_jobs(IO, tmp_path / "io.json", 12)
+    prefix = run("backfill-1", w, tmp_path / "io", "--enable-dynamic-jobs")
+    raw = pd.read_csv(f"{prefix}_jobs.csv")
+    assert (raw["workload_name"] != "w0").any()  # sub-jobs were run
+    runs, jobs = analyze([prefix], workload=w, platform=DF96)
+    assert runs.loc[0, "jobs"] + runs.loc[0, "rejected"] == 12 and runs.loc[0, "rejected"] == 0
+    assert sorted(jobs["job_id"].astype(int)) == list(range(12))
+
+
+@pytest.mark.parametrize("make, problem", [
+    (lambda d: d / "missing", "not a Batsim output"),
+    (lambda d: (d / "empty").mkdir() or d / "empty", "no *_jobs.csv"),
+    (lambda d: (d / "bad_jobs.csv").write_text("a,b\n1,2\n") and d / "bad", "missing columns"),
+])
+def test_cli_bad_input_exit_2_nothing_written(tmp_path, make, problem):
+    src = make(tmp_path)
+    out = tmp_path / "tables"
+    proc = subprocess.run([str(COBURST), "analyze", str(src), "-o", str(out)], capture_output=True, text=True,
+                          timeout=60)
+    assert proc.returncode == 2
+    assert problem in proc.stderr and "Traceback" not in proc.stderr
+    assert len(proc.stderr.strip().splitlines()) == 1
+    assert not (out / "runs.csv").exists() and not list(out.glob("*.parquet")) if out.exists() else True
+
+
+@pytest.mark.skipif(not BATSIM, reason="needs the real Batsim 4.2.1 (environment variable BATSIM)")
+def test_analyze_outputs_of_real_batsim(tmp_path):
+    out = tmp_path / "demo"
+    proc = subprocess.run([str(COBURST), "demo", "-o", str(out), "--jobs", "30", "--engine", "batsim", "--batsim",
+                           BATSIM], capture_output=True, text=True, timeout=600, env={**os.environ})
+    assert proc.returncode == 0, proc.stderr
+    runs, jobs = analyze([out])
+    assert set(runs["run"]) == {"fcfs", "easy"} and set(runs["engine"]) == {"batsim"}
+    for _, row in runs.iterrows():
+        m = compute_metrics(read_jobs(f"{row['path']}_jobs.csv"))
+        assert row["jobs"] == 30 and row["mean_waiting"] == pytest.approx(m.mean_waiting)
+        assert row["utilisation"] == pytest.approx(m.utilisation)
