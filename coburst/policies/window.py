@@ -13,7 +13,6 @@ combination is started, then SJF backfilling (Alg. 5) runs on the rest of the qu
 from __future__ import annotations
 
 import math
-from bisect import insort
 from typing import Sequence
 
 import numpy as np
@@ -25,7 +24,7 @@ from coburst.core.state import Job, SchedulerState
 from coburst.policies.base import Param, Policy, fill, reserve, start_in_order
 from coburst.policies.maxutil import compute_first, util_score
 
-__all__ = ["Window", "BBFit", "bb_fits", "search_window", "search_window_literal", "backfill_sjf"]
+__all__ = ["Window", "BBFit", "bb_fits", "bb_assign", "bb_counts", "search_window", "search_window_literal", "backfill_sjf"]
 
 
 def backfill_sjf(profile: Profile, jobs: Sequence[Job], depth: int, decisions: Decisions) -> None:
@@ -47,7 +46,7 @@ def ilp_counts(counts: Sequence[int], sizes: Sequence[int], avail: Sequence[int]
     if not counts:
         return []
     if nb == 0:
-        return None
+        return None if any(counts) else [[] for _ in counts]
     solver = z3.Solver()
     xs = []
     for i, (c, b) in enumerate(zip(counts, sizes)):
@@ -68,72 +67,114 @@ class _Budget(Exception):
     pass
 
 
-def bb_fits(reqs: Sequence[tuple[int, int]], avail: Sequence[int], budget: int = 20000) -> bool | None:
-    """Exact answer of the integer program (3.1)-(3.3) (:func:`ilp_counts` is not None)
-    for ``reqs`` = ``((count, size), ...)``, by depth-first search: requests placed one at a
-    time, largest size first, each in a BB node with room -- one node per distinct free
-    capacity, smallest first (nodes are interchangeable for feasibility) -- with failed
-    states (request type, requests left, sorted free capacities) remembered, and cut when
-    the bytes left exceed the capacity that can still take the smallest request, or when
-    the requests of size >= s left outnumber the free slots of size s.  Z3 can take
-    minutes to prove a tight instance infeasible (e.g. 479.5 of 480 GB over 12 nodes);
-    this search is exact and cut early by the slack -- but with many requests and room to
-    spare it can wander too (88 requests, 463 of 480 GB): after ``budget`` states it gives
-    up and returns None (unknown)."""
-    items = sorted(((b, c) for c, b in reqs if c > 0), reverse=True)
-    if not items:
-        return True
-    sizes = [b for b, _ in items]
-    counts = [c for _, c in items]
-    m = len(items)
-    suffix = [0] * (m + 1)
-    for t in range(m - 1, -1, -1):
-        suffix[t] = suffix[t + 1] + sizes[t] * counts[t]
-    smin = sizes[-1]
-    failed: set = set()
-    visits = [budget]
+def bb_assign(reqs: Sequence[tuple[int, int]], avail: Sequence[int], budget: int = 1_000_000):
+    """Exact solution of the integer program (3.1)-(3.3) for ``reqs`` = ``((count, size),
+    ...)`` on BB nodes with ``avail`` free bytes: the matrix ``x[i][j]`` (requests of
+    ``reqs[i]`` on BB node ``j``) or None when infeasible, as :func:`ilp_counts` (possibly
+    another matrix).  Raises :class:`_Budget` after ``budget`` search steps.
 
-    def rec(t: int, left: int, rems: tuple) -> bool:
-        visits[0] -= 1
-        if visits[0] < 0:
-            raise _Budget
-        if left == 0:
-            t += 1
+    Search by whole BB-node fillings: the nodes are filled one at a time, largest free
+    capacity first; a node takes a *maximal* filling (a count of each request size, no
+    request left that still fits in its leftover -- any feasible assignment can be turned
+    into one where every node's filling is maximal for the requests of the nodes after it,
+    by moving requests forward), least leftover first.  The states (node, requests left)
+    that failed are remembered (this also cuts the permutations of equal nodes).  Cuts: the
+    bytes left exceed the capacity of the nodes left (equivalently the leftovers so far
+    exceed the slack), or the requests of size >= s left outnumber the slots of size s of
+    the nodes left.  A tight KTH instance (479.5 of 480 GB on 12 nodes) is proved
+    infeasible in ~0.1 s, a loose one (88 requests, 463 of 480 GB, where one request at a
+    time and Z3 both ran for minutes) solved in ms."""
+    nb = len(avail)
+    x = [[0] * nb for _ in reqs]
+    order = sorted((i for i, (c, _) in enumerate(reqs) if c > 0), key=lambda i: (-reqs[i][1], i))
+    m = len(order)
+    if not m:
+        return x
+    sizes = [int(reqs[i][1]) for i in order]
+    bins = sorted((j for j in range(nb) if avail[j] >= sizes[-1]), key=lambda j: (-avail[j], j))
+    caps = [int(avail[j]) for j in bins]
+    B = len(caps)
+    capsuf = [0] * (B + 1)
+    for bi in range(B - 1, -1, -1):
+        capsuf[bi] = capsuf[bi + 1] + caps[bi]
+    slots = [[0] * (B + 1) for _ in range(m)]   # slots[t][bi]: requests of size t the nodes bi.. take
+    for t in range(m):
+        for bi in range(B - 1, -1, -1):
+            slots[t][bi] = slots[t][bi + 1] + caps[bi] // sizes[t]
+    failed: set = set()
+    steps = [budget]
+    chosen: list = [None] * B
+
+    def fillings(bi: int, rem: tuple, slack: int) -> list:
+        """Maximal fillings of node ``bi`` leaving at most ``slack`` bytes, least leftover
+        first (largest counts of the largest sizes first on ties)."""
+        out: list = []
+        cur = [0] * m
+
+        def gen(t: int, left: int) -> None:
+            steps[0] -= 1
+            if steps[0] < 0:
+                raise _Budget
             if t == m:
-                return True
-            left = counts[t]
-        key = (t, left, rems)
-        if key in failed:
+                if left <= slack and not any(rem[u] > cur[u] and sizes[u] <= left for u in range(m)):
+                    out.append((left, tuple(cur)))
+                return
+            s = sizes[t]
+            for v in range(min(rem[t], left // s), -1, -1):
+                cur[t] = v
+                gen(t + 1, left - v * s)
+            cur[t] = 0
+
+        gen(0, caps[bi])
+        out.sort(key=lambda w: w[0])
+        return out
+
+    def rec(bi: int, rem: tuple) -> bool:
+        if not any(rem):
+            return True
+        if bi == B or (bi, rem) in failed:
             return False
-        b = sizes[t]
-        if left * b + suffix[t + 1] > sum(r for r in rems if r >= smin):
-            failed.add(key)
-            return False
-        need = left
-        for u in range(t, m):
-            if u > t:
-                need += counts[u]
-            su = sizes[u]
-            if sum(r // su for r in rems) < need:
-                failed.add(key)
-                return False
-        prev = -1
-        for idx, r in enumerate(rems):  # ascending: best fit first
-            if r < b or r == prev:
-                continue
-            prev = r
-            rest = r - b
-            new = list(rems[:idx] + rems[idx + 1:])
-            insort(new, rest)
-            if rec(t, left - 1, tuple(new)):
-                return True
-        failed.add(key)
+        slack = capsuf[bi] - sum(r * s for r, s in zip(rem, sizes))
+        ok = slack >= 0
+        acc = 0
+        for t in range(m if ok else 0):
+            acc += rem[t]
+            if acc > slots[t][bi]:
+                ok = False
+                break
+        if ok:
+            for _, fill_ in fillings(bi, rem, slack):
+                chosen[bi] = fill_
+                if rec(bi + 1, tuple(r - v for r, v in zip(rem, fill_))):
+                    return True
+        chosen[bi] = None
+        failed.add((bi, rem))
         return False
 
+    if not rec(0, tuple(int(reqs[i][0]) for i in order)):
+        return None
+    for bi, fill_ in enumerate(chosen):
+        for t, v in enumerate(fill_ or ()):
+            x[order[t]][bins[bi]] = v
+    return x
+
+
+def bb_fits(reqs: Sequence[tuple[int, int]], avail: Sequence[int], budget: int = 1_000_000) -> bool | None:
+    """Does the integer program (3.1)-(3.3) have a solution (:func:`bb_assign`)?  None
+    (unknown) when the search gives up after ``budget`` steps."""
     try:
-        return rec(0, counts[0], tuple(sorted(int(a) for a in avail)))
+        return bb_assign(reqs, avail, budget) is not None
     except _Budget:
         return None
+
+
+def bb_counts(reqs: Sequence[tuple[int, int]], avail: Sequence[int]):
+    """A solution matrix of the integer program (:func:`bb_assign`; Z3, :func:`ilp_counts`,
+    when the search gives up), or None when infeasible."""
+    try:
+        return bb_assign(reqs, avail)
+    except _Budget:
+        return ilp_counts([c for c, _ in reqs], [b for _, b in reqs], avail)
 
 
 class BBFit:
@@ -292,7 +333,7 @@ def launch(profile: Profile, jobs: Sequence[Job], decisions: Decisions) -> None:
     cluster = profile.cluster
     _, avail = profile.free_at(profile.now)
     bbjobs = [j for j in jobs if j.bb]
-    x = ilp_counts([j.res for j in bbjobs], [j.bb for j in bbjobs], avail.tolist())
+    x = bb_counts([(j.res, j.bb) for j in bbjobs], avail.tolist())
     if x is None:  # cannot happen for a combination found by the search
         raise RuntimeError("window: the combination does not fit the burst buffers")
     counts = {j.id: row for j, row in zip(bbjobs, x)}
