@@ -39,6 +39,27 @@ need_build_tools() {
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing[@]}" >/dev/null
 }
 
+# Test-only tools: headless Chromium (the HTML report check) and nix-instantiate (the parse
+# check of nix/shell.nix).  Installed with apt-get when possible; otherwise those tests skip,
+# naming what is missing.
+need_test_tools() {
+  local missing=()
+  command -v chromium >/dev/null 2>&1 || missing+=(chromium)
+  command -v nix-instantiate >/dev/null 2>&1 || missing+=(nix-bin)
+  [ ${#missing[@]} -eq 0 ] && return 0
+  local sudo=""
+  if [ "$(id -u)" -ne 0 ]; then
+    if command -v sudo >/dev/null 2>&1 && sudo -n true 2>/dev/null; then sudo="sudo -n"; else
+      echo "go: note: ${missing[*]} not installed (sudo apt-get install -y ${missing[*]}): their tests will skip" >&2; return 0
+    fi
+  fi
+  command -v apt-get >/dev/null 2>&1 || { echo "go: note: ${missing[*]} not installed: their tests will skip" >&2; return 0; }
+  echo "go: installing ${missing[*]} (used by the tests)" >&2
+  $sudo apt-get update -qq >/dev/null
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing[@]}" >/dev/null \
+    || echo "go: note: could not install ${missing[*]}: their tests will skip" >&2
+}
+
 need_uv() {
   if command -v uv >/dev/null 2>&1; then UV=$(command -v uv); return 0; fi
   if [ ! -x .tools/bin/uv ]; then
@@ -65,7 +86,7 @@ cmd=${1:-}
 [ -n "$cmd" ] && shift || true
 case "$cmd" in
   demo) setup; exec "$UV" run --locked --no-sync coburst demo "$@" ;;
-  test) setup; exec "$UV" run --locked --no-sync python -m pytest -n 2 -q "$@" ;;
+  test) setup; need_test_tools; exec "$UV" run --locked --no-sync python -m pytest -n 2 -q "$@" ;;
   setup) setup ;;
   *) echo "usage: ./go demo | ./go test [pytest args] | ./go setup" >&2; exit 2 ;;
 esac
