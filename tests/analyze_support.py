@@ -14,9 +14,10 @@ ALLOC = REPO / "workloads" / "kth_alloc_only_sample.json"
 IO = REPO / "workloads" / "kth_io_aware_sample.json"
 
 
-def first_jobs(src: Path, dst: Path, n: int) -> Path:
+def first_jobs(src: Path, dst: Path, n: int, squeeze: float = 1.0) -> Path:
+    """The first ``n`` jobs of ``src``, submission times divided by ``squeeze`` (more contention)."""
     doc = json.loads(src.read_text())
-    doc["jobs"] = doc["jobs"][:n]
+    doc["jobs"] = [{**j, "subtime": round(j["subtime"] / squeeze, 3)} for j in doc["jobs"][:n]]
     used = {j["profile"] for j in doc["jobs"]}
     doc["profiles"] = {k: v for k, v in doc["profiles"].items() if k in used}
     dst.write_text(json.dumps(doc))
@@ -30,18 +31,20 @@ def run(scheduler: str, workload: Path, prefix: Path, *extra: str) -> Path:
     return prefix
 
 
-def outputs(root: Path, n: int = 40) -> dict:
+def outputs(root: Path, n: int = 40, squeeze: float = 1.0) -> dict:
     """fcfs and backfill-1 on the first ``n`` Alloc-Only KTH jobs (96-node dragonfly, BB)."""
     root.mkdir(parents=True, exist_ok=True)
-    w = first_jobs(ALLOC, root / "w.json", n)
+    w = first_jobs(ALLOC, root / "w.json", n, squeeze)
     return {"workload": w, "platform": DF96, "fcfs": run("fcfs", w, root / "out" / "fcfs"),
             "backfill-1": run("backfill-1", w, root / "out" / "backfill-1")}
 
 
-def campaign(root: Path, outs: dict, parts: int = 2, failed: bool = True) -> Path:
+def campaign(root: Path, outs: dict | list[dict], parts: int = 2, failed: bool = True) -> Path:
     """A campaign folder (runs/<id>/params.json, status.json, out_*) holding the real
-    outputs of ``outs``, repeated as ``parts`` parts, plus one failed run."""
-    for part in range(1, parts + 1):
+    outputs of ``outs`` (one dict per part, or one repeated as ``parts`` parts), plus one
+    failed run."""
+    per_part = outs if isinstance(outs, list) else [outs] * parts
+    for part, outs in enumerate(per_part, start=1):
         for sched in ("fcfs", "backfill-1"):
             d = root / "runs" / f"p{part}-{sched}"
             d.mkdir(parents=True)
