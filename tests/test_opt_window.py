@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from coburst import policies
 from coburst.core.cluster import Cluster
 from coburst.core.replay import replay
-from coburst.core.state import Job, SchedulerState
+from coburst.core.state import Job
 from coburst.policies.maxutil import compute_first
 from coburst.policies.window import BBFit, ilp_counts, search_window, search_window_literal
 from opt_support import NOW, states
