@@ -153,3 +153,21 @@ def test_bad_heatmap_option_names_the_option_and_the_file(tmp_path, workload30):
     err = proc.stderr + proc.stdout
     assert proc.returncode == 2 and "Traceback" not in err
     assert f"heatmap: {bad}: line 2" in err and "refused its options" in err
+
+
+def test_run_heatmap_reaches_the_policies_that_read_one(tmp_path, workload30):
+    """``coburst run --heatmap X``: a policy that reads a heatmap (Popularity) decides on X
+    when its options name none -- the same run as naming X in the options, and not the run
+    deciding on the default aris-nas heatmap."""
+    from coburst.models.heatmap import bundled_path
+    src = bundled_path("aris-nas").read_text().splitlines()
+    unfriendly = [src[0]] + [",".join([r.split(",")[0]] + ["0.5" if c else "" for c in r.split(",")[1:]])
+                             for r in src[1:]]
+    x = tmp_path / "unfriendly.heatmap.csv"
+    x.write_text("\n".join(unfriendly) + "\n")
+    a = run(tmp_path, "popularity", workload30, "--heatmap", str(x), prefix="a")
+    b = run(tmp_path, "popularity", workload30, "--heatmap", str(x), "-o", json.dumps({"heatmap": str(x)}), prefix="b")
+    c = run(tmp_path, "popularity", workload30, "--heatmap", str(x), "-o", json.dumps({"heatmap": "aris-nas"}),
+            prefix="c")
+    assert a == b
+    assert a != c

@@ -170,6 +170,19 @@ def _run_over_zmq(args: argparse.Namespace, spec: str, options: dict, config, to
             print(sched_log, file=sys.stderr)
 
 
+def pass_heatmap(args: argparse.Namespace, spec: str, options: dict) -> None:
+    """A co-scheduling policy that reads a heatmap (popularity, pop-filler, pair-greedy...)
+    gets the simulator's ``--heatmap`` when its options name none (one heatmap for the speed
+    hook and the decisions)."""
+    if getattr(args, "heatmap", None) is None or "heatmap" in options or Path(spec).name != "coschedPolicy.py":
+        return
+    from coburst.policies import cosched
+
+    cls, _ = cosched.resolve(options["policy"])
+    if any(p.name == "heatmap" for p in cls.params):
+        options["heatmap"] = args.heatmap
+
+
 def run_command(args: argparse.Namespace) -> int:
     from coburst.simulator.protocol import InProcessLink
 
@@ -180,6 +193,7 @@ def run_command(args: argparse.Namespace) -> int:
     if not isinstance(options, dict):
         raise InputError("-o/--options", None, "must be a JSON object")
     spec, options = resolve_scheduler(args.scheduler, options, args.platform)
+    pass_heatmap(args, spec, options)
     if args.transport == "inprocess":
         args.socket_endpoint = "in-process"
     else:
