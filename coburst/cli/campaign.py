@@ -242,6 +242,8 @@ def report_command(args: argparse.Namespace) -> int:
 # ---------------------------------------------------------------------------- dispatch
 def campaign_command(args: argparse.Namespace) -> int:
     rest = list(args.rest)
+    if args.target is None:
+        args.campaign_parser.error("a campaign file (FILE.toml), or status / report, is required")
     if args.target in SUBCOMMANDS:
         from coburst.cli.main import _Parser
 
@@ -273,6 +275,7 @@ def register(sub) -> None:
                             formatter_class=argparse.RawDescriptionHelpFormatter,
                             epilog="FILE.toml format: see coburst/campaign/spec.py and the README (Campaigns).")
     _add_run_options(parser, suppress=False)
-    parser.add_argument("target", metavar="FILE.toml", help="campaign file (or 'status' / 'report', see usage)")
+    parser.add_argument("target", metavar="FILE.toml", nargs="?",
+                        help="campaign file (or 'status' / 'report', see usage)")
     parser.add_argument("rest", nargs=argparse.REMAINDER, help=argparse.SUPPRESS)
-    parser.set_defaults(func=campaign_command)
+    parser.set_defaults(func=campaign_command, campaign_parser=parser)
