@@ -8,8 +8,9 @@ implementations measured in the same run.
 States: random busy states of the thesis' dragonfly (96 compute + 12 BB nodes), as in
 benchmarks/bench_decisions.py.  Median over ``--states`` states per queue length of:
 
-* ``plan``: one execution plan of a random permutation -- fast = :meth:`PlanEvaluator.plan`
-  (bit-mask profile from scratch, no reuse); straightforward = earliest/occupy on a copy of
+* ``plan``: one execution plan of a random permutation -- fast = :meth:`PlanEvaluator.evaluate`
+  on a new evaluator (the compiled kernel from the base profile, no reuse: starts, nodes and
+  BB placement of every job, and the score); straightforward = earliest/occupy on a copy of
   the numpy :class:`Profile`, job after job;
 * ``plan-square-0``: a whole decision (9 candidates + 30 x 6 annealing steps, no time
   cap) -- fast = the policy (prefix reuse, bounded plans, searches started where the
@@ -173,12 +174,12 @@ def main(argv=None) -> int:
                 prof = st.profile()
                 perm = list(rng.permutation(q))
                 ev = PlanEvaluator(prof, st.queue, "square")
-                t, plan = timed(lambda: ev.plan(perm))
+                t, score = timed(lambda: ev.evaluate(perm))
                 fast.append(t)
                 if k < args.naive_states:
                     t2, splan = timed(lambda: SlowPlans(prof, st.queue, "square").plan(perm))
                     slow.append(t2)
-                    assert [s for s, _ in plan] == splan, "plans differ"
+                    assert [s for s, _ in ev.plan(perm)] == splan, "plans differ"
             rows.append(("execution plan", fast, slow, None))
         # decisions
         for label, make, slow_fn, skip_slow in (

@@ -77,10 +77,12 @@ __all__ = ["RunInput", "discover", "analyze", "read_run", "write_tables", "METRI
 DISTRIBUTION_METRICS = ("waiting", "turnaround", "slowdown", "bounded_slowdown")
 STATS = ("mean", "p50", "p90", "p99", "max")
 #: parameters that name a policy; the others identify a workload part / setting (group)
-PARAM_EXCLUDE = ("scheduler", "options", "policy")
+PARAM_EXCLUDE = ("scheduler", "options", "policy", "scheduler_spec")
 #: columns of the run table that are not parameters
-BOOKKEEPING = ("run", "policy", "path", "notes", "tau", "nb_compute", "bb_capacity", "jobs", "rejected", "failed",
-               "wall_s")
+BOOKKEEPING = ("run", "run_id", "policy", "path", "notes", "tau", "nb_compute", "bb_capacity", "jobs", "rejected",
+               "failed", "wall_s")
+#: scheduler options that change no decision (left out of policy labels)
+NON_DECISION_OPTIONS = ("decision_log",)
 
 
 @dataclass
@@ -252,10 +254,19 @@ def _quantiles(values: np.ndarray) -> dict[str, float]:
 
 
 def policy_label(params: dict) -> str:
+    """The scheduler, with its options when they change decisions (``decision_log`` does
+    not): ``window-1``, ``window-1 {"depth": 2}``."""
     sched = str(params.get("scheduler", ""))
     opts = params.get("options")
     if opts in (None, "", "{}", "null") or (isinstance(opts, float) and math.isnan(opts)):
         return sched
+    try:
+        parsed = json.loads(opts) if isinstance(opts, str) else opts
+    except ValueError:
+        return f"{sched} {opts}"
+    if isinstance(parsed, dict):
+        parsed = {k: v for k, v in parsed.items() if k not in NON_DECISION_OPTIONS}
+        return f"{sched} {json.dumps(parsed, sort_keys=True)}" if parsed else sched
     return f"{sched} {opts}"
 
 
