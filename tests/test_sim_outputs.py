@@ -126,14 +126,18 @@ def test_evalys_reads_jobs_csv_and_draws_a_gantt(schedule_run, tmp_path):
     import matplotlib.pyplot as plt
     from evalys.jobset import JobSet
 
-    js = JobSet.from_csv(str(schedule_run.jobs_csv))
+    from coburst.analysis.evalys_compat import quiet
+
+    with quiet():  # evalys' own pandas deprecation warnings (its code, not ours)
+        js = JobSet.from_csv(str(schedule_run.jobs_csv))
     df = js.df
     assert len(df) == 5
     assert sorted(df["jobID"].astype(str)) == ["1", "2", "3", "4", "5"]
     ran = df[df["final_state"] != "REJECTED"]
     assert len(ran) == 4
     assert list(ran.sort_values("starting_time")["allocated_resources"].astype(str)) == ["0-1", "2", "2", "0 2"]
-    js.gantt(title="coburst sim")  # evalys' own layout (show() does nothing under Agg)
+    with quiet():
+        js.gantt(title="coburst sim")  # evalys' own layout (show() does nothing under Agg)
     png = tmp_path / "gantt.png"
     plt.savefig(png)
     plt.close("all")
