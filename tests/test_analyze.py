@@ -143,3 +143,19 @@ def test_analyze_outputs_of_real_batsim(tmp_path):
         m = compute_metrics(read_jobs(f"{row['path']}_jobs.csv"))
         assert row["jobs"] == 30 and row["mean_waiting"] == pytest.approx(m.mean_waiting)
         assert row["utilisation"] == pytest.approx(m.utilisation)
+
+
+def test_policy_labels_and_settings_of_a_campaign():
+    """A campaign's bookkeeping option (``decision_log``) names no policy, and the per-run
+    columns (run id, scheduler spec) define no setting: runs are normalised per part."""
+    from coburst.analysis.plots import settings
+    from coburst.analysis.tables import group_columns, policy_label
+    assert policy_label({"scheduler": "window-1", "options": '{"decision_log": "{prefix}_decisions.csv"}'}) == \
+        "window-1"
+    assert policy_label({"scheduler": "window-1", "options": '{"decision_log": "x", "window": 16}'}) == \
+        'window-1 {"window": 16}'
+    runs = pd.DataFrame({"run": ["a1", "b1", "a2", "b2"], "run_id": ["a1", "b1", "a2", "b2"],
+                         "scheduler": ["a", "b", "a", "b"], "scheduler_spec": ["sa", "sb", "sa", "sb"],
+                         "policy": ["a", "b", "a", "b"], "part": [1, 1, 2, 2], "seed": [0, 0, 0, 0]})
+    assert "run_id" not in group_columns(runs) and "scheduler_spec" not in group_columns(runs)
+    assert settings(runs).nunique() == 2
