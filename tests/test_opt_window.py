@@ -152,3 +152,40 @@ def test_bb_fits_a_tight_kth_instance_quickly():
     assert not bb_fits(reqs, [40_000_000_000] * 12)
     assert bb_fits(reqs[:4] + ((15, 20000000000),), [40_000_000_000] * 12)
     assert time.perf_counter() - t0 < 2.0
+
+
+KTH_PART1_NODES = [40_000_000_000] * 8 + [14500241] * 3 + [451608324]
+
+
+def test_bb_assign_kth_part1_instances():
+    """Combinations met by window-1 on KTH part 1 (Alloc-Only, 8 free BB nodes and 4 almost
+    full): a feasible one filled to within 4 MB of 40 GB on several nodes (found; HiGHS's
+    MILP, with byte-sized coefficients, calls it infeasible), and a 318.8-of-320 GB one
+    that the configuration LP proves infeasible at once (the search alone gave up after
+    10^6 steps, and Z3 ran for minutes)."""
+    from coburst.policies.window import bb_assign, patterns_lp_infeasible
+    feasible = ((1, 3525857706), (2, 6896684630), (2, 10497687413), (6, 374705985), (6, 18713103043),
+                (7, 2961702529), (8, 12365002085), (12, 3683447146))
+    _check_assignment(feasible, KTH_PART1_NODES, True)
+    tight = ((2, 6896684630), (2, 10497687413), (6, 18713103043), (7, 2961702529), (8, 12365002085),
+             (9, 874497122), (12, 3683447146))
+    assert bb_assign(tight, KTH_PART1_NODES, budget=20_000) is None
+    sizes = [b for _, b in sorted(tight, key=lambda r: -r[1])]
+    counts = [c for c, _ in sorted(tight, key=lambda r: -r[1])]
+    assert patterns_lp_infeasible(sizes, counts, [a for a in KTH_PART1_NODES if a >= min(sizes)])
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.tuples(st.integers(1, 8), st.integers(1, 30)), min_size=1, max_size=5),
+       st.lists(st.integers(1, 60), min_size=1, max_size=5))
+def test_the_pattern_lp_never_refutes_a_feasible_instance(reqs, avail):
+    """The LP is a relaxation: whenever Z3 finds the integer program feasible, the LP does
+    not claim infeasibility (and bb_assign agrees with Z3 either way)."""
+    from coburst.policies.window import patterns_lp_infeasible
+    items = sorted(reqs, key=lambda r: -r[1])
+    sizes, counts = [b for _, b in items], [c for c, _ in items]
+    x = ilp_counts([c for c, _ in reqs], [b for _, b in reqs], avail)
+    caps = [a for a in avail if a >= min(sizes)]
+    if x is not None and caps:
+        assert not patterns_lp_infeasible(sizes, counts, caps)
+    _check_assignment(reqs, avail, x is not None)

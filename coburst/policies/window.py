@@ -35,11 +35,16 @@ def backfill_sjf(profile: Profile, jobs: Sequence[Job], depth: int, decisions: D
     fill(profile, sorted(waiting[depth:], key=lambda j: j.walltime), decisions)
 
 
-def ilp_counts(counts: Sequence[int], sizes: Sequence[int], avail: Sequence[int]):
+class _Budget(Exception):
+    """An exact method gave up (step or resource budget reached)."""
+
+
+def ilp_counts(counts: Sequence[int], sizes: Sequence[int], avail: Sequence[int], rlimit: int | None = None):
     """The integer program (3.1)-(3.3) of Kopański 2020 §3.3 with Z3: ``x[i][j]`` requests
     of job ``i`` (``counts[i]`` nodes, ``sizes[i]`` bytes each) on BB node ``j`` (free
     ``avail[j]``); ``0 <= x <= counts[i]``, ``sum_j x = counts[i]``, ``sum_i size x <=
-    avail[j]``.  Returns the matrix, or None when infeasible."""
+    avail[j]``.  Returns the matrix, or None when infeasible.  ``rlimit``: Z3's
+    deterministic resource limit; past it, raises :class:`_Budget`."""
     import z3
 
     nb = len(avail)
@@ -48,6 +53,8 @@ def ilp_counts(counts: Sequence[int], sizes: Sequence[int], avail: Sequence[int]
     if nb == 0:
         return None if any(counts) else [[] for _ in counts]
     solver = z3.Solver()
+    if rlimit is not None:
+        solver.set("rlimit", rlimit)
     xs = []
     for i, (c, b) in enumerate(zip(counts, sizes)):
         row = [z3.Int(f"x_{i}_{j}") for j in range(nb)]
@@ -57,14 +64,55 @@ def ilp_counts(counts: Sequence[int], sizes: Sequence[int], avail: Sequence[int]
         xs.append(row)
     for j in range(nb):
         solver.add(z3.Sum([sizes[i] * xs[i][j] for i in range(len(xs))]) <= int(avail[j]))
-    if solver.check() != z3.sat:
+    verdict = solver.check()
+    if verdict == z3.unknown and rlimit is not None:
+        raise _Budget
+    if verdict != z3.sat:
         return None
     model = solver.model()
     return [[model.eval(x, model_completion=True).as_long() for x in row] for row in xs]
 
 
-class _Budget(Exception):
-    pass
+def patterns_lp_infeasible(sizes: Sequence[int], counts: Sequence[int], caps: Sequence[int],
+                           limit: int = 20_000) -> bool:
+    """True when the configuration LP proves that the requests (``counts[t]`` of
+    ``sizes[t]`` bytes) cannot fit BB nodes of free capacities ``caps``: variables = how
+    many nodes of each capacity take each maximal filling (pattern), covering every
+    request, at most the number of nodes of each capacity.  Every feasible assignment gives
+    a solution (complete each node's filling to a maximal one), so an infeasible LP means
+    an infeasible integer program.  Its matrix holds only small counts, so HiGHS's verdict
+    is not at the mercy of byte-sized coefficients.  False when it proves nothing or there
+    are more than ``limit`` patterns."""
+    from scipy.optimize import linprog
+
+    m = len(sizes)
+    cols: list = []
+    for cap in sorted(set(caps)):
+        cur = [0] * m
+
+        def gen(t: int, left: int) -> None:
+            if len(cols) > limit:
+                return
+            if t == m:
+                if not any(cur[u] < counts[u] and sizes[u] <= left for u in range(m)):
+                    cols.append((cap, tuple(cur)))
+                return
+            for v in range(min(counts[t], left // sizes[t]), -1, -1):
+                cur[t] = v
+                gen(t + 1, left - v * sizes[t])
+            cur[t] = 0
+
+        gen(0, cap)
+    if not cols or len(cols) > limit:
+        return False
+    kinds = sorted(set(caps))
+    a_ub = np.zeros((m + len(kinds), len(cols)))
+    for k, (cap, pat) in enumerate(cols):
+        a_ub[:m, k] = [-v for v in pat]
+        a_ub[m + kinds.index(cap), k] = 1.0
+    b_ub = np.array([-c for c in counts] + [sum(1 for a in caps if a == c) for c in kinds], dtype=float)
+    res = linprog(np.zeros(len(cols)), A_ub=a_ub, b_ub=b_ub, bounds=(0, None), method="highs")
+    return res.status == 2
 
 
 def bb_assign(reqs: Sequence[tuple[int, int]], avail: Sequence[int], budget: int = 1_000_000):
@@ -101,6 +149,10 @@ def bb_assign(reqs: Sequence[tuple[int, int]], avail: Sequence[int], budget: int
     for t in range(m):
         for bi in range(B - 1, -1, -1):
             slots[t][bi] = slots[t][bi + 1] + caps[bi] // sizes[t]
+    if capsuf[0] < sum(int(reqs[i][0]) * s for i, s in zip(order, sizes)):
+        return None
+    if patterns_lp_infeasible(sizes, [int(reqs[i][0]) for i in order], caps):
+        return None
     failed: set = set()
     steps = [budget]
     chosen: list = [None] * B
@@ -110,11 +162,16 @@ def bb_assign(reqs: Sequence[tuple[int, int]], avail: Sequence[int], budget: int
         first (largest counts of the largest sizes first on ties)."""
         out: list = []
         cur = [0] * m
+        after = [0] * (m + 1)   # bytes of the requests left of sizes t..
+        for t in range(m - 1, -1, -1):
+            after[t] = after[t + 1] + rem[t] * sizes[t]
 
         def gen(t: int, left: int) -> None:
             steps[0] -= 1
             if steps[0] < 0:
                 raise _Budget
+            if left - after[t] > slack:  # even all the rest would leave too much room
+                return
             if t == m:
                 if left <= slack and not any(rem[u] > cur[u] and sizes[u] <= left for u in range(m)):
                     out.append((left, tuple(cur)))
@@ -159,6 +216,10 @@ def bb_assign(reqs: Sequence[tuple[int, int]], avail: Sequence[int], budget: int
     return x
 
 
+#: Z3's deterministic resource limit when it is the last resort (after bb_assign gave up)
+Z3_RLIMIT = 20_000_000
+
+
 def bb_fits(reqs: Sequence[tuple[int, int]], avail: Sequence[int], budget: int = 1_000_000) -> bool | None:
     """Does the integer program (3.1)-(3.3) have a solution (:func:`bb_assign`)?  None
     (unknown) when the search gives up after ``budget`` steps."""
@@ -169,24 +230,32 @@ def bb_fits(reqs: Sequence[tuple[int, int]], avail: Sequence[int], budget: int =
 
 
 def bb_counts(reqs: Sequence[tuple[int, int]], avail: Sequence[int]):
-    """A solution matrix of the integer program (:func:`bb_assign`; Z3, :func:`ilp_counts`,
-    when the search gives up), or None when infeasible."""
+    """A solution matrix of the integer program (:func:`bb_assign`; Z3, :func:`ilp_counts`
+    within :data:`Z3_RLIMIT`, when the search gives up), or None when infeasible or
+    undecided (see :class:`BBFit`)."""
     try:
         return bb_assign(reqs, avail)
     except _Budget:
-        return ilp_counts([c for c, _ in reqs], [b for _, b in reqs], avail)
+        try:
+            return ilp_counts([c for c, _ in reqs], [b for _, b in reqs], avail, rlimit=Z3_RLIMIT)
+        except _Budget:
+            return None
 
 
 class BBFit:
-    """Does a set of BB requests fit the free BB bytes now?  Exact (the integer program,
-    answered by :func:`bb_fits`), with two cheap shortcuts that never change the answer: total bytes
-    (necessary) and first-fit decreasing (sufficient); answers cached per set."""
+    """Does a set of BB requests fit the free BB bytes now?  The integer program, answered
+    by :func:`bb_fits` (exact), with two cheap shortcuts that never change the answer: total
+    bytes (necessary) and first-fit decreasing (sufficient); answers cached per set.  When
+    the search gives up, Z3 decides within :data:`Z3_RLIMIT` (deterministic); should Z3 give
+    up too, the set is taken as not fitting (never over-commits; counted in ``undecided``;
+    not seen on the KTH log)."""
 
     def __init__(self, avail: Sequence[int]):
         self.avail = [int(a) for a in avail]
         self.total = sum(self.avail)
         self.cache: dict = {}
         self.solver_calls = 0
+        self.undecided = 0
 
     def __call__(self, reqs: tuple) -> bool:
         """``reqs``: ``((count, size), ...)`` of the jobs with a BB request."""
@@ -216,8 +285,12 @@ class BBFit:
             return True
         self.solver_calls += 1
         ok = bb_fits(reqs, self.avail)
-        if ok is None:  # the search gave up: the integer program decides
-            ok = ilp_counts([c for c, _ in reqs], [b for _, b in reqs], self.avail) is not None
+        if ok is None:  # the search gave up: Z3 decides, within a deterministic budget
+            try:
+                ok = ilp_counts([c for c, _ in reqs], [b for _, b in reqs], self.avail, rlimit=Z3_RLIMIT) is not None
+            except _Budget:
+                self.undecided += 1
+                ok = False
         return ok
 
 
