@@ -80,6 +80,13 @@ setup() {
   if [ ! -f "$stamp" ]; then
     "$UV" sync --locked --compile-bytecode --python "$PYTHON" -q && touch "$stamp"
   fi
+  # compile the plan-based policies' numba kernel once per version of its source (~20-30 s;
+  # numba caches the machine code), so that no run or test pays it inside a time-out
+  local kstamp=".venv/.plan-kernel-$(cat coburst/core/plan_kernel.py coburst/core/plan.py | sha1sum | cut -c1-12)"
+  if [ ! -f "$kstamp" ]; then
+    echo "go: compiling the plan-based policies' kernel (once, ~30 s)" >&2
+    "$UV" run --locked --no-sync python -c "from coburst.core.plan import warm_kernel; warm_kernel()" && touch "$kstamp"
+  fi
 }
 
 cmd=${1:-}

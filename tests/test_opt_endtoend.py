@@ -86,3 +86,16 @@ def test_coburst_run_prints_the_decision_time_summary(tmp_path):
     proc = subprocess.run([str(COBURST), "run", "backfill-sjf-1", "-p", str(DF96), "-w", str(w),
                            "-e", str(tmp_path / "p")], capture_output=True, text=True, timeout=250)
     assert proc.returncode == 0 and "decision time" not in proc.stdout
+
+
+def test_plan_kernel_compiles_outside_the_scheduler_timeout(tmp_path):
+    """With no compiled kernel on the machine (an empty numba cache), a plan-based run
+    compiles it when the policy is made, before the simulation, so a short scheduler
+    time-out is not spent compiling (a fresh clone once failed here with the 30 s default)."""
+    import os
+    w = _sample(tmp_path, "alloc_only", 8, 50)
+    env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path / "numba-cache")}
+    proc = subprocess.run([str(COBURST), "run", "plan-square-0", "--timeout", "5", "-q", "-p", str(DF96), "-w",
+                           str(w), "-e", str(tmp_path / "o")], capture_output=True, text=True, timeout=280, env=env)
+    assert proc.returncode == 0, proc.stderr
+    assert any((tmp_path / "numba-cache").rglob("*.nbi"))  # it did compile (into the empty cache)

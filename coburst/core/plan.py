@@ -41,7 +41,7 @@ from coburst.core.placement import Allocation
 from coburst.core.profile import Profile
 from coburst.core.state import Job
 
-__all__ = ["BitProfile", "PlanEvaluator", "NowFiller", "candidate_orders", "plan_objective",
+__all__ = ["BitProfile", "PlanEvaluator", "warm_kernel", "NowFiller", "candidate_orders", "plan_objective",
            "OBJECTIVES", "mask_of", "bits_of", "select_mask", "place_list"]
 
 INF = math.inf
@@ -397,6 +397,29 @@ class PlanEvaluator:
             bb_nodes = place_list(cl.bb_preference, nodes, bb, self.C_avail[pos].tolist()) if bb else None
             out.append((s, Allocation.make(cl.n_bb, nodes, bb_nodes, bb)))
         return out
+
+
+def warm_kernel() -> None:
+    """Compile (first use on a machine, ~20-30 s) or load (later, ~1 s) the plan kernel now,
+    on a tiny plan with the argument types of real ones -- so that a simulation's first
+    plan-based decision does not spend that time inside a scheduler time-out.  Once per
+    process."""
+    global _WARM
+    if _WARM:
+        return
+    from coburst.core.cluster import Cluster
+
+    cluster = Cluster.build(4, [1000])
+    jobs = [Job("a", 0.0, 2, 10.0, 100), Job("b", 0.0, 3, 5.0, 0), Job("c", 1.0, 1, 7.0, 50)]
+    ev = PlanEvaluator(Profile(cluster, 0.0), jobs, "square")
+    ev.evaluate([0, 1, 2])
+    ev.accept()
+    ev.evaluate([2, 1, 0], 1.0)
+    ev.plan([1, 0, 2])
+    _WARM = True
+
+
+_WARM = False
 
 
 # ---------------------------------------------------------------------- filling at now

@@ -153,6 +153,12 @@ class PlanSum(Policy):
 
     last_tried: int = 0
 
+    def __init__(self, **kwargs):
+        super().__init__(**kwargs)
+        from coburst.core.plan import warm_kernel
+
+        warm_kernel()  # compiled or loaded here, not inside the first decision's time-out
+
     def make_decisions(self, state: SchedulerState) -> Decisions:
         decisions = Decisions(state.now)
         profile = state.profile()
