@@ -281,9 +281,6 @@ def test_second_campaign_in_the_same_folder_is_refused(tmp_path):
 
 
 def test_report_uses_the_analysis(tmp_path, capsys):
-    report = pytest.importorskip("coburst.analysis.report", reason="coburst.analysis.report not written yet")
-    if not hasattr(report, "build_report"):
-        pytest.skip("coburst.analysis.report.build_report not written yet")
     delay_workloads(tmp_path / "wl", [20, 30])
     spec = write(tmp_path / "c.toml", SMALL)
     out = tmp_path / "o"
