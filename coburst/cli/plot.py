@@ -15,7 +15,8 @@ from coburst.errors import InputError
 from coburst.validate import check_output, opt_float
 
 
-def _list(text: str, allowed, option: str) -> list[str]:
+def choices(text: str, allowed, option: str) -> list[str]:
+    """A comma-separated option value: each item one of ``allowed``, duplicates dropped."""
     items = [t.strip() for t in text.split(",") if t.strip()]
     if not items:
         raise InputError(option, text, "empty list")
@@ -30,8 +31,8 @@ def plot_command(args: argparse.Namespace) -> int:
     from coburst.analysis.report import resolve_baseline
     from coburst.analysis.tables import load
 
-    kinds = list(plots.KINDS) if args.kind == "all" else _list(args.kind, plots.KINDS, "--kind")
-    formats = _list(args.format, plots.FORMATS, "--format")
+    kinds = list(plots.KINDS) if args.kind == "all" else choices(args.kind, plots.KINDS, "--kind")
+    formats = choices(args.format, plots.FORMATS, "--format")
     pareto = {}
     if args.pareto:
         xy = [t.strip() for t in args.pareto.split(",")]

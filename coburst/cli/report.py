@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import argparse
 
-from coburst.errors import InputError
+from coburst.cli.plot import choices
 from coburst.validate import check_output, opt_float
 
 
@@ -17,12 +17,7 @@ def report_command(args: argparse.Namespace) -> int:
     from coburst.analysis.report import build_report
     from coburst.analysis.tables import load
 
-    kinds = list(plots.KINDS)
-    if args.kinds:
-        kinds = [k.strip() for k in args.kinds.split(",") if k.strip()]
-        for k in kinds:
-            if k not in plots.KINDS:
-                raise InputError("--kinds", k, f"unknown kind; one of {', '.join(plots.KINDS)}")
+    kinds = choices(args.kinds, plots.KINDS, "--kinds") if args.kinds else list(plots.KINDS)
     out = check_output(args.output, "-o/--output")
     runs, jobs = load(args.inputs, args.tau, workload=args.workload, platform=args.platform)
     manifest = build_report(runs, jobs, out, baseline=args.baseline, title=args.title, kinds=kinds)
