@@ -16,7 +16,7 @@ from simharness import BATSIM, COBURST
 
 from coburst.analysis import timeseries
 from coburst.analysis.metrics import compute_metrics, read_jobs
-from coburst.analysis.tables import analyze
+from coburst.analysis.tables import analyze, load, write_tables
 from coburst.errors import InputError
 
 pytestmark = pytest.mark.timeout(300)
@@ -25,6 +25,13 @@ pytestmark = pytest.mark.timeout(300)
 @pytest.fixture(scope="module")
 def outs(tmp_path_factory):
     return outputs(tmp_path_factory.mktemp("analyze"))
+
+
+@pytest.fixture(scope="module")
+def busy(tmp_path_factory):
+    """Submissions compressed 20x: jobs wait, so tau matters (without waiting every bounded
+    slowdown is 1 whatever tau)."""
+    return outputs(tmp_path_factory.mktemp("busy"), squeeze=20)
 
 
 def test_metrics_agree_with_metrics_module(outs):
@@ -45,12 +52,33 @@ def test_metrics_agree_with_metrics_module(outs):
     assert (jobs["waiting"] >= 0).all() and (jobs["bounded_slowdown"] >= 1).all()
 
 
-def test_tau_changes_bounded_slowdown(outs):
-    a, _ = analyze([outs["fcfs"]], tau=600)
-    b, _ = analyze([outs["fcfs"]], tau=10)
-    assert b.loc[0, "tau"] == 10 and b.loc[0, "mean_bounded_slowdown"] > a.loc[0, "mean_bounded_slowdown"]
+def test_tau_changes_bounded_slowdown(busy):
+    a, _ = analyze([busy["fcfs"]], tau=600)
+    b, _ = analyze([busy["fcfs"]], tau=10)
+    assert a.loc[0, "mean_waiting"] > 0
+    assert b.loc[0, "tau"] == 10 and b.loc[0, "mean_bounded_slowdown"] > 1.01 * a.loc[0, "mean_bounded_slowdown"]
     with pytest.raises(InputError):
-        analyze([outs["fcfs"]], tau=0)
+        analyze([busy["fcfs"]], tau=0)
+
+
+@pytest.mark.parametrize("ext", ["parquet", "csv"])
+def test_saved_tables_take_the_requested_tau(tmp_path, busy, ext):
+    """Tables written with one tau and loaded with another: the bounded slowdown is recomputed
+    (not silently kept), equal to analysing the outputs with that tau."""
+    runs, jobs = analyze([busy["fcfs"], busy["backfill-1"]], tau=600)
+    write_tables(runs, jobs, tmp_path / "t")
+    if ext == "csv":
+        for name in ("runs", "jobs"):
+            (tmp_path / "t" / f"{name}.parquet").unlink()
+    fresh_runs, fresh_jobs = analyze([busy["fcfs"], busy["backfill-1"]], tau=10)
+    got_runs, got_jobs = load([tmp_path / "t"], tau=10)
+    assert (got_runs["tau"] == 10).all()
+    cols = [f"{s}_bounded_slowdown" for s in ("mean", "p50", "p90", "p99", "max")]
+    assert np.allclose(got_runs[cols].to_numpy(float), fresh_runs[cols].to_numpy(float))
+    assert not np.allclose(got_runs[cols].to_numpy(float), runs[cols].to_numpy(float))
+    assert np.allclose(got_jobs["bounded_slowdown"], fresh_jobs["bounded_slowdown"])
+    same_runs, _ = load([tmp_path / "t"], tau=600)
+    assert np.allclose(same_runs[cols].to_numpy(float), runs[cols].to_numpy(float))
 
 
 def test_bb_metrics_from_workload_and_platform(outs):

@@ -536,9 +536,29 @@ def is_tables_dir(path: str | Path) -> bool:
     return p.is_dir() and ((p / "runs.parquet").is_file() or (p / "runs.csv").is_file()) and not (p / "runs").is_dir()
 
 
+def retau(runs: pd.DataFrame, jobs: pd.DataFrame, tau: float) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The tables with the bounded slowdown recomputed for ``tau`` (from each job's turnaround
+    and runtime, as :func:`read_run` computes it); unchanged when they already use ``tau``."""
+    if not (isinstance(tau, (int, float)) and math.isfinite(tau) and tau > 0):
+        raise InputError("--tau", str(tau), "must be a finite number > 0")
+    if "tau" in runs.columns and len(runs) and (runs["tau"].astype(float) == float(tau)).all():
+        return runs, jobs
+    runs, jobs = runs.copy(), jobs.copy()
+    turnaround = jobs["turnaround"].to_numpy(float)
+    runtime = jobs["runtime"].to_numpy(float)
+    jobs["bounded_slowdown"] = np.maximum(turnaround / np.maximum(runtime, tau), 1.0)
+    by_run = {run: grp["bounded_slowdown"].to_numpy(float) for run, grp in jobs.groupby("run", sort=False)}
+    stats = [_quantiles(by_run.get(run, np.empty(0))) for run in runs["run"]]
+    for stat in STATS:
+        runs[f"{stat}_bounded_slowdown"] = np.array([s[stat] for s in stats], dtype=float)
+    runs["tau"] = float(tau)
+    return runs, jobs
+
+
 def load(paths: Sequence[str | Path], tau: float = TAU, **kw) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """Tables from ``coburst analyze`` folders and/or raw outputs (analysed on the fly)."""
-    tables = [read_tables(p) for p in paths if is_tables_dir(p)]
+    """Tables from ``coburst analyze`` folders and/or raw outputs (analysed on the fly), all with
+    the bounded slowdown for ``tau`` (tables analysed with another tau are recomputed)."""
+    tables = [retau(*read_tables(p), tau) for p in paths if is_tables_dir(p)]
     raw = [p for p in paths if not is_tables_dir(p)]
     if raw:
         tables.append(analyze(raw, tau, **kw))
