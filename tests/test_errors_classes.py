@@ -314,3 +314,54 @@ def test_demo_output_folder_checked_first(tmp_path, where):
     proc = subprocess.run([*COBURST, "demo", "-o", where, "--jobs", "5"], capture_output=True, text=True,
                           cwd=tmp_path, timeout=60)
     assert proc.returncode == 2 and "Traceback" not in proc.stderr and "-o/--output" in proc.stderr, proc.stderr
+
+
+def _children(pid: int) -> set[int]:
+    try:
+        return {int(c) for c in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()}
+    except OSError:
+        return set()
+
+
+def _alive(pid: int) -> bool:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().split(") ", 1)[1][0] != "Z"
+    except OSError:
+        return False
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGKILL])
+def test_signal_during_platform_check_stops_the_check(tmp_path, sig):
+    """The platform pre-check runs in a forked child (SimGrid aborts on some platforms): a
+    SIGTERM to the simulator kills the check with it (status 143), and so does a SIGKILL
+    (``PR_SET_PDEATHSIG``): no check outlives its simulator."""
+    proc = subprocess.run([*COBURST, "platform", "cosched", "--nodes", "800", "-o", "p.xml"], cwd=tmp_path,
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    (tmp_path / "w.json").write_text(json.dumps(WORKLOAD))
+    sim = subprocess.Popen([*COBURST, "sim", "-p", "p.xml", "-w", "w.json", "-s", f"ipc://{tmp_path}/s.sock",
+                            "-e", "out", "-q"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                           cwd=tmp_path, env={**env(tmp_path), "COBURST_CACHE": str(tmp_path / "cache")})
+    try:
+        deadline = time.monotonic() + 60
+        while not _children(sim.pid) and time.monotonic() < deadline:
+            assert sim.poll() is None, sim.communicate()
+            time.sleep(0.02)
+        (check_pid,) = _children(sim.pid)
+        time.sleep(0.3)
+        assert _alive(check_pid)  # still checking the 800-node platform (~3 s)
+        sim.send_signal(sig)
+        _, err = sim.communicate(timeout=20)
+    finally:
+        if sim.poll() is None:
+            sim.kill()
+            sim.wait()
+    if sig == signal.SIGTERM:
+        assert sim.returncode == 143, err
+        assert "Traceback" not in err and "interrupted by SIGTERM" in err
+    gone = time.monotonic()
+    while _alive(check_pid) and time.monotonic() < gone + 30:
+        time.sleep(0.01)
+    # killed with the simulator, not left to finish its check (which takes seconds more)
+    assert time.monotonic() - gone < 1.0 and not _alive(check_pid)
+    assert not (tmp_path / "cache").exists() or not any((tmp_path / "cache").rglob("*"))  # not marked checked

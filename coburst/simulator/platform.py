@@ -253,14 +253,20 @@ def prevalidate(path: str | Path, master_name: str, roles: dict[str, str], engin
         return  # this very file passed the check before (same content, options and SimGrid)
     source = str(path)
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        parent = os.getpid()
         pid = os.fork()
         if pid == 0:  # child: only os-level I/O, always leave through os._exit
             try:
+                _die_with(parent)
                 _prevalidate_child(str(Path(path).resolve()), source, master_name, roles, engine_args,
                                    out.fileno(), err.fileno())
             finally:
                 os._exit(0)
-        _, status = os.waitpid(pid, 0)
+        try:
+            _, status = os.waitpid(pid, 0)
+        except BaseException:  # SIGINT / SIGTERM (Interrupted) while the child checks: stop it too
+            _kill_and_reap(pid)
+            raise
         out.seek(0)
         lines = out.read().decode("utf-8", "replace").splitlines()
         err.seek(0)
@@ -287,6 +293,34 @@ def prevalidate(path: str | Path, master_name: str, roles: dict[str, str], engin
         reason = tail[-1].strip() if tail else (f"signal {os.WTERMSIG(status)}" if os.WIFSIGNALED(status)
                                                else f"exit status {os.WEXITSTATUS(status)}")
     raise InputError(source, None, f"SimGrid aborted while {stage}: {reason}")
+
+
+def _die_with(parent: int) -> None:
+    """In the forked check: default SIGINT/SIGTERM (not the parent's raising handler), and
+    SIGKILL when the parent dies (Linux ``PR_SET_PDEATHSIG``), so no check outlives its run."""
+    import ctypes
+    import os
+    import signal
+
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(sig, signal.SIG_DFL)
+    try:
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL, 0, 0, 0)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):  # pragma: no cover - not Linux
+        pass
+    if os.getppid() != parent:  # the parent died before prctl took effect
+        os._exit(1)
+
+
+def _kill_and_reap(pid: int) -> None:
+    import os
+    import signal
+
+    try:
+        os.kill(pid, signal.SIGKILL)
+        os.waitpid(pid, 0)
+    except (ProcessLookupError, ChildProcessError):
+        pass
 
 
 def _prevalidate_child(path: str, source: str, master_name: str, roles: dict[str, str],
