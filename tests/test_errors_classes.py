@@ -141,10 +141,11 @@ def test_sim_export_place_checked_first(tmp_path, files):
     for prefix, named in output_places(tmp_path):
         t0 = time.monotonic()
         # the scheduler endpoint does not exist: a check after connecting would take --timeout
+        # (120 s); before it, seconds (60: loose, for a loaded machine)
         proc = cli(tmp_path, "sim", "-p", PLATFORM, "-w", "ok.json", "-e", prefix, "-s", "tcp://127.0.0.1:9",
-                   "--timeout", "5")
+                   "--timeout", "120", timeout=180)
         check(proc, tmp_path, "-e/--export", named)
-        assert time.monotonic() - t0 < 4
+        assert time.monotonic() - t0 < 60
 
 
 def test_workload_outputs_checked_first(tmp_path, files):
@@ -172,7 +173,7 @@ def test_run_validates_workload_before_the_scheduler(tmp_path, content, fragment
     t0 = time.monotonic()
     proc = cli(tmp_path, "run", "fcfs", "--transport", transport, "-p", PLATFORM, "-w", "w.json", "-e", "out")
     check(proc, tmp_path, "w.json", fragment)
-    assert time.monotonic() - t0 < 10
+    assert time.monotonic() - t0 < 25  # no wait for a scheduler (its time-out is 30 s); loose for a loaded machine
     nothing_left(tmp_path)
 
 
@@ -250,8 +251,8 @@ def test_signal_stops_sim_and_tells_pybatsim(tmp_path, sig, code):
         time.sleep(0.5)
         sim.send_signal(sig)
         t0 = time.monotonic()
-        _, err = sim.communicate(timeout=20)
-        assert time.monotonic() - t0 < 5
+        _, err = sim.communicate(timeout=60)
+        assert time.monotonic() - t0 < 20  # not waiting out the scheduler time-out (30 s); loose for a loaded machine
         assert sim.returncode == code, err
         assert "Traceback" not in err and f"interrupted by {sig.name}" in err
         assert len(err.strip().splitlines()) == 1, err
@@ -281,6 +282,32 @@ def test_signal_stops_run(tmp_path, sig, code, transport):
     nothing_left(tmp_path)
 
 
+@pytest.mark.parametrize("sig, code", [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
+def test_signal_at_time_zero_before_the_engine_runs(tmp_path, sig, code):
+    """A signal after the actors are created but before SimGrid's run starts (a loaded machine
+    opens this window by chance; ``tools/slow_engine_run.py`` holds it open 3 s): a clean
+    130/143, not SimGrid's exit-time abort ("stop-before-start madness", status 134)."""
+    marker = tmp_path / ".tmp" / "engine-ready"
+    proc = subprocess.Popen([sys.executable, str(ROOT / "tests" / "tools" / "slow_engine_run.py"), str(marker),
+                             "run", "fcfs", "--transport", "zmq", "-p", PLATFORM, "-w", BIG_WORKLOAD, "-e", "out",
+                             "-q"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=tmp_path,
+                            env=env(tmp_path))
+    deadline = time.monotonic() + 60
+    while not marker.exists() and time.monotonic() < deadline:
+        assert proc.poll() is None, proc.communicate()
+        time.sleep(0.02)
+    marker.unlink()
+    time.sleep(0.2)
+    proc.send_signal(sig)
+    _, err = proc.communicate(timeout=30)
+    assert proc.returncode == code, err
+    assert "Traceback" not in err and "madness" not in err
+    assert err.strip().splitlines() == [f"coburst run: interrupted by {sig.name}: stopped, no partial output left"]
+    assert [p.name for p in tmp_path.iterdir()] == [".tmp"]
+    time.sleep(0.2)
+    nothing_left(tmp_path)
+
+
 def test_signal_stops_a_long_conversion(tmp_path):
     proc = subprocess.Popen([*COBURST, "workload", "swf", str(SWF), "-o", "out.json", "--model", "io-aware"],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=tmp_path)
@@ -299,7 +326,8 @@ def test_zmq_run_with_a_deep_tmpdir(tmp_path):
     the private endpoint goes under /tmp instead, and is removed afterwards."""
     deep = tmp_path / ("d" * 60) / ("e" * 60)
     deep.mkdir(parents=True)
-    proc = subprocess.Popen([*COBURST, "run", "fcfs", "--transport", "zmq", "-p", PLATFORM, "-w", BIG_WORKLOAD,
+    (tmp_path / "w.json").write_text(json.dumps(WORKLOAD))
+    proc = subprocess.Popen([*COBURST, "run", "fcfs", "--transport", "zmq", "-p", PLATFORM, "-w", "w.json",
                              "-e", "out", "-q"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             cwd=tmp_path, env={**os.environ, "TMPDIR": str(deep)})
     _, err = proc.communicate(timeout=120)
@@ -363,5 +391,5 @@ def test_signal_during_platform_check_stops_the_check(tmp_path, sig):
     while _alive(check_pid) and time.monotonic() < gone + 30:
         time.sleep(0.01)
     # killed with the simulator, not left to finish its check (which takes seconds more)
-    assert time.monotonic() - gone < 1.0 and not _alive(check_pid)
+    assert time.monotonic() - gone < 2.0 and not _alive(check_pid)
     assert not (tmp_path / "cache").exists() or not any((tmp_path / "cache").rglob("*"))  # not marked checked

@@ -3,8 +3,6 @@ written (Z3 on every combination), the integer program, ages, replays, window 16
 
 from __future__ import annotations
 
-import time
-
 import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -73,7 +71,8 @@ def test_replay_safety_and_liveness(case, name, max_age, window):
 
 
 def test_window_16_on_the_thesis_platform():
-    """A 16-job window decides on the dragonfly in well under a second."""
+    """A 16-job window decides on the dragonfly, checking at most the 2^16 - 1 non-empty
+    combinations (its speed is measured in benchmarks/bench_optimisers.py, not here)."""
     import sys
     from pathlib import Path
     sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
@@ -83,9 +82,9 @@ def test_window_16_on_the_thesis_platform():
     pol = policies.get("window-1", window=16)
     for _ in range(3):
         state = random_state(rng, cluster, 50)
-        t0 = time.perf_counter()
-        pol.make_decisions(state)
-        assert time.perf_counter() - t0 < 5.0
+        decisions = pol.make_decisions(state)
+        assert 0 < pol.last_tried < 2 ** 16
+        assert decisions.starts or decisions.reservations or not state.queue
 
 
 def test_labels():
@@ -145,13 +144,12 @@ def test_bb_assign_a_loose_kth_instance_quickly():
 
 def test_bb_fits_a_tight_kth_instance_quickly():
     """A combination met on KTH part 1 (Alloc-Only, window-1): 479.5 of 480 GB requested on
-    12 empty BB nodes; Z3 did not prove it infeasible within minutes."""
+    12 empty BB nodes; Z3 did not prove it infeasible within minutes.  Both answers come
+    from the exact search within a small step budget (None would mean it gave up)."""
     from coburst.policies.window import bb_fits
     reqs = ((3, 8098814083), (6, 374705985), (6, 18713103043), (7, 2961702529), (16, 20000000000))
-    t0 = time.perf_counter()
-    assert not bb_fits(reqs, [40_000_000_000] * 12)
-    assert bb_fits(reqs[:4] + ((15, 20000000000),), [40_000_000_000] * 12)
-    assert time.perf_counter() - t0 < 2.0
+    assert bb_fits(reqs, [40_000_000_000] * 12, budget=20_000) is False
+    assert bb_fits(reqs[:4] + ((15, 20000000000),), [40_000_000_000] * 12, budget=20_000) is True
 
 
 KTH_PART1_NODES = [40_000_000_000] * 8 + [14500241] * 3 + [451608324]

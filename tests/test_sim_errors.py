@@ -16,11 +16,14 @@ import pytest
 
 from simharness import CLUSTER4, run_cli, run_sim, workload
 
-pytestmark = pytest.mark.timeout(30)
+pytestmark = pytest.mark.timeout(90)
 
 ALLOCS = {"w0!1": "0-1", "w0!2": "2-3"}
 D = {"d1": {"type": "delay", "delay": 1}, "d10": {"type": "delay", "delay": 10}}
-FAST = 10.0  # seconds: every error must be reported well within this
+#: seconds: every error is reported within seconds (``--timeout 2``); loose because the 2
+#: cores may be shared (16 s seen at a load of 8), but below the default ``--timeout`` (30 s),
+#: so an error path that waits out the default instead of the given 2 s fails
+FAST = 25.0
 
 PLATFORM_HEAD = """<?xml version='1.0'?>
 <!DOCTYPE platform SYSTEM "https://simgrid.org/simgrid.dtd">

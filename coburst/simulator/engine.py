@@ -230,8 +230,11 @@ class Simulator:
         self._begins_config = simulation_begins_config
 
         self.options = opts = self.config.batsim_options or default_batsim_options()
-        # Batsim: --sg-cfg options first, host/model:ptask_L07 forced, then --sg-log
-        engine_args = ["coburst", *(f"--cfg={c}" for c in opts["sg_cfg"]), "--cfg=host/model:ptask_L07",
+        # Batsim: --sg-cfg options first, host/model:ptask_L07 forced, then --sg-log.  No SimGrid
+        # clean-up at exit: after a SIGINT/SIGTERM at simulated time 0 (actors created, the run not
+        # started yet) it aborts the process ("stop-before-start madness") instead of exiting 130/143.
+        engine_args = ["coburst", "--cfg=debug/clean-atexit:no", *(f"--cfg={c}" for c in opts["sg_cfg"]),
+                       "--cfg=host/model:ptask_L07",
                        "--log=root.thresh:critical", "--log=xbt_cfg.thresh:critical",
                        *(f"--log={c}" for c in opts["sg_log"])]
         max_compute = machine_limit(opts, [wl.nb_res for wl in self.workloads.values() if wl.nb_res is not None])
