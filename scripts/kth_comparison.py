@@ -9,6 +9,7 @@ A thin wrapper over the campaign ``scripts/kopanski_kth.toml`` (``coburst campai
     .venv/bin/python scripts/kth_comparison.py --parts 1 2 3 --models alloc_only
     .venv/bin/python scripts/kth_comparison.py --policies backfill-sjf-1 maxutil-1.0-1 window-1
     .venv/bin/python scripts/kth_comparison.py --report-only
+    .venv/bin/python scripts/kth_comparison.py --report-only --figures docs/figures
 
 1. runs the campaign (``coburst campaign scripts/kopanski_kth.toml``: the workloads made once
    by ``scripts/make_kth_workloads.sh``, every (part, model, policy) through ``coburst run``
@@ -22,7 +23,11 @@ A thin wrapper over the campaign ``scripts/kopanski_kth.toml`` (``coburst campai
    the per-part means of waiting time, turnaround, slowdown and bounded slowdown (tau =
    600 s), each divided by backfill-sjf-1's mean on the same part (the thesis' normalised
    means), and writes OUT/summary.json.  The thesis' headline: the best plan-based
-   policies about 0.80 (waiting time) and 0.73 (bounded slowdown).
+   policies about 0.80 (waiting time) and 0.73 (bounded slowdown);
+3. with ``--figures DIR``, draws per model, over the same parts, the box plots of the means
+   normalised to backfill-sjf-1 (``kth_<model>_normalised.png``) and the boxenplots of every
+   job's waiting time and bounded slowdown (``kth_<model>_boxen.png``), with
+   :mod:`coburst.analysis.plots` (the figures of ``coburst plot --kind normalised,boxen``).
 """
 
 from __future__ import annotations
@@ -43,6 +48,26 @@ POLICIES = ["backfill-sjf-1", "maxutil-1.0-1", "window-1", "plan-square-0", "pla
 MODELS = ["alloc_only", "io_aware"]
 BASE = "backfill-sjf-1"
 METRICS = ("waiting", "turnaround", "slowdown", "bounded_slowdown")
+
+
+def figures(out: Path, summary: dict, fig_dir: Path) -> list[Path]:
+    """``kth_<model>_{normalised,boxen}.png`` over the parts of ``summary`` (every policy done)."""
+    from dataclasses import replace
+
+    from coburst.analysis import plots
+    from coburst.analysis.tables import analyze
+
+    runs = finished_runs(out)
+    written = []
+    for model, info in summary.items():
+        if not info["parts"]:
+            continue
+        paths = [runs[(model, p, pol)].parent for p in info["parts"] for pol in info["policies"]]
+        runs_df, jobs_df = analyze(paths)
+        figs = [replace(f, name=f"kth_{model}_{f.name}") for kind in ("normalised", "boxen")
+                for f in plots.make(kind, runs_df, jobs_df, baseline=BASE)]
+        written += plots.save(figs, fig_dir, ("png",))
+    return written
 
 
 def finished_runs(out: Path) -> dict[tuple[str, int, str], Path]:
@@ -99,6 +124,8 @@ def main(argv=None) -> int:
     ap.add_argument("--policies", nargs="+", choices=POLICIES, default=POLICIES,
                     help=f"policies to run and report ({BASE} is always included)")
     ap.add_argument("--report-only", action="store_true", help="only print the table of what finished")
+    ap.add_argument("--figures", type=Path, default=None, metavar="DIR",
+                    help="also write kth_<model>_normalised.png and kth_<model>_boxen.png to DIR")
     args = ap.parse_args(argv)
     policies = [pol for pol in POLICIES if pol in set(args.policies) | {BASE}]
     out = args.out.resolve()
@@ -115,6 +142,9 @@ def main(argv=None) -> int:
     from coburst.fileio import atomic_write
     with atomic_write(out / "summary.json") as f:
         f.write(json.dumps(summary, indent=None, separators=(",", ":")) + "\n")
+    if args.figures is not None:
+        for path in figures(out, summary, args.figures):
+            print(f"wrote {path}")
     return 0
 
 
