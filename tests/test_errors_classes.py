@@ -257,7 +257,7 @@ def test_signal_stops_sim_and_tells_pybatsim(tmp_path, sig, code):
         assert "Traceback" not in err and f"interrupted by {sig.name}" in err
         assert len(err.strip().splitlines()) == 1, err
         assert not [p for p in tmp_path.iterdir() if "out" in p.name and p.suffix in (".csv", ".trace", ".part")]
-        out, _ = sched.communicate(timeout=5)  # pybatsim was told: it ends by itself, at once
+        out, _ = sched.communicate(timeout=30)  # pybatsim was told: it ends by itself (its own time-out: 30000 s)
         assert b"Traceback" not in out, out.decode()
     finally:
         if sched.poll() is None:
