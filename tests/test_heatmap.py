@@ -373,17 +373,17 @@ def test_seed_ok_and_unknown(tmp_path):
 
 @pytest.mark.parametrize("loader", [load_heatmap, load_seed, load_pairs])
 def test_file_errors(tmp_path, loader):
-    expect(tmp_path / "absent.csv", None, "no such file", loader=loader)
+    expect(tmp_path / "absent.csv", None, "file not found", loader=loader)
     expect(tmp_path, None, "is a directory", loader=loader)
     u16 = tmp_path / "u16.csv"
     u16.write_text(HDR + "a,1,1\nb,1,1\n", encoding="utf-16")
-    expect(u16, "byte 0", "UTF-16 detected", loader=loader)
+    expect(u16, "byte 0", "UTF-16 text detected", loader=loader)
     u16le = tmp_path / "u16le.csv"
     u16le.write_bytes((HDR + "a,1,1\nb,1,1\n").encode("utf-16-le"))  # no BOM
-    expect(u16le, "byte 0", "UTF-16 detected", loader=loader)
+    expect(u16le, "byte 0", "UTF-16 text detected", loader=loader)
     latin = tmp_path / "latin.csv"
     latin.write_bytes(b"job\\co_job,a,b\na,1,1\nb,1,\xe91\n")
-    expect(latin, "line 3, column 5 (byte 25)", "not valid UTF-8", loader=loader)
+    expect(latin, "line 3 column 5 (byte 25)", "not valid UTF-8", loader=loader)
 
 
 def test_utf8_bom_accepted(tmp_path):

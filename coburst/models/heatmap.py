@@ -243,35 +243,11 @@ def rescale_remaining(remaining: float, old_speedup: float, new_speedup: float) 
 
 # ====================================================================== reading helpers
 def _read_text(path: str | Path) -> str:
-    """Read ``path`` as UTF-8 (a UTF-8 BOM is dropped); InputError for anything else."""
-    p = Path(path)
-    if not p.exists():
-        raise InputError(p, None, "no such file")
-    if p.is_dir():
-        raise InputError(p, None, "is a directory, expected a file")
-    try:
-        data = p.read_bytes()
-    except OSError as exc:
-        raise InputError(p, None, f"cannot read: {exc.strerror or exc}") from None
-    if data.startswith((b"\xff\xfe\x00\x00", b"\x00\x00\xfe\xff")):
-        raise InputError(p, "byte 0", "UTF-32 detected (byte-order mark); save the file as UTF-8")
-    if data.startswith((b"\xff\xfe", b"\xfe\xff")):
-        raise InputError(p, "byte 0", "UTF-16 detected (byte-order mark); save the file as UTF-8")
-    if len(data) >= 4 and b"\x00" in data[:200]:
-        head = data[:200]
-        if head[1::2].count(0) > len(head) // 4 or head[0::2].count(0) > len(head) // 4:
-            raise InputError(p, "byte 0", "UTF-16 detected (NUL bytes between characters); save the file as UTF-8")
-        raise InputError(p, f"byte {data.index(0)}", "NUL byte in a text file")
-    if data.startswith(b"\xef\xbb\xbf"):
-        data = data[3:]
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        line = data[: exc.start].count(b"\n") + 1
-        col = exc.start - (data.rfind(b"\n", 0, exc.start) + 1) + 1
-        raise InputError(
-            p, f"line {line}, column {col} (byte {exc.start})", "not valid UTF-8; save the file as UTF-8"
-        ) from None
+    """Read ``path`` as UTF-8 (a UTF-8 BOM is dropped); InputError for anything else
+    (:func:`coburst.validate.read_text`: missing, a directory, UTF-16/32, NUL bytes, bad UTF-8)."""
+    from coburst.validate import read_text
+
+    return read_text(path)
 
 
 def _parse_positive(text: str, source, where: str, what: str = "speedup") -> float:
