@@ -6,6 +6,7 @@ import json
 import math
 import os
 import subprocess
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -157,6 +158,55 @@ def test_cli_bad_input_exit_2_nothing_written(tmp_path, make, problem):
     assert problem in proc.stderr and "Traceback" not in proc.stderr
     assert len(proc.stderr.strip().splitlines()) == 1
     assert not (out / "runs.csv").exists() and not list(out.glob("*.parquet")) if out.exists() else True
+
+
+def _field(line: str, header: str, col: str, value: str) -> str:
+    """``line`` (a simple CSV row: no quoted commas before the last field) with ``col`` set."""
+    cols = header.split(",")
+    parts = line.split(",", len(cols) - 1)
+    parts[cols.index(col)] = value
+    return ",".join(parts)
+
+
+@pytest.mark.parametrize("mutate, where, problem", [
+    (lambda h, rows: rows.__setitem__(4, rows[4][:30]), "line 6", "fields, the header has 17"),
+    (lambda h, rows: rows.__setitem__(2, rows[2] + ",x"), "line 4", "18 fields, the header has 17"),
+    (lambda h, rows: rows.__setitem__(3, _field(rows[3], h, "requested_number_of_resources", "abc")),
+     "line 5, column requested_number_of_resources", "'abc' is not a number"),
+    (lambda h, rows: rows.__setitem__(0, _field(rows[0], h, "submission_time", "nan")),
+     "line 2, column submission_time", "'nan' is not finite"),
+    (lambda h, rows: rows.__setitem__(7, _field(rows[7], h, "finish_time", "inf")),
+     "line 9, column finish_time", "'inf' is not finite"),
+    (lambda h, rows: rows.__setitem__(5, _field(rows[5], h, "starting_time", "")),
+     "line 7, column starting_time", "empty (the job is COMPLETED_SUCCESSFULLY)"),
+    (lambda h, rows: rows.__setitem__(1, _field(rows[1], h, "final_state", "DONE")),
+     "line 3, column final_state", "unknown job state 'DONE'"),
+    (lambda h, rows: rows.clear() or rows.append(""), None, "empty file"),
+])
+def test_malformed_jobs_csv_named_exit_2(tmp_path, outs, mutate, where, problem):
+    """A damaged ``_jobs.csv`` (here a real one, edited): file, line and column, and the problem
+    in one message, status 2, no table written (it was read silently, NaN in the tables)."""
+    header, *rows = Path(f"{outs['fcfs']}_jobs.csv").read_text().splitlines()
+    mutate(header, rows)
+    bad = tmp_path / "bad_jobs.csv"
+    bad.write_text("\n".join([header, *rows]) + "\n" if rows != [""] else "")
+    with pytest.raises(InputError) as ei:
+        analyze([bad])
+    assert ei.value.where == where and problem in ei.value.problem, str(ei.value)
+    out = tmp_path / "tables"
+    proc = subprocess.run([str(COBURST), "analyze", str(bad), "-o", str(out)], capture_output=True, text=True,
+                          timeout=60)
+    assert proc.returncode == 2, proc.stderr
+    assert proc.stderr.strip().splitlines() == [f"coburst analyze: error: {bad}: " + (f"{where}: " if where else "")
+                                                + ei.value.problem]
+    assert not out.exists() or not list(out.iterdir())
+
+
+def test_utf16_jobs_csv_named(tmp_path, outs):
+    bad = tmp_path / "u16_jobs.csv"
+    bad.write_text(Path(f"{outs['fcfs']}_jobs.csv").read_text(), encoding="utf-16")
+    with pytest.raises(InputError, match="UTF-16"):
+        analyze([bad])
 
 
 @pytest.mark.skipif(not BATSIM, reason="needs the real Batsim 4.2.1 (environment variable BATSIM)")

@@ -61,26 +61,80 @@ REQUIRED = ("job_id", "submission_time", "starting_time", "finish_time", "execut
 STATIC_WORKLOAD = r"w\d+"
 
 
+#: the job states Batsim writes (batsim-4.2.1 src/jobs.cpp, job_state_to_string)
+JOB_STATES = frozenset({"NOT_SUBMITTED", "SUBMITTED", "RUNNING", "COMPLETED_SUCCESSFULLY", "COMPLETED_FAILED",
+                        "COMPLETED_WALLTIME_REACHED", "COMPLETED_KILLED", "REJECTED"})
+#: time columns every job that ran has (a rejected job leaves them empty)
+_RAN_TIMES = ("starting_time", "finish_time", "execution_time")
+
+
 def read_raw_jobs(path: str | Path) -> pd.DataFrame:
     """Every row of a Batsim ``_jobs.csv`` as written (time columns as floats, NaN where
-    empty; ``job_id``, ``workload_name``, ``allocated_resources`` and ``metadata`` as text)."""
+    empty; ``job_id``, ``workload_name``, ``allocated_resources`` and ``metadata`` as text).
+
+    Checked, with the line and column named: every row has the header's field count; time
+    columns and ``requested_number_of_resources`` are finite numbers (times may be empty only
+    where Batsim leaves them empty: a rejected job's start, finish and execution);
+    ``final_state`` is a Batsim job state."""
+    import csv
+    import io
+
+    from coburst.validate import read_text
+
     text_cols = ("job_id", "workload_name", "profile", "final_state", "allocated_resources", "metadata")
+    text = read_text(path, "jobs file")  # missing, directory, UTF-16, NUL bytes, bad UTF-8: named
+    if not text.strip():
+        raise InputError(path, None, "empty file: not a Batsim _jobs.csv (no header)")
+    lines = []  # the line where each row (header first) ends, blank lines skipped as pandas does
+    reader = csv.reader(io.StringIO(text, newline=""))
+    width = None
+    for row in reader:
+        if row:
+            width = width or len(row)
+            if len(row) != width:
+                raise InputError(path, f"line {reader.line_num}", f"{len(row)} fields, the header has {width}")
+            lines.append(reader.line_num)
     try:
-        df = pd.read_csv(path, dtype={c: str for c in text_cols}, keep_default_na=False,
+        df = pd.read_csv(io.StringIO(text), dtype={c: str for c in text_cols}, keep_default_na=False,
                          na_values={c: [""] for c in _TIMES})
-    except FileNotFoundError:
-        raise InputError(path, None, "jobs file not found") from None
-    except (pd.errors.ParserError, UnicodeDecodeError) as exc:
+        checked = [c for c in (*_TIMES, "requested_number_of_resources", "final_state") if c in df.columns]
+        raw_df = pd.read_csv(io.StringIO(text), dtype=str, keep_default_na=False, usecols=checked)
+    except pd.errors.ParserError as exc:
         raise InputError(path, None, f"not a Batsim _jobs.csv: {exc}") from None
     missing = [c for c in REQUIRED if c not in df.columns]
     if missing:
         raise InputError(path, "header", f"not a Batsim _jobs.csv: missing columns {missing}")
-    for col in _TIMES:
-        if col in df.columns:
-            try:
-                df[col] = df[col].astype(float)
-            except ValueError:
-                raise InputError(path, col, "not a Batsim _jobs.csv: non-numeric values") from None
+
+    def line(i) -> str:
+        return f"line {lines[int(i) + 1]}"
+
+    states = raw_df["final_state"]
+    bad = ~states.isin(JOB_STATES)
+    if bad.any():
+        i = int(np.flatnonzero(bad.to_numpy())[0])
+        raise InputError(path, f"{line(i)}, column final_state",
+                         f"unknown job state {states.iloc[i]!r} (Batsim's: {', '.join(sorted(JOB_STATES))})")
+    ran = (states != "REJECTED").to_numpy()
+    for col in checked:
+        if col == "final_state":
+            continue
+        raw = raw_df[col]
+        empty = (raw.str.strip() == "").to_numpy()
+        values = pd.to_numeric(raw.where(~empty, None), errors="coerce").to_numpy(float)
+        bad = ~empty & ~np.isfinite(values)
+        if bad.any():
+            i = int(np.flatnonzero(bad)[0])
+            what = "not finite" if raw.iloc[i].strip().lower().lstrip("+-") in ("nan", "inf", "infinity") \
+                else "not a number"
+            raise InputError(path, f"{line(i)}, column {col}", f"{raw.iloc[i]!r} is {what}")
+        required = col in ("submission_time", "requested_number_of_resources")
+        need = np.ones(len(df), bool) if required else (ran if col in _RAN_TIMES else np.zeros(len(df), bool))
+        if (need & empty).any():
+            i = int(np.flatnonzero(need & empty)[0])
+            why = "" if required else f" (the job is {states.iloc[i]})"
+            raise InputError(path, f"{line(i)}, column {col}", f"empty{why}")
+        if col in _TIMES:
+            df[col] = values
     return df
 
 
