@@ -68,15 +68,37 @@ JOB_STATES = frozenset({"NOT_SUBMITTED", "SUBMITTED", "RUNNING", "COMPLETED_SUCC
 _RAN_TIMES = ("starting_time", "finish_time", "execution_time")
 
 
+def _csv_rows(data: bytes) -> tuple[np.ndarray, np.ndarray]:
+    """Per non-blank CSV row of ``data`` (quotes respected, vectorised): the line it starts
+    on (1-based) and its field count."""
+    b = np.frombuffer(data, dtype=np.uint8)
+    quotes = np.flatnonzero(b == ord('"'))
+    newline = np.flatnonzero(b == ord("\n"))
+    commas = np.flatnonzero(b == ord(","))
+    if len(quotes):  # outside a quoted field: an even number of quotes before ("" counts twice)
+        ends = newline[(np.searchsorted(quotes, newline) & 1) == 0]
+        commas = commas[(np.searchsorted(quotes, commas) & 1) == 0]
+    else:
+        ends = newline
+    if not len(ends) or ends[-1] != len(b) - 1:
+        ends = np.append(ends, len(b))  # the last row has no newline
+    starts = np.concatenate(([0], ends[:-1] + 1))
+    fields = np.bincount(np.searchsorted(ends, commas), minlength=len(ends)) + 1
+    length = ends - starts - (b[np.maximum(ends - 1, 0)] == ord("\r")) * (ends > starts)
+    first_line = np.searchsorted(newline, starts) + 1
+    keep = length > 0  # blank lines: skipped, as pandas does
+    return first_line[keep], fields[keep]
+
+
 def read_raw_jobs(path: str | Path) -> pd.DataFrame:
     """Every row of a Batsim ``_jobs.csv`` as written (time columns as floats, NaN where
     empty; ``job_id``, ``workload_name``, ``allocated_resources`` and ``metadata`` as text).
 
     Checked, with the line and column named: every row has the header's field count; time
-    columns and ``requested_number_of_resources`` are finite numbers (times may be empty only
-    where Batsim leaves them empty: a rejected job's start, finish and execution);
-    ``final_state`` is a Batsim job state."""
-    import csv
+    columns are numbers, ``submission_time`` and ``requested_number_of_resources`` present
+    and finite, start, finish and execution times present and finite for every job that ran
+    (Batsim leaves them empty for a rejected job), no infinite time; ``final_state`` is a
+    Batsim job state."""
     import io
 
     from coburst.validate import read_text
@@ -85,54 +107,51 @@ def read_raw_jobs(path: str | Path) -> pd.DataFrame:
     text = read_text(path, "jobs file")  # missing, directory, UTF-16, NUL bytes, bad UTF-8: named
     if not text.strip():
         raise InputError(path, None, "empty file: not a Batsim _jobs.csv (no header)")
-    lines = []  # the line where each row (header first) ends, blank lines skipped as pandas does
-    reader = csv.reader(io.StringIO(text, newline=""))
-    width = None
-    for row in reader:
-        if row:
-            width = width or len(row)
-            if len(row) != width:
-                raise InputError(path, f"line {reader.line_num}", f"{len(row)} fields, the header has {width}")
-            lines.append(reader.line_num)
+    lines, fields = _csv_rows(text.encode("utf-8"))
+    bad = np.flatnonzero(fields != fields[0])
+    if len(bad):
+        i = int(bad[0])
+        raise InputError(path, f"line {lines[i]}", f"{fields[i]} fields, the header has {fields[0]}")
     try:
         df = pd.read_csv(io.StringIO(text), dtype={c: str for c in text_cols}, keep_default_na=False,
                          na_values={c: [""] for c in _TIMES})
-        checked = [c for c in (*_TIMES, "requested_number_of_resources", "final_state") if c in df.columns]
-        raw_df = pd.read_csv(io.StringIO(text), dtype=str, keep_default_na=False, usecols=checked)
     except pd.errors.ParserError as exc:
         raise InputError(path, None, f"not a Batsim _jobs.csv: {exc}") from None
     missing = [c for c in REQUIRED if c not in df.columns]
     if missing:
         raise InputError(path, "header", f"not a Batsim _jobs.csv: missing columns {missing}")
 
-    def line(i) -> str:
-        return f"line {lines[int(i) + 1]}"
+    def fail(i: int, col: str, problem) -> None:
+        raw = pd.read_csv(io.StringIO(text), dtype=str, keep_default_na=False, usecols=[col])[col].iloc[i]
+        raise InputError(path, f"line {lines[i + 1]}, column {col}", problem(raw))
 
-    states = raw_df["final_state"]
-    bad = ~states.isin(JOB_STATES)
-    if bad.any():
-        i = int(np.flatnonzero(bad.to_numpy())[0])
-        raise InputError(path, f"{line(i)}, column final_state",
-                         f"unknown job state {states.iloc[i]!r} (Batsim's: {', '.join(sorted(JOB_STATES))})")
+    states = df["final_state"]
+    bad = np.flatnonzero(~states.isin(JOB_STATES).to_numpy())
+    if len(bad):
+        fail(int(bad[0]), "final_state",
+             lambda raw: f"unknown job state {raw!r} (Batsim's: {', '.join(sorted(JOB_STATES))})")
     ran = (states != "REJECTED").to_numpy()
-    for col in checked:
-        if col == "final_state":
+    everyone = np.ones(len(df), bool)
+    for col in (*_TIMES, "requested_number_of_resources"):
+        if col not in df.columns:
             continue
-        raw = raw_df[col]
-        empty = (raw.str.strip() == "").to_numpy()
-        values = pd.to_numeric(raw.where(~empty, None), errors="coerce").to_numpy(float)
-        bad = ~empty & ~np.isfinite(values)
-        if bad.any():
-            i = int(np.flatnonzero(bad)[0])
-            what = "not finite" if raw.iloc[i].strip().lower().lstrip("+-") in ("nan", "inf", "infinity") \
-                else "not a number"
-            raise InputError(path, f"{line(i)}, column {col}", f"{raw.iloc[i]!r} is {what}")
-        required = col in ("submission_time", "requested_number_of_resources")
-        need = np.ones(len(df), bool) if required else (ran if col in _RAN_TIMES else np.zeros(len(df), bool))
-        if (need & empty).any():
-            i = int(np.flatnonzero(need & empty)[0])
-            why = "" if required else f" (the job is {states.iloc[i]})"
-            raise InputError(path, f"{line(i)}, column {col}", f"empty{why}")
+        column = df[col]
+        if pd.api.types.is_numeric_dtype(column.dtype):
+            values = column.to_numpy(float)
+        else:  # some cell is not a number
+            values = pd.to_numeric(column.replace("", None), errors="coerce").to_numpy(float)
+            text_cells = column.astype(str).str.strip().to_numpy() != ""
+            bad = np.flatnonzero(text_cells & np.isnan(values))
+            if len(bad):
+                fail(int(bad[0]), col, lambda raw: f"{raw!r} is " + (
+                    "not finite" if raw.strip().lower().lstrip("+-") in ("nan", "inf", "infinity") else "not a number"))
+        need = everyone if col in ("submission_time", "requested_number_of_resources") else \
+            ran if col in _RAN_TIMES else ~everyone
+        bad = np.flatnonzero(np.isinf(values) | (need & np.isnan(values)))
+        if len(bad):
+            i = int(bad[0])
+            fail(i, col, lambda raw: f"{raw!r} is not finite" if raw.strip() else
+                 "empty" + ("" if need is everyone else f" (the job is {states.iloc[i]})"))
         if col in _TIMES:
             df[col] = values
     return df
