@@ -11,6 +11,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from analyze_support import DF96, IO, campaign, first_jobs, outputs, run
 from simharness import BATSIM, COBURST
@@ -237,3 +239,32 @@ def test_policy_labels_and_settings_of_a_campaign():
                          "policy": ["a", "b", "a", "b"], "part": [1, 1, 2, 2], "seed": [0, 0, 0, 0]})
     assert "run_id" not in group_columns(runs) and "scheduler_spec" not in group_columns(runs)
     assert settings(runs).nunique() == 2
+
+
+_plain = st.text(alphabet="ab1 .;=", max_size=4)
+_quoted = st.text(alphabet='ab,\n"; ', max_size=5).map(lambda t: '"' + t.replace('"', '""') + '"')
+_rows = st.lists(st.lists(st.one_of(_plain, _quoted), min_size=1, max_size=5), min_size=1, max_size=6)
+
+
+@settings(max_examples=300, deadline=None)
+@given(rows=_rows, crlf=st.booleans(), blank=st.integers(0, 6), last_newline=st.booleans())
+def test_csv_row_counting_matches_the_csv_module(rows, crlf, blank, last_newline):
+    """The vectorised row scan of the ``_jobs.csv`` check (line where each row starts, field
+    count; quoted commas, quotes and newlines; blank lines skipped) agrees with Python's csv."""
+    import csv
+    import io
+
+    from coburst.analysis.metrics import _csv_rows
+
+    eol = "\r\n" if crlf else "\n"
+    lines = [",".join(r) for r in rows]
+    lines.insert(min(blank, len(lines)), "")
+    text = eol.join(lines) + (eol if last_newline else "")
+    reader = csv.reader(io.StringIO(text, newline=""))
+    expected, line = [], 1
+    for row in reader:
+        if row:  # csv gives [] for a blank line
+            expected.append((line, len(row)))
+        line = reader.line_num + 1
+    got_lines, got_fields = _csv_rows(text.encode())
+    assert list(zip(got_lines.tolist(), got_fields.tolist())) == expected
