@@ -90,3 +90,88 @@ def test_unreachable_dask_scheduler_is_a_clear_error(tmp_path):
     # nothing ran: all pending
     assert not [d for d in (tmp_path / "o" / "runs").iterdir() if not d.name.startswith(".")]
     _ = ROOT
+
+
+#: a scheduler that never answers: its run lasts until the campaign stops it
+SILENT = '''
+import time
+from coburst.adapter import CoburstScheduler
+
+
+class Silent(CoburstScheduler):
+    def onSimulationBegins(self):
+        time.sleep(600)
+'''
+
+
+def _run_children(out: Path) -> list[int]:
+    """pids of the campaign children simulating into ``out`` (from /proc)."""
+    pids = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                cmd = (entry / "cmdline").read_bytes()
+            except OSError:
+                continue
+            if b"coburst.campaign.child" in cmd and str(out).encode() in cmd:
+                pids.append(int(entry.name))
+    return pids
+
+
+@pytest.mark.timeout(180)
+def test_ctrl_c_stops_the_runs_on_the_dask_workers(tmp_path, dask_cluster):
+    """SIGINT to a Dask campaign: the runs already running on the workers stop too (stop file
+    on the shared file system), publish nothing and leave no simulation running; status 130;
+    the next invocation starts clean."""
+    from campaign_support import PLATFORM, campaign_cmd, delay_workloads
+
+    (wl,) = delay_workloads(tmp_path / "wl", [20])
+    (tmp_path / "silent.py").write_text(SILENT)
+    spec = tmp_path / "silent.toml"
+    spec.write_text(f'''
+platforms = ["{PLATFORM}"]
+
+[campaign]
+name = "silent"
+timeout = 600
+
+[[schedulers]]
+scheduler = "silent.py"
+grid = {{ policy = ["fcfs", "backfill-1"] }}
+
+[[workloads]]
+path = "{wl}"
+''')
+    out = tmp_path / "o"
+    proc = subprocess.Popen(campaign_cmd(spec, "--out", out, "--scheduler-address", dask_cluster), cwd=ROOT,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 90
+        while len(_run_children(out)) < 2 and time.monotonic() < deadline:
+            assert proc.poll() is None, proc.communicate()
+            time.sleep(0.2)
+        time.sleep(1)
+        assert len(_run_children(out)) == 2  # both runs simulating (their scheduler silent), one per worker
+        proc.send_signal(signal.SIGINT)
+        _o, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 130, (err, _o)
+    deadline = time.monotonic() + 20
+    while _run_children(out) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert _run_children(out) == []  # the workers stopped their simulations
+    runs = out / "runs"
+    while [d for d in runs.iterdir() if d.name.startswith(".tmp-")] and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert not [d for d in runs.iterdir() if d.name.startswith(".tmp-")]  # the workers removed their folders
+    time.sleep(1)
+    assert not [d for d in runs.iterdir() if not d.name.startswith(".")]  # nothing published
+    assert len(list(out.glob(".stop-*"))) == 1  # the stop file, removed by the next invocation:
+    from coburst.campaign import executors
+    from coburst.campaign.spec import load_campaign
+
+    executors.open_output(load_campaign(spec, out=out))
+    assert not list(out.glob(".stop-*"))

@@ -18,6 +18,7 @@ import json
 import os
 import shutil
 import subprocess
+import uuid
 from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -157,6 +158,8 @@ def open_output(camp: Campaign) -> None:
     for entry in rdir.iterdir():
         if entry.name.startswith((runner.TMP_PREFIX, runner.OLD_PREFIX)):
             shutil.rmtree(entry, ignore_errors=True)
+    for entry in out.glob(f"{runner.STOP_PREFIX}*"):  # left by a stopped Dask campaign
+        entry.unlink(missing_ok=True)
 
 
 def prepare(camp: Campaign, log: Callable[[str], None]) -> None:
@@ -256,12 +259,13 @@ def _execute_dask(camp, runs, address, batsim, retry_failed, prog, on_update) ->
         client = Client(address, timeout=dask.config.get("distributed.comm.timeouts.connect", "30s"))
     except (OSError, TimeoutError) as exc:
         raise InputError("--scheduler-address", address, f"cannot reach the Dask scheduler: {exc}") from None
+    token = f"{os.getpid()}-{uuid.uuid4().hex[:8]}"  # this invocation's stop file (runner.stop_file)
+    futures = []
     try:
-        futures = []
         for run in runs:
             futures.append(client.submit(runner.execute_run, run.run_id, run.params, run.task, str(camp.out), batsim,
-                                         retry_failed, key=f"coburst-run-{run.run_id}-{os.getpid()}", pure=False,
-                                         retries=0))
+                                         retry_failed, token, key=f"coburst-run-{run.run_id}-{os.getpid()}",
+                                         pure=False, retries=0))
         pending = len(futures)
 
         def threads() -> int:
@@ -284,8 +288,14 @@ def _execute_dask(camp, runs, address, batsim, retry_failed, prog, on_update) ->
             prog.running = min(pending, threads())
             on_update(prog, result)
     except BaseException:
+        # Ctrl-C / SIGTERM: queued runs are cancelled; the running ones, on the workers, see
+        # the stop file within runner.STOP_POLL, kill their simulation and publish nothing.
+        # The file stays (the workers may still be stopping): open_output removes it next time.
         try:
+            runner.stop_file(camp.out, token).touch()
             client.cancel(futures)
+        except Exception:  # noqa: BLE001 - already stopping
+            pass
         finally:
             client.close()
         raise

@@ -14,6 +14,7 @@ invocation removes.
 from __future__ import annotations
 
 import json
+import math
 import os
 import shutil
 import signal
@@ -24,7 +25,7 @@ import threading
 import time
 import uuid
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 RUNS = "runs"
 TMP_PREFIX = ".tmp-"
@@ -34,6 +35,11 @@ LOG_NAME = "run.log"
 
 #: local stop: set by the executor on Ctrl-C/SIGTERM; the children are killed, nothing published
 _stop = threading.Event()
+#: stop on Dask: the campaign process creates ``<out>/.stop-<token>`` on Ctrl-C/SIGTERM; the
+#: runs of that invocation, on any worker sharing the file system, see it and stop
+STOP_PREFIX = ".stop-"
+#: how often a running run looks for its stop (seconds)
+STOP_POLL = 0.5
 _children: set[subprocess.Popen] = set()
 _children_lock = threading.Lock()
 
@@ -116,10 +122,24 @@ def _terminate(proc: subprocess.Popen, grace: float = 5.0) -> None:
         proc.wait()
 
 
+def stop_file(out: str | Path, token: str) -> Path:
+    return Path(out) / f"{STOP_PREFIX}{token}"
+
+
 def execute_run(run_id: str, params: dict, task: dict, out: str, batsim: str | None = None,
-                retry_failed: bool = False) -> dict:
+                retry_failed: bool = False, stop_token: str | None = None) -> dict:
     """Execute one run unless it is already published; return ``{"run_id", "state", "error",
-    "wall_s", "host"}`` with ``state`` one of done, failed, skipped, stopped."""
+    "wall_s", "host"}`` with ``state`` one of done, failed, skipped, stopped.  The run stops
+    (its child killed, nothing published) on the local stop, or when ``stop_file(out,
+    stop_token)`` appears (a Dask campaign stopped by its user)."""
+    stop_path = stop_file(out, stop_token) if stop_token else None
+    seen = []
+
+    def stopped() -> bool:  # once seen, for good
+        if not seen and (_stop.is_set() or (stop_path is not None and stop_path.exists())):
+            seen.append(True)
+        return bool(seen)
+
     rdir = runs_dir(out)
     final = rdir / run_id
     status = read_status(final)
@@ -127,7 +147,7 @@ def execute_run(run_id: str, params: dict, task: dict, out: str, batsim: str | N
                                                                   and not retry_failed)):
         return {"run_id": run_id, "state": "skipped", "error": status.get("error"), "wall_s": 0.0,
                 "host": socket.gethostname()}
-    if _stop.is_set():
+    if stopped():
         return {"run_id": run_id, "state": "stopped", "error": None, "wall_s": 0.0, "host": socket.gethostname()}
     rdir.mkdir(parents=True, exist_ok=True)
     tmp = rdir / f"{TMP_PREFIX}{run_id}-{uuid.uuid4().hex[:8]}"
@@ -137,9 +157,9 @@ def execute_run(run_id: str, params: dict, task: dict, out: str, batsim: str | N
     child_task = dict(task, options=_subst_prefix(task["options"], prefix), prefix=prefix, batsim=batsim)
     log = tmp / LOG_NAME
     t0 = time.perf_counter()
-    code, error = _run_child(child_task, log, task.get("run_timeout") or None)
+    code, error = _run_child(child_task, log, task.get("run_timeout") or None, stopped)
     wall = round(time.perf_counter() - t0, 3)
-    if _stop.is_set():
+    if stopped():
         shutil.rmtree(tmp, ignore_errors=True)
         return {"run_id": run_id, "state": "stopped", "error": None, "wall_s": wall, "host": socket.gethostname()}
     if code == 0 and not Path(f"{prefix}_jobs.csv").is_file():
@@ -199,7 +219,8 @@ def _subst_prefix(value: Any, prefix: str) -> Any:
     return value
 
 
-def _run_child(task: dict, log: Path, wall_limit: float | None) -> tuple[int, str | None]:
+def _run_child(task: dict, log: Path, wall_limit: float | None,
+               stopped: Callable[[], bool] = _stop.is_set) -> tuple[int, str | None]:
     # the child stops (SIGTERM, a clean stop) when the thread that started it dies: a campaign
     # killed with SIGKILL leaves no simulation running (see coburst.campaign.child)
     env = {**os.environ, "PYTHONHASHSEED": "0", "COBURST_CAMPAIGN_PARENT": str(os.getpid())}
@@ -211,14 +232,17 @@ def _run_child(task: dict, log: Path, wall_limit: float | None) -> tuple[int, st
     with _children_lock:
         _children.add(proc)
     try:
-        if _stop.is_set():
-            _terminate(proc)
-        try:
-            code = proc.wait(timeout=wall_limit)
-        except subprocess.TimeoutExpired:
-            _terminate(proc)
-            return -9, f"stopped after the run's wall-clock limit ({wall_limit:g} s): " + (_tail(log) or "")
-        return code, None
+        deadline = time.monotonic() + wall_limit if wall_limit else math.inf
+        while True:
+            if stopped():
+                _terminate(proc)
+                return -15, "stopped"
+            try:
+                return proc.wait(timeout=max(0.0, min(STOP_POLL, deadline - time.monotonic()))), None
+            except subprocess.TimeoutExpired:
+                if time.monotonic() >= deadline:
+                    _terminate(proc)
+                    return -9, f"stopped after the run's wall-clock limit ({wall_limit:g} s): " + (_tail(log) or "")
     finally:
         with _children_lock:
             _children.discard(proc)
