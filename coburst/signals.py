@@ -82,3 +82,19 @@ def check() -> None:
 def wakeup_fd() -> int | None:
     """A file descriptor readable as soon as a stop signal arrives (for ``poll``), or None."""
     return _state["read"] if _state["read"] >= 0 else None
+
+
+def die_with_parent(sig: int, parent: int | None) -> bool:
+    """Ask Linux to send ``sig`` to this process when its parent dies (``PR_SET_PDEATHSIG``).
+    False when that is not available (not Linux).  ``parent``: the pid the parent had; if this
+    process already has another parent (it died before the request took effect), ``sig`` is
+    raised at once."""
+    import ctypes
+
+    try:
+        ctypes.CDLL(None, use_errno=True).prctl(1, sig, 0, 0, 0)  # 1: PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        return False
+    if parent is not None and os.getppid() != parent:
+        signal.raise_signal(sig)
+    return True

@@ -48,24 +48,19 @@ def marked_campaign(folder: Path, sizes: list[int], policies: list[str], marks: 
     """A campaign file: the marked scheduler with a policy grid on delay workloads d<size>."""
     delay_workloads(folder / "wl", sizes)
     (folder / "marked.py").write_text(MARKED)
-    spec = folder / "marked.toml"
-    spec.write_text(f'''
-platforms = ["{PLATFORM}"]
+    return write_spec(folder / "marked.toml", {"name": "marked"},
+                      {"name": "marked", "scheduler": "marked.py", "options": {"mark": str(marks), "run": "{prefix}"},
+                       "grid": {"policy": list(policies)}},
+                      {"path": "wl/d{n}.json", "vary": {"n": list(sizes)}})
 
-[campaign]
-name = "marked"
 
-[[schedulers]]
-name = "marked"
-scheduler = "marked.py"
-options = {{ mark = "{marks}", run = "{{prefix}}" }}
-grid = {{ policy = {policies!r} }}
+def write_spec(path: Path, campaign: dict, scheduler: dict, workload: dict) -> Path:
+    """A campaign file on ``PLATFORM`` with one scheduler entry and one workload entry."""
+    from coburst.campaign.spec import dumps_toml
 
-[[workloads]]
-path = "wl/d{{n}}.json"
-vary = {{ n = {sizes!r} }}
-'''.replace("'", '"'))
-    return spec
+    path.write_text(dumps_toml({"platforms": [str(PLATFORM)], "campaign": campaign, "schedulers": [scheduler],
+                                "workloads": [workload]}))
+    return path
 
 
 _RUN_OF_PREFIX = re.compile(r"/runs/\.tmp-(.+)-[0-9a-f]{8}/out$")

@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from campaign_support import ROOT, jobs_files, marked_campaign, marks_of, run_campaign
+from proc_support import matching
 
 DASK = Path(sys.executable).with_name("dask")
 
@@ -104,18 +105,9 @@ class Silent(CoburstScheduler):
 '''
 
 
-def _run_children(out: Path) -> list[int]:
-    """pids of the campaign children simulating into ``out`` (from /proc)."""
-    pids = []
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                cmd = (entry / "cmdline").read_bytes()
-            except OSError:
-                continue
-            if b"coburst.campaign.child" in cmd and str(out).encode() in cmd:
-                pids.append(int(entry.name))
-    return pids
+def _run_children(out: Path) -> set[int]:
+    """pids of the campaign children simulating into ``out``."""
+    return matching(b"coburst.campaign.child", str(out).encode())
 
 
 @pytest.mark.timeout(180)
@@ -123,25 +115,12 @@ def test_ctrl_c_stops_the_runs_on_the_dask_workers(tmp_path, dask_cluster):
     """SIGINT to a Dask campaign: the runs already running on the workers stop too (stop file
     on the shared file system), publish nothing and leave no simulation running; status 130;
     the next invocation starts clean."""
-    from campaign_support import PLATFORM, campaign_cmd, delay_workloads
+    from campaign_support import campaign_cmd, delay_workloads, write_spec
 
     (wl,) = delay_workloads(tmp_path / "wl", [20])
     (tmp_path / "silent.py").write_text(SILENT)
-    spec = tmp_path / "silent.toml"
-    spec.write_text(f'''
-platforms = ["{PLATFORM}"]
-
-[campaign]
-name = "silent"
-timeout = 600
-
-[[schedulers]]
-scheduler = "silent.py"
-grid = {{ policy = ["fcfs", "backfill-1"] }}
-
-[[workloads]]
-path = "{wl}"
-''')
+    spec = write_spec(tmp_path / "silent.toml", {"name": "silent", "timeout": 600},
+                      {"scheduler": "silent.py", "grid": {"policy": ["fcfs", "backfill-1"]}}, {"path": str(wl)})
     out = tmp_path / "o"
     proc = subprocess.Popen(campaign_cmd(spec, "--out", out, "--scheduler-address", dask_cluster), cwd=ROOT,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
@@ -162,7 +141,7 @@ path = "{wl}"
     deadline = time.monotonic() + 20
     while _run_children(out) and time.monotonic() < deadline:
         time.sleep(0.2)
-    assert _run_children(out) == []  # the workers stopped their simulations
+    assert _run_children(out) == set()  # the workers stopped their simulations
     runs = out / "runs"
     while [d for d in runs.iterdir() if d.name.startswith(".tmp-")] and time.monotonic() < deadline:
         time.sleep(0.2)

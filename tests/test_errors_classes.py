@@ -15,6 +15,8 @@ from pathlib import Path
 
 import pytest
 
+from proc_support import alive, children, matching
+
 pytestmark = pytest.mark.timeout(60)
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -34,18 +36,8 @@ def swf_lines(n: int = 20) -> list[str]:
 
 
 def launcher_pids(cwd: Path) -> set[int]:
-    """pybatsim launcher processes started in ``cwd`` (from /proc; other runs on the machine
-    are not counted)."""
-    pids = set()
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                if b"batsim.cmds.launcher" in (entry / "cmdline").read_bytes() and \
-                        os.readlink(entry / "cwd") == str(cwd):
-                    pids.add(int(entry.name))
-            except OSError:
-                pass
-    return pids
+    """pybatsim launcher processes started in ``cwd`` (other runs on the machine are not counted)."""
+    return matching(b"batsim.cmds.launcher", cwd=cwd)
 
 
 def cli(tmp: Path, *args: str, timeout: float = 50) -> subprocess.CompletedProcess:
@@ -344,20 +336,6 @@ def test_demo_output_folder_checked_first(tmp_path, where):
     assert proc.returncode == 2 and "Traceback" not in proc.stderr and "-o/--output" in proc.stderr, proc.stderr
 
 
-def _children(pid: int) -> set[int]:
-    try:
-        return {int(c) for c in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()}
-    except OSError:
-        return set()
-
-
-def _alive(pid: int) -> bool:
-    try:
-        return Path(f"/proc/{pid}/stat").read_text().split(") ", 1)[1][0] != "Z"
-    except OSError:
-        return False
-
-
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGKILL])
 def test_signal_during_platform_check_stops_the_check(tmp_path, sig):
     """The platform pre-check runs in a forked child (SimGrid aborts on some platforms): a
@@ -372,12 +350,12 @@ def test_signal_during_platform_check_stops_the_check(tmp_path, sig):
                            cwd=tmp_path, env={**env(tmp_path), "COBURST_CACHE": str(tmp_path / "cache")})
     try:
         deadline = time.monotonic() + 60
-        while not _children(sim.pid) and time.monotonic() < deadline:
+        while not children(sim.pid) and time.monotonic() < deadline:
             assert sim.poll() is None, sim.communicate()
             time.sleep(0.02)
-        (check_pid,) = _children(sim.pid)
+        (check_pid,) = children(sim.pid)
         time.sleep(0.3)
-        assert _alive(check_pid)  # still checking the 800-node platform (~3 s)
+        assert alive(check_pid)  # still checking the 800-node platform (~3 s)
         sim.send_signal(sig)
         _, err = sim.communicate(timeout=20)
     finally:
@@ -388,8 +366,8 @@ def test_signal_during_platform_check_stops_the_check(tmp_path, sig):
         assert sim.returncode == 143, err
         assert "Traceback" not in err and "interrupted by SIGTERM" in err
     gone = time.monotonic()
-    while _alive(check_pid) and time.monotonic() < gone + 30:
+    while alive(check_pid) and time.monotonic() < gone + 30:
         time.sleep(0.01)
     # killed with the simulator, not left to finish its check (which takes seconds more)
-    assert time.monotonic() - gone < 2.0 and not _alive(check_pid)
+    assert time.monotonic() - gone < 2.0 and not alive(check_pid)
     assert not (tmp_path / "cache").exists() or not any((tmp_path / "cache").rglob("*"))  # not marked checked

@@ -24,6 +24,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from proc_support import children
+
 from coburst.cli.main import main
 
 pytestmark = pytest.mark.timeout(120)
@@ -373,15 +375,4 @@ def test_fuzz_option_values(tmp_path, case, value):
 
 def test_no_process_left_by_the_fuzzed_commands():
     """Nothing above started a process that still runs (children of this test process)."""
-    me = os.getpid()
-    children = []
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                stat = (entry / "stat").read_text()
-            except OSError:
-                continue
-            ppid = int(stat.rsplit(")", 1)[1].split()[1])
-            if ppid == me and "Z" not in stat.rsplit(")", 1)[1].split()[0]:
-                children.append(int(entry.name))
-    assert children == []
+    assert children(os.getpid()) == set()

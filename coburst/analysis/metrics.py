@@ -101,13 +101,14 @@ def read_raw_jobs(path: str | Path) -> pd.DataFrame:
     Batsim job state."""
     import io
 
-    from coburst.validate import read_text
+    from coburst.validate import decode_text, read_bytes
 
     text_cols = ("job_id", "workload_name", "profile", "final_state", "allocated_resources", "metadata")
-    text = read_text(path, "jobs file")  # missing, directory, UTF-16, NUL bytes, bad UTF-8: named
+    data = read_bytes(path, "jobs file")
+    text = decode_text(data, str(path))  # UTF-16, NUL bytes, bad UTF-8: named
     if not text.strip():
         raise InputError(path, None, "empty file: not a Batsim _jobs.csv (no header)")
-    lines, fields = _csv_rows(text.encode("utf-8"))
+    lines, fields = _csv_rows(data)
     bad = np.flatnonzero(fields != fields[0])
     if len(bad):
         i = int(bad[0])
@@ -131,7 +132,6 @@ def read_raw_jobs(path: str | Path) -> pd.DataFrame:
         fail(int(bad[0]), "final_state",
              lambda raw: f"unknown job state {raw!r} (Batsim's: {', '.join(sorted(JOB_STATES))})")
     ran = (states != "REJECTED").to_numpy()
-    everyone = np.ones(len(df), bool)
     for col in (*_TIMES, "requested_number_of_resources"):
         if col not in df.columns:
             continue
@@ -145,13 +145,13 @@ def read_raw_jobs(path: str | Path) -> pd.DataFrame:
             if len(bad):
                 fail(int(bad[0]), col, lambda raw: f"{raw!r} is " + (
                     "not finite" if raw.strip().lower().lstrip("+-") in ("nan", "inf", "infinity") else "not a number"))
-        need = everyone if col in ("submission_time", "requested_number_of_resources") else \
-            ran if col in _RAN_TIMES else ~everyone
+        required = col in ("submission_time", "requested_number_of_resources")
+        need = True if required else ran if col in _RAN_TIMES else False
         bad = np.flatnonzero(np.isinf(values) | (need & np.isnan(values)))
         if len(bad):
             i = int(bad[0])
             fail(i, col, lambda raw: f"{raw!r} is not finite" if raw.strip() else
-                 "empty" + ("" if need is everyone else f" (the job is {states.iloc[i]})"))
+                 "empty" + ("" if required else f" (the job is {states.iloc[i]})"))
         if col in _TIMES:
             df[col] = values
     return df
@@ -266,7 +266,11 @@ class Metrics:
 
 def bounded_slowdown(df: pd.DataFrame, tau: float = TAU) -> np.ndarray:
     turnaround = (df["finish_time"] - df["submission_time"]).to_numpy()
-    runtime = df["execution_time"].to_numpy()
+    return bounded_slowdown_of(turnaround, df["execution_time"].to_numpy(), tau)
+
+
+def bounded_slowdown_of(turnaround: np.ndarray, runtime: np.ndarray, tau: float = TAU) -> np.ndarray:
+    """max(turnaround / max(runtime, tau), 1), element-wise."""
     return np.maximum(turnaround / np.maximum(runtime, tau), 1.0)
 
 

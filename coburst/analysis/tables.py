@@ -67,7 +67,7 @@ import numpy as np
 import pandas as pd
 
 from coburst.analysis import timeseries
-from coburst.analysis.metrics import STATIC_WORKLOAD, TAU, fold_io_jobs, read_raw_jobs
+from coburst.analysis.metrics import STATIC_WORKLOAD, TAU, bounded_slowdown_of, fold_io_jobs, read_raw_jobs
 from coburst.errors import InputError
 
 __all__ = ["RunInput", "discover", "analyze", "read_run", "write_tables", "METRIC_COLUMNS", "PARAM_EXCLUDE",
@@ -335,7 +335,7 @@ def read_run(run: RunInput, *, tau: float = TAU, workload: str | Path | None = N
     turnaround = finish - submit
     with np.errstate(divide="ignore", invalid="ignore"):
         slowdown = np.where(runtime > 0, turnaround / runtime, np.nan)
-    bsld = np.maximum(turnaround / np.maximum(runtime, tau), 1.0)
+    bsld = bounded_slowdown_of(turnaround, runtime, tau)
     meta = df["metadata"].astype(str) if "metadata" in df.columns else pd.Series([""] * len(df), dtype=str)
     job_ids = df["job_id"].astype(str)
     if bb_map:
@@ -417,6 +417,11 @@ def read_run(run: RunInput, *, tau: float = TAU, workload: str | Path | None = N
     return row, jobs
 
 
+def _check_tau(tau) -> None:
+    if not (isinstance(tau, (int, float)) and math.isfinite(tau) and tau > 0):
+        raise InputError("--tau", str(tau), "must be a finite number > 0")
+
+
 def analyze(paths: Sequence[str | Path], tau: float = TAU, *, workload: str | Path | None = None,
             platform: str | Path | None = None) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Analyse Batsim outputs: ``(runs_df, jobs_df)``.
@@ -429,8 +434,7 @@ def analyze(paths: Sequence[str | Path], tau: float = TAU, *, workload: str | Pa
     :class:`coburst.errors.InputError`.  ``runs_df``: one row per run (columns: module doc),
     in discovery order; ``jobs_df``: one row per job, with ``run`` the key into ``runs_df``.
     """
-    if not (isinstance(tau, (int, float)) and math.isfinite(tau) and tau > 0):
-        raise InputError("--tau", str(tau), "must be a finite number > 0")
+    _check_tau(tau)
     runs = discover(paths)
     if not runs:
         raise InputError(", ".join(map(str, paths)) or "(no input)", None, "no finished run to analyse")
@@ -539,14 +543,12 @@ def is_tables_dir(path: str | Path) -> bool:
 def retau(runs: pd.DataFrame, jobs: pd.DataFrame, tau: float) -> tuple[pd.DataFrame, pd.DataFrame]:
     """The tables with the bounded slowdown recomputed for ``tau`` (from each job's turnaround
     and runtime, as :func:`read_run` computes it); unchanged when they already use ``tau``."""
-    if not (isinstance(tau, (int, float)) and math.isfinite(tau) and tau > 0):
-        raise InputError("--tau", str(tau), "must be a finite number > 0")
+    _check_tau(tau)
     if "tau" in runs.columns and len(runs) and (runs["tau"].astype(float) == float(tau)).all():
         return runs, jobs
     runs, jobs = runs.copy(), jobs.copy()
-    turnaround = jobs["turnaround"].to_numpy(float)
-    runtime = jobs["runtime"].to_numpy(float)
-    jobs["bounded_slowdown"] = np.maximum(turnaround / np.maximum(runtime, tau), 1.0)
+    jobs["bounded_slowdown"] = bounded_slowdown_of(jobs["turnaround"].to_numpy(float), jobs["runtime"].to_numpy(float),
+                                                   tau)
     by_run = {run: grp["bounded_slowdown"].to_numpy(float) for run, grp in jobs.groupby("run", sort=False)}
     stats = [_quantiles(by_run.get(run, np.empty(0))) for run in runs["run"]]
     for stat in STATS:

@@ -13,24 +13,18 @@ The process asks Linux for SIGTERM when the thread that started it dies
 
 from __future__ import annotations
 
-import ctypes
 import json
 import os
 import signal
 import sys
 
-PR_SET_PDEATHSIG = 1
-
 
 def _die_with_parent() -> None:
-    try:
-        libc = ctypes.CDLL(None, use_errno=True)
-        libc.prctl(PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0)
-    except (OSError, AttributeError):  # not Linux: the campaign's own stop still applies
-        return
+    """SIGTERM when the campaign dies (not Linux: the campaign's own stop still applies)."""
+    from coburst.signals import die_with_parent
+
     parent = os.environ.get("COBURST_CAMPAIGN_PARENT")
-    if parent and str(os.getppid()) != parent:
-        sys.exit(143)  # the parent died before prctl took effect
+    die_with_parent(signal.SIGTERM, int(parent) if parent else None)
 
 
 def run_coburst(task: dict) -> int:

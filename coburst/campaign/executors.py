@@ -293,9 +293,10 @@ def _execute_dask(camp, runs, address, batsim, retry_failed, prog, on_update) ->
         # The file stays (the workers may still be stopping): open_output removes it next time.
         try:
             runner.stop_file(camp.out, token).touch()
+        except OSError:
+            pass  # the output folder went away: nothing left to protect
+        try:
             client.cancel(futures)
-        except Exception:  # noqa: BLE001 - already stopping
-            pass
         finally:
             client.close()
         raise

@@ -133,12 +133,12 @@ def execute_run(run_id: str, params: dict, task: dict, out: str, batsim: str | N
     (its child killed, nothing published) on the local stop, or when ``stop_file(out,
     stop_token)`` appears (a Dask campaign stopped by its user)."""
     stop_path = stop_file(out, stop_token) if stop_token else None
-    seen = []
+    seen = False
 
     def stopped() -> bool:  # once seen, for good
-        if not seen and (_stop.is_set() or (stop_path is not None and stop_path.exists())):
-            seen.append(True)
-        return bool(seen)
+        nonlocal seen
+        seen = seen or _stop.is_set() or (stop_path is not None and stop_path.exists())
+        return seen
 
     rdir = runs_dir(out)
     final = rdir / run_id

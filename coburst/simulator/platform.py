@@ -298,18 +298,13 @@ def prevalidate(path: str | Path, master_name: str, roles: dict[str, str], engin
 def _die_with(parent: int) -> None:
     """In the forked check: default SIGINT/SIGTERM (not the parent's raising handler), and
     SIGKILL when the parent dies (Linux ``PR_SET_PDEATHSIG``), so no check outlives its run."""
-    import ctypes
-    import os
     import signal
+
+    from coburst.signals import die_with_parent
 
     for sig in (signal.SIGINT, signal.SIGTERM):
         signal.signal(sig, signal.SIG_DFL)
-    try:
-        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL, 0, 0, 0)  # PR_SET_PDEATHSIG
-    except (OSError, AttributeError):  # pragma: no cover - not Linux
-        pass
-    if os.getppid() != parent:  # the parent died before prctl took effect
-        os._exit(1)
+    die_with_parent(signal.SIGKILL, parent)
 
 
 def _kill_and_reap(pid: int) -> None:
