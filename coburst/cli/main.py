@@ -13,7 +13,7 @@ import sys
 from coburst.errors import CoburstError, Interrupted
 
 #: sub-command modules, in the order ``coburst --help`` lists them
-COMMANDS = ("sim", "run", "demo", "platform", "workload", "model", "analyze", "plot", "report", "campaign")
+COMMANDS = ("sim", "run", "demo", "platform", "workload", "model", "theory", "analyze", "plot", "report", "campaign")
 
 
 class _Parser(argparse.ArgumentParser):
