@@ -13,6 +13,20 @@ with ELiSE's values (``s``: measured, else the row mean; ``alone``: the best val
 row, the speed the hook gives a spread job without neighbour).  Ties keep node order.  A job
 runs at the minimum over its nodes (the hook's rule), so the greedy choice per node is a
 heuristic, not an optimum.
+
+**Not the paper's FCS** (that is :mod:`.fcs`, policy ``fcs``).  Listing 1 chooses the
+combination of tasks with the largest total speed; Pair-Greedy chooses neither the jobs nor
+their placement mode by speed:
+
+* *which jobs start* is EASY-Co's (submission order, then EASY backfilling behind the head,
+  by walltimes); FCS picks the jobs whose combination is fastest, ignoring order and walltimes;
+* *how*: every job that can is spread (FCS also runs jobs compact, or spread without
+  neighbour, when that is faster), and a job is co-located even when the pair's total
+  falls below what the two would do apart (FCS leaves it waiting);
+* the speed is scored *per node*, one job at a time, given the jobs already placed: each
+  node is ranked by the pair it would hold, while the job runs at the minimum over all its
+  nodes; FCS scores the whole set started in a decision at once, with the hook's minimum
+  over neighbours, exactly (an integer program).
 """
 
 from __future__ import annotations
@@ -25,7 +39,8 @@ from coburst.policies.cosched.easy_co import EASYCo
 
 
 class PairGreedy(EASYCo):
-    """Heatmap-greedy pairing (Kuchumov & Korkhov 2021, §4.2, FCS applied to pairs), module doc."""
+    """Heatmap-greedy pairing (after Kuchumov & Korkhov 2021, §4.2: EASY-Co with FCS's speed
+    criterion for the node choice only; the paper's FCS is :class:`~.fcs.FCS`), module doc."""
 
     family = "pair-greedy"
     source = "Kuchumov & Korkhov 2021, §4.2 (FCS), on pairs"
