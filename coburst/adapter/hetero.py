@@ -1,0 +1,133 @@
+"""pybatsim adapter for the heterogeneous-cluster policies (:mod:`coburst.policies.hetero`).
+
+:class:`HeteroScheduler` is :class:`~coburst.adapter.scheduler.CoburstScheduler` over a
+:class:`~coburst.core.hetero.HeteroState`: at ``SIMULATION_BEGINS`` it reads the nodes from
+the compute resources' properties (``node``, ``core``, ``speed`` -- flops/s of one core,
+which Batsim does not otherwise tell a scheduler -- and optionally ``type``, ``mem``,
+``mem_bw``, ``static_power``, ``dynamic_power``; ``coburst platform hetero``).  A submitted
+job becomes an :class:`~coburst.core.hetero.HJob` whose work per task is its ``req_ops``
+field, else its ``parallel_homogeneous`` profile's ``cpu``, else its requested time on the
+slowest node (:func:`coburst.core.hetero.job_work`); it is rejected at once when it is wider
+than every node (a job runs on one node, Sánchez Sousa 2023 §3.1) or when nothing gives its
+work.  Started jobs get the Batsim ids of their cores as allocation.
+
+The policy decides once per Batsim message (``onNoMoreEvents``); its decisions leave as
+:class:`~coburst.core.hetero.HeteroDecisions` (maps to node queues, starts, rejects), applied
+to the state here and sent with ``bs.execute_jobs`` / ``bs.reject_jobs``.
+
+Options (pybatsim ``-o '<json>'``): ``policy`` (entry files fix it), the policy's parameters
+(``mapping``, ``max_vertices``, ``job_selection``, ``node_selection``, ``seed``) and the
+adapter's ``trace`` (JSONL, one line per decision that maps, starts or rejects: ``{"now",
+"map": {job: node}, "start": {job: "<core ids>"}, "reject": [...]}``).  Unknown options are
+errors (exit 2, a message naming the option).  The same entry files run on the real
+Batsim 4.2.1.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import math
+import sys
+from typing import Any, ClassVar, Mapping, Sequence
+
+from procset import ProcSet
+
+from coburst.adapter.scheduler import CoburstScheduler
+from coburst.core.decisions import Start
+from coburst.core.hetero import HeteroCluster, HeteroDecisions, HeteroState, HJob, job_work
+from coburst.errors import InputError
+from coburst.policies import hetero
+
+__all__ = ["HeteroScheduler"]
+
+log = logging.getLogger("coburst.adapter.hetero")
+
+
+def _num(info: Mapping[str, Any], key: str) -> float:
+    v = info.get(key, 0)
+    if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) or v < 0:
+        return 0.0
+    return float(v)
+
+
+class HeteroScheduler(CoburstScheduler):
+    """A pybatsim scheduler running a heterogeneous-cluster policy (module doc)."""
+
+    registry: ClassVar[Any] = hetero
+    #: entry files of one policy set this: the policy's parameters stay options, ``policy`` may not
+    only_policy: ClassVar[str | None] = None
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        if cls.only_policy is not None:  # option checks before a run (coburst run) see the policy
+            cls.default_policy = cls.only_policy
+
+    def __init__(self, options: Mapping[str, Any] | None = None):
+        options = dict(options or {})
+        if self.only_policy is not None:
+            if "policy" in options:
+                print(f"coburst: scheduler options: policy: this scheduler always runs {self.only_policy!r}",
+                      file=sys.stderr)
+                raise SystemExit(2)
+            options["policy"] = self.only_policy
+        super().__init__(options)
+
+    def onSimulationBegins(self):
+        compute, _ = self.resources()
+        try:
+            self.cluster = HeteroCluster.from_resources(compute)
+        except InputError as err:
+            print(f"coburst: {err}", file=sys.stderr)
+            raise SystemExit(2) from None
+        self.state = HeteroState(self.cluster, self._now())
+        self.io = None
+        self._seq = 0
+        log.info("coburst %s on %r", self.policy.name, self.cluster)
+
+    def onJobSubmission(self, job):
+        state = self.state
+        state.advance(self._now())
+        info = job.json_dict or {}
+        res = int(job.requested_resources)
+        walltime = float(job.requested_time)
+        walltime = walltime if walltime > 0 else math.inf
+        work = job_work(info, job.profile_dict, walltime, self.cluster.min_speed)
+        reason = None
+        if res > self.cluster.max_cores:
+            reason = f"{res} tasks but the widest node has {self.cluster.max_cores} cores (a job runs on one node)"
+        elif work is None:
+            reason = "no work estimate (no req_ops, no parallel_homogeneous cpu, no req_time, no walltime)"
+        if reason is not None:
+            log.warning("rejecting job %s: %s", job.id, reason)
+            self.bs.reject_jobs([job])
+            return
+        hjob = HJob(id=job.id, subtime=float(job.submit_time), res=res, work=work, seq=self._seq,
+                    walltime=walltime, req_time=_num(info, "req_time"), mem=_num(info, "mem"),
+                    mem_vol=_num(info, "mem_vol"), extra=info)
+        self._seq += 1
+        state.submit(hjob)
+        self._jobs[job.id] = job
+        self._released.append(hjob)
+
+    def _write_trace(self, decisions: HeteroDecisions) -> None:
+        line = {"now": decisions.now, "map": {j.id: n for j, n in decisions.maps},
+                "start": {st.job.id: str(ProcSet(*st.alloc.ids)) for st in decisions.starts},
+                "reject": [r.job.id for r in decisions.rejects]}
+        self._trace.write(json.dumps(line, separators=(",", ":")) + "\n")
+        self._trace.flush()
+
+    def apply(self, decisions: HeteroDecisions) -> None:
+        if self._trace is not None and decisions.maps and not (decisions.starts or decisions.rejects):
+            self.state.apply(decisions)
+            self._write_trace(decisions)
+            return
+        super().apply(decisions)
+
+    def launch(self, starts: Sequence[Start]) -> None:
+        jobs = []
+        for st in starts:
+            job = self._jobs[st.job.id]
+            job.allocation = ProcSet(*st.alloc.ids)
+            jobs.append(job)
+        self.bs.execute_jobs(jobs)
