@@ -53,7 +53,8 @@ class OptResult:
 
 def _solve(columns: np.ndarray, cols_masks: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Solve (3) restricted to the given columns ((k, n) speed rows); return (x, y)."""
-    a_eq = sparse.csc_array(columns.T)
+    # dense for small masters (less overhead in scipy), sparse beyond
+    a_eq = columns.T if columns.size <= 20_000 else sparse.csc_array(columns.T)
     res = linprog(np.ones(columns.shape[0]), A_eq=a_eq, b_eq=b, bounds=(0, None), method="highs")
     if res.status != 0:  # pragma: no cover - check_instance guarantees feasibility
         raise RuntimeError(f"HiGHS could not solve LP (3): {res.message}")
