@@ -2,7 +2,10 @@
 
 ``coburst platform dragonfly`` writes a dragonfly platform with burst-buffer nodes and a
 PFS (Kopański 2020, §2.2); ``coburst platform cluster`` a flat cluster with a master host
-(``platforms/kth_sp2.xml``); ``coburst platform info`` summarises any platform file.
+(``platforms/kth_sp2.xml``); ``coburst platform hetero`` a heterogeneous cluster (node types
+of their own speed, cores and power; Sánchez Sousa 2023, Tables 2-5) and ``coburst platform
+from-irmasim`` converts an IRMaSim modelV1 ``platform.json`` to one; ``coburst platform
+info`` summarises any platform file.
 """
 
 from __future__ import annotations
@@ -12,7 +15,7 @@ import shlex
 import sys
 
 from coburst.fileio import atomic_write
-from coburst.validate import PLATFORM_COUNT, check_output, read_bytes
+from coburst.validate import PLATFORM_COUNT, SEED, check_output, read_bytes
 
 #: largest generated platform, in hosts (an explicit 1M-host XML is already ~200 MB)
 MAX_HOSTS = 1_000_000
@@ -108,6 +111,76 @@ def _cosched(args: argparse.Namespace) -> int:
         print(f"wrote {args.output}: {spec.nodes} nodes x {spec.nb_sockets} sockets x {spec.cores_per_socket} cores, "
               f"{spec.nb_units} {spec.unit} units (Batsim resources), master host {spec.master!r}", file=sys.stderr)
     return 0
+
+
+def _command_line(args: argparse.Namespace) -> str | None:
+    return "coburst platform " + " ".join(shlex.quote(a) for a in sys.argv[2:]) if args.record_command else None
+
+
+def _network(args: argparse.Namespace) -> dict[str, str]:
+    return {k: v for k, v in (("master", args.master), ("link_bw", args.link_bw), ("link_lat", args.link_lat),
+                              ("master_bw", args.master_bw), ("master_lat", args.master_lat)) if v is not None}
+
+
+def _write_hetero(args: argparse.Namespace, plat) -> int:
+    from coburst.platforms.hetero import render_xml
+
+    text = render_xml(plat, _command_line(args))
+    if args.output in (None, "-"):
+        sys.stdout.write(text)
+    else:
+        with atomic_write(args.output) as handle:
+            handle.write(text)
+        types = sorted({n.type for n in plat.nodes})
+        print(f"wrote {args.output}: {len(plat.nodes)} nodes, {plat.nb_cores} cores (Batsim resources), "
+              f"{len(types)} node types, master host {plat.master!r}", file=sys.stderr)
+    return 0
+
+
+def _hetero(args: argparse.Namespace) -> int:
+    from coburst.errors import InputError
+    from coburst.platforms.hetero import build, load_spec, preset
+
+    if args.output not in (None, "-"):
+        check_output(args.output, "-o/--output")
+    if (args.preset is None) == (args.spec is None):
+        raise InputError("--preset/--spec", None, "give exactly one: a preset (low16, high16, dist0, dist1) or a "
+                                                  "node-type spec file")
+    if args.preset is not None:
+        plat = preset(args.preset, 0 if args.seed is None else args.seed, **_network(args))
+    else:
+        types, extra = load_spec(args.spec)
+        seed = args.seed if args.seed is not None else extra.get("seed", 0)
+        plat = build(types, seed, description=extra.get("description", f"node types of {args.spec}"),
+                     **_network(args))
+    if args.description is not None:
+        from dataclasses import replace
+
+        from coburst.platforms.hetero import validate
+
+        plat = replace(plat, description=args.description)
+        validate(plat)
+    return _write_hetero(args, plat)
+
+
+def _from_irmasim(args: argparse.Namespace) -> int:
+    if args.output not in (None, "-"):
+        check_output(args.output, "-o/--output")
+    from coburst.platforms.irmasim import convert
+
+    plat = convert(args.platform, name=args.platform_name, library=args.library, **_network(args))
+    return _write_hetero(args, plat)
+
+
+def _hetero_network_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("-o", "--output", help="output XML file (default: standard output)")
+    p.add_argument("--master", help="name of the master host (default master_host, Batsim's default -m)")
+    p.add_argument("--link-bw", help="bandwidth of a node's network port, shared by its cores (default 1250MBps)")
+    p.add_argument("--link-lat", help="latency of a node's network port (default 50us)")
+    p.add_argument("--master-bw", help="bandwidth of the master link (default 1250MBps)")
+    p.add_argument("--master-lat", help="latency of the master link (default 100us)")
+    p.add_argument("--no-record-command", dest="record_command", action="store_false",
+                   help="do not write the command line into the XML")
 
 
 def _info(args: argparse.Namespace) -> int:
@@ -230,6 +303,35 @@ def register(subparsers) -> None:
     co.add_argument("--no-record-command", dest="record_command", action="store_false",
                     help="do not write the command line into the XML")
     co.set_defaults(func=_cosched)
+
+    he = sub.add_parser("hetero", help="heterogeneous cluster: node types with their own cores, speed and power",
+                        description="A heterogeneous cluster, one Batsim resource per core, host speed = clock x "
+                                    "flops per cycle, Batsim energy properties (coburst/platforms/hetero.py). "
+                                    "Presets: Sanchez Sousa 2023, Tables 2-5 (low16, high16: 16 single-core nodes "
+                                    "with clocks drawn in the tables' ranges; dist0, dist1: the distributed "
+                                    "heterogeneity platforms). Or --spec FILE: node types in TOML or JSON.")
+    he.add_argument("--preset", choices=("low16", "high16", "dist0", "dist1"),
+                    help="Table 2 (low16), Table 3 (high16), Table 4 (dist0), Table 5 (dist1)")
+    he.add_argument("--spec", help="node-type spec, TOML (or JSON for a .json name): [[types]] with id, count, "
+                                   "cores, clock (GHz or [lo, hi]), flops_per_cycle, static_power, dynamic_power, "
+                                   "min_power, mem, mem_bw (module doc of coburst/platforms/hetero.py)")
+    he.add_argument("--seed", type=SEED, help="seed of the clock draws (default 0, or the spec's seed); same seed, "
+                                              "same bytes")
+    he.add_argument("--description", help="comment written at the top of the file")
+    _hetero_network_options(he)
+    he.set_defaults(func=_hetero)
+
+    ir = sub.add_parser("from-irmasim", help="convert an IRMaSim modelV1 platform.json to a heterogeneous platform",
+                        description="Convert an IRMaSim modelV1 platform (platform.json, with its node and "
+                                    "processor types) to SimGrid XML: one resource per core, speed = clock_rate x "
+                                    "dpflops_per_cycle, power from static/dynamic/min_power "
+                                    "(coburst/platforms/irmasim.py).")
+    ir.add_argument("platform", help="IRMaSim platform.json")
+    ir.add_argument("--platform-name", help="the platform to convert when the file defines several")
+    ir.add_argument("--library", help="IRMaSim platform library folder (node_types.json, processor_types.json, "
+                                      "platforms.json) for types the file does not define")
+    _hetero_network_options(ir)
+    ir.set_defaults(func=_from_irmasim)
 
     info = sub.add_parser("info", help="summarise a platform file (hosts, roles, burst buffers)")
     info.add_argument("platform", help="SimGrid platform XML")

@@ -2,6 +2,9 @@
 
 ``coburst workload swf LOG.swf -o OUT.json`` applies the Alloc-Only or IO-Aware job model
 (Kopański 2020, §2.3–2.5); ``--split K`` writes K time periods instead of the full log.
+``coburst workload hetero`` writes workloads whose run time depends on the node (Sánchez
+Sousa 2023, §5.1.1 synthetic sets, §5.1.2 realistic environment from an SWF log) and
+``coburst workload from-irmasim`` converts an IRMaSim ``workload.json``.
 """
 
 from __future__ import annotations
@@ -141,6 +144,65 @@ def _elise(args: argparse.Namespace) -> int:
     return 0
 
 
+def _hetero(args: argparse.Namespace) -> int:
+    from coburst.errors import InputError
+    from coburst.platforms.units import parse_speed
+    from coburst.workloads.batsim_json import write_workload
+    from coburst.workloads.hetero import realistic, synthetic
+
+    check_output(args.output, "-o/--output")
+    ref = parse_speed(args.ref_speed, "--ref-speed")
+    if args.swf is None:
+        for opt, value in (("--start", args.start), ("--length", args.length), ("--batch", args.batch),
+                           ("--rounding", args.rounding), ("--max-res", args.max_res)):
+            if value is not None:
+                raise InputError(opt, None, "applies to the realistic environment only (--swf LOG)")
+        doc = synthetic(args.seed, jobs=args.jobs, req_min=args.req_min, req_max=args.req_max, ref_speed=ref)
+        write_workload(doc, args.output)
+        if not args.quiet:
+            print(f"wrote {args.output}: {len(doc['jobs'])} single-task jobs at t=0, requested time "
+                  f"{args.req_min}-{args.req_max} s (seed {args.seed})", file=sys.stderr)
+        return 0
+    for opt, value, default in (("--jobs", args.jobs, 512), ("--req-min", args.req_min, 100),
+                                ("--req-max", args.req_max, 3000)):
+        if value != default:
+            raise InputError(opt, None, "applies to the synthetic sets only (without --swf)")
+    start: int | str = 0
+    if args.start is not None:
+        if args.start == "random":
+            start = "random"
+        else:
+            try:
+                start = int(args.start)
+            except ValueError:
+                raise InputError("--start", None, f"expected a job index or 'random', got {args.start!r}") from None
+    max_res = 32 if args.max_res is None else (None if args.max_res == 0 else args.max_res)
+    doc, report = realistic(args.swf, start=start, length=500 if args.length is None else args.length,
+                            seed=args.seed, batch=1e5 if args.batch is None else args.batch,
+                            rounding=args.rounding or "nearest", max_res=max_res, ref_speed=ref)
+    write_workload(doc, args.output)
+    if not args.quiet:
+        dropped = ", ".join(f"{n} {why}" for why, n in report.dropped.items()) or "none"
+        print(f"{args.swf}: {report.records} records; dropped: {dropped}", file=sys.stderr)
+        print(f"  slice of {report.kept} jobs from job {report.start}, {report.batches} submission batches; "
+              f"{report.capped} jobs cut to {max_res} tasks; {report.req_from_runtime} without requested time "
+              f"use their run time", file=sys.stderr)
+        print(f"wrote {args.output}", file=sys.stderr)
+    return 0
+
+
+def _from_irmasim(args: argparse.Namespace) -> int:
+    from coburst.workloads.batsim_json import write_workload
+    from coburst.workloads.irmasim import convert
+
+    check_output(args.output, "-o/--output")
+    doc = convert(args.workload)
+    write_workload(doc, args.output)
+    if not args.quiet:
+        print(f"wrote {args.output}: {len(doc['jobs'])} jobs, {len(doc['profiles'])} profiles", file=sys.stderr)
+    return 0
+
+
 def register(subparsers) -> None:
     parser = subparsers.add_parser("workload", help="convert SWF logs and check Batsim workloads",
                                    description=__doc__.splitlines()[0])
@@ -189,6 +251,47 @@ def register(subparsers) -> None:
     elise.add_argument("--seed", type=SEED, default=0, help="random seed (default 0); same seed, same bytes")
     elise.add_argument("-q", "--quiet", action="store_true", help="print nothing on success")
     elise.set_defaults(func=_elise)
+
+    he = sub.add_parser("hetero", help="jobs whose run time depends on the node (Sanchez Sousa 2023, 5.1.1/5.1.2)",
+                        description="Workloads of parallel_homogeneous work (flops per task, com 0), so a job's run "
+                                    "time is its operations / the core's speed (coburst/workloads/hetero.py). "
+                                    "Without --swf: 5.1.1's synthetic set (512 single-task jobs at t=0, requested "
+                                    "time 100-3000 s, operations = requested time x --ref-speed). With --swf LOG: "
+                                    "5.1.2's realistic environment (submit times rounded to --batch seconds, a "
+                                    "--length-job slice).")
+    he.add_argument("-o", "--output", required=True, help="output workload JSON")
+    he.add_argument("--seed", type=SEED, default=0,
+                    help="synthetic: the set's seed (the thesis' five: 0-4); realistic: the seed of --start random "
+                         "(default 0)")
+    he.add_argument("--ref-speed", default="1Gf",
+                    help="speed at which the requested time (synthetic) or the SWF run time (realistic) is spent: "
+                         "operations = time x this (default 1Gf, the slowest clock of Tables 2-3)")
+    he.add_argument("--jobs", type=opt_int(1, 10_000_000), default=512, help="synthetic: number of jobs (default 512)")
+    he.add_argument("--req-min", type=opt_int(1, 2**32), default=100,
+                    help="synthetic: shortest requested time in s (default 100)")
+    he.add_argument("--req-max", type=opt_int(1, 2**32), default=3000,
+                    help="synthetic: longest requested time in s (default 3000)")
+    he.add_argument("--swf", help="realistic environment from this SWF log (e.g. workloads/KTH-SP2-1996-2.1-cln.swf)")
+    he.add_argument("--start", help="realistic: index of the slice's first job after filtering, or 'random' "
+                                    "(drawn with --seed; default 0)")
+    he.add_argument("--length", type=opt_int(1, COUNT_MAX), help="realistic: jobs in the slice (default 500)")
+    he.add_argument("--batch", type=opt_float(0, 2**32),
+                    help="realistic: submit times rounded to multiples of this many seconds (default 1e5; 0: none)")
+    he.add_argument("--rounding", choices=("nearest", "down", "up"), help="realistic: how (default nearest)")
+    he.add_argument("--max-res", type=opt_int(0, COUNT_MAX),
+                    help="realistic: wider jobs are cut to this many tasks (default 32, the widest node of Tables "
+                         "4-5; 0: no cut)")
+    he.add_argument("-q", "--quiet", action="store_true", help="print nothing on success")
+    he.set_defaults(func=_hetero)
+
+    ir = sub.add_parser("from-irmasim", help="convert an IRMaSim workload.json (req_ops, ipc, res, req_time, ...)",
+                        description="Convert an IRMaSim workload (JSON) to a Batsim workload of parallel_homogeneous "
+                                    "work: cpu = ceil(req_ops / ipc) per task, IRMaSim's fields kept "
+                                    "(coburst/workloads/irmasim.py).")
+    ir.add_argument("workload", help="IRMaSim workload.json")
+    ir.add_argument("-o", "--output", required=True, help="output workload JSON")
+    ir.add_argument("-q", "--quiet", action="store_true", help="print nothing on success")
+    ir.set_defaults(func=_from_irmasim)
 
     check = sub.add_parser("check", help="validate Batsim workload files and summarise them")
     check.add_argument("workloads", nargs="+", help="workload JSON files")
