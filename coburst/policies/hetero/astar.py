@@ -39,7 +39,9 @@ time for a larger limit (the thesis' remark in Ch. 6).  ``max_vertices=0``: no p
 Incumbent: min-min's mapping of the batch is computed first; a vertex whose ``f`` reaches its
 makespan cannot lead to a better mapping and is discarded, and if every vertex is discarded
 the min-min mapping is used.  So A* is never worse than min-min on a batch (tested), and with
-``max_vertices=0`` it is optimal.  Ties between leaves: smaller ``f``, then deeper, then
+``max_vertices=0`` it is optimal over the mappings in batch order (on single-core nodes: over
+all mappings; on multi-core nodes min-min, which maps in its own order, can be better still
+and is then used).  Ties between leaves: smaller ``f``, then deeper, then
 older.
 """
 
