@@ -1,0 +1,29 @@
+"""The heterogeneous-cluster entry files (schedulers/hetero*.py) on the real Batsim 4.2.1 and on
+``coburst sim``: identical messages and outputs (tests/crossengine.py), and the model's
+invariants on the outputs (every job completed on cores of one node, for ops / speed seconds,
+no core held twice).  Skipped without ``BATSIM``."""
+
+from __future__ import annotations
+
+import pytest
+
+import hetero_fixtures as hf
+from crossengine import assert_identical, jobs_rows, needs_batsim, run_both
+from simharness import REPO
+from test_hetero_policies import NODES, check_invariants, random_jobs
+
+CASES = [("heteroMinMin", {}), ("heteroMaxMin", {"mapping": "deferred"}), ("heteroDuplex", {}),
+         ("heteroAStar", {}), ("heteroHeuristic", {"job_selection": "random", "node_selection": "random", "seed": 5}),
+         ("heteroHeuristic", {"job_selection": "shortest", "node_selection": "high_gflops", "mapping": "queue"})]
+
+
+@needs_batsim
+@pytest.mark.parametrize("entry,options", CASES, ids=[f"{e}-{i}" for i, (e, _) in enumerate(CASES)])
+def test_entry_files_on_real_batsim_like_coburst(tmp_path, entry, options):
+    plat = hf.platform(tmp_path / "hetero.xml", NODES, mem=[4, 8, 16, 32], power=[(10, 20), (5, 30), (8, 8), (2, 4)])
+    jobs = random_jobs(21, 16, "poisson") + [dict(j, id=100 + j["id"], subtime=5.0) for j in random_jobs(22, 6, "zero")]
+    wl = hf.workload(tmp_path / "w.json", jobs, 8)
+    batsim, coburst = run_both(tmp_path, workloads=[wl], platform=plat, scheduler=str(REPO / "schedulers" / f"{entry}.py"),
+                               options=options)
+    assert_identical(batsim, coburst)
+    check_invariants(jobs_rows(coburst), jobs)
