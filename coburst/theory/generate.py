@@ -45,12 +45,10 @@ def section8_speeds(n: int, alpha: np.ndarray, rng: np.random.Generator) -> np.n
         low = np.full((level.size, n), np.inf)
         for l in range(n):
             bit = np.int64(1 << l)
-            has = (level & bit) != 0
-            sub = speeds[level[has] ^ bit]  # T_l removed: row gives a_{i,sub} for the other tasks
-            block = low[has]
-            np.minimum(block, sub, out=block)
-            block[:, l] = low[has][:, l]  # T_l itself is not in the sub-combination
-            low[has] = block
+            idx = np.flatnonzero(level & bit)
+            sub = speeds[level[idx] ^ bit]  # T_l removed: a_{i, S minus T_l} for the other tasks
+            sub[:, l] = np.inf  # T_l itself is not in the sub-combination
+            low[idx] = np.minimum(low[idx], sub)
         u = rng.uniform(0.0, 1.0, size=(level.size, n))
         factor = alpha[None, :] + (1.0 - alpha[None, :]) * u  # U(α_i, 1)
         mem = member[level]

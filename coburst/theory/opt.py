@@ -5,8 +5,8 @@
 where column j of A is combination j's speeds (a_{1,j}, ..., a_{n,j}) and x_j the time it
 runs.  Solved with scipy's HiGHS (:func:`scipy.optimize.linprog`).  Two ways:
 
-* ``"full"``: all 2**n - 1 columns at once (the default up to n = :data:`FULL_MAX_N`);
-* ``"colgen"``: column generation.  The restricted master starts from the n singletons
+* ``"full"``: all 2**n - 1 columns at once (``"auto"`` up to n = :data:`FULL_MAX_N`);
+* ``"colgen"``: column generation (``"auto"`` beyond).  The restricted master starts from the n singletons
   (always feasible: every task runs alone at a positive speed, see
   :func:`coburst.theory.model.check_instance`); its duals y price every combination at
   once, reduced cost ``1 - a_j . y`` (one matrix-vector product over the (2**n, n) speed
@@ -29,8 +29,9 @@ from scipy.optimize import linprog
 
 from coburst.theory.model import Instance, Schedule, schedule_from_times
 
-#: largest n solved by enumerating every combination when ``method="auto"``
-FULL_MAX_N = 16
+#: largest n solved by enumerating every combination when ``method="auto"`` (measured:
+#: column generation is faster from n = 10 on, 18x at n = 16; benchmarks/bench_theory.py)
+FULL_MAX_N = 9
 #: columns added per column-generation round
 BATCH = 64
 
