@@ -127,6 +127,17 @@ def test_weights_nodes_or_jobs(tiny):
     assert set(placed(decide("fcs", s, heatmap=tiny, weights="jobs"))) == {"j1", "j2"}
 
 
+def test_burst_buffer_that_does_not_fit_leaves_the_job_waiting(tiny):
+    """x and y would pair (2.4 on 2 nodes) but the one BB node holds one request: y's fails,
+    the choice is made again without y: x spread alone (1.3) rather than compact (1)."""
+    c = NodeSharingCluster.build(2, bb_capacity=[10])
+    s = waiting(c, [CoJob("j0", 0, 4, 100, 1, 0, app="x", processes=20, bb=10),
+                    CoJob("j1", 0, 4, 100, 1, 1, app="y", processes=20, bb=10)])
+    d = decide("fcs", s, heatmap=tiny)
+    assert placed(d) == {"j0": (SPREAD, (0, 1))}
+    assert d.starts[0].alloc.bb_nodes == (0,)
+
+
 def test_parameters_are_checked():
     from coburst.errors import InputError
     with pytest.raises(InputError, match="weights"):
@@ -288,3 +299,21 @@ def test_entry_file_on_real_batsim_like_coburst(tmp_path):
     assert_identical(batsim, coburst)
     rows = jobs_rows(coburst)
     check_invariants(rows, co=True)
+
+
+def test_burst_buffers_on_a_node_sharing_platform(tmp_path):
+    """tests/test_cosched_bb.py's scene (24 communicating jobs with burst-buffer requests, two
+    BB hosts): FCS's choice ignores burst buffers, a chosen job whose request does not fit
+    waits (module doc); every job runs, no BB host over capacity, no unit held twice."""
+    from test_cosched_bb import CAP, bb_peak, platform, workload
+    plat, wl = platform(tmp_path), workload(tmp_path, ptask=True)
+    out = tmp_path / "out"
+    proc = subprocess.run([str(COBURST), "run", "fcs", "-p", str(plat), "-w", str(wl), "--heatmap", "aris-nas",
+                           "-e", str(out), "-q"], capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    with open(f"{out}_jobs.csv", newline="") as fh:
+        rows = list(csv.DictReader(fh))
+    assert len(rows) == 24
+    check_invariants(rows, co=True)
+    peak = bb_peak(rows)
+    assert peak and all(v <= CAP for v in peak.values()), peak

@@ -6,14 +6,16 @@ completes; then choose again.  The amount of work of a task is unknown (non-clai
 speed in every combination is known.
 
 **On the cluster** (:class:`FCS`).  A decision point is every batch of job ends and arrivals
-(the adapter calls the policy once per batch).  There, among the placements the node-sharing
+(the adapter calls the policy once per batch; the paper's tasks are all there at time 0, here
+an arrival is a decision point too).  There, among the placements the node-sharing
 model offers (:mod:`coburst.core.nodeshare`) to the *waiting* jobs, FCS starts the set whose
 total speed -- the sum over every job on the machine of its speed *as the heatmap hook will
 apply it* (:mod:`coburst.simulator.speedup`), weighted by its width -- is the largest:
 
 * **compact**: a job ``a`` of ``m`` nodes alone on ``m`` idle nodes, speed 1;
 * **spread alone**: ``a`` on ``2m`` idle nodes without neighbour, speed ``alone(a)`` (the
-  hook's default: the best value of ``a``'s heatmap row);
+  hook's default: the best value of ``a``'s heatmap row; offered only when above 1, else
+  compact does as much on half the nodes);
 * **pair**: two waiting jobs spread on the same idle nodes: the wider ``b`` on ``2 m_b`` idle
   nodes, ``a`` (``m_a <= m_b``) on ``2 m_a`` of them; speeds ``s(a, b)`` and ``s(b, a)``;
 * **join**: a waiting job ``a`` spread on ``2 m_a`` nodes where a running spread job ``h``
@@ -29,7 +31,9 @@ the work of compact node-seconds done per second, because the paper models a clu
 single-node environment containing combined resources of multiple nodes" (§3) and a
 ``m``-node job at speed ``s`` does ``m`` times the work of a one-node job at ``s``.
 ``weights="jobs"`` sums the speeds unweighted, Listing 1's ``r`` literally (it prefers many
-narrow jobs).
+narrow jobs).  With node weights, two jobs of ``m`` nodes share ``2m`` nodes only when
+``s(a, b) + s(b, a) > 2`` if those nodes could hold both compact instead: FCS co-locates the
+pairs that gain together and, while nodes are short, runs the others compact.
 
 **Choosing the combination.**  Jobs of the same application and width are interchangeable
 for the total speed (FCS ignores walltimes: the work is unknown to it), so the choice is an
@@ -44,7 +48,7 @@ order: the paper breaks ties by the order of the combinations, ``j = 1..m``); co
 of equal total speed within the solver's tolerance are broken as HiGHS returns them
 (deterministic for the same inputs).  The search is repeated on the board it leaves
 ("rounds"): a job started spread in this decision becomes a host the next round may add a
-neighbour to; the decision ends when a round starts nothing.
+neighbour to; the decision ends when a round starts nothing and leaves out no job.
 
 **How this departs from the paper's FCS** (decided here, tested in tests/test_cosched_fcs.py):
 
@@ -52,14 +56,17 @@ neighbour to; the decision ends when a round starts nothing.
   among *all* active tasks and may stop some of them; here the running jobs keep their
   nodes and only the waiting jobs are chosen, given them.  Between decisions the speeds
   change only when a neighbour arrives or leaves (the hook), never by FCS's choice;
+* the speed of a combination is not an arbitrary ``a_ij`` but what the hook derives from
+  the pairwise heatmap (a job's speed is the minimum over its neighbours);
 * placements are limited to the four above: a node holds at most two jobs (the heatmaps are
-  pairwise), a job sharing nodes has one neighbour per node and, when it joins, all its
-  nodes next to the same host; combinations mixing more jobs on a node do not exist here;
+  pairwise); a job placed next to others (pair guest, join) has all its nodes next to one
+  job, and a host gets at most one new neighbour per round;
 * no reservation: like Listing 1, FCS maximises the speed now, so a wide job waits while
   narrower ones make the machine faster (every job still runs: an idle machine always
   starts one, and a finite workload drains);
 * burst buffers are not in the integer program: a chosen job whose burst-buffer request does
-  not fit now is left waiting for this decision (with its pair partner);
+  not fit now is left waiting for this decision, and the choice is made again without it
+  (its pair partner included in the next round);
 * the hook's ``--heatmap-alone FACTOR`` is not known to the policy: it assumes the default
   (row best) for spread jobs without neighbour.
 
@@ -167,8 +174,9 @@ class FCS(CoPolicy):
             if not pool:
                 break
             self.last_rounds += 1
+            before = len(skipped)
             started = self.round(pool, board, on, state, decisions, skipped)
-            if not started:
+            if not started and len(skipped) == before:
                 break
             waiting = [j for j in waiting if j.seq not in on]
         if not on and waiting:  # the solver found nothing on an idle machine: never stall
@@ -235,16 +243,18 @@ class FCS(CoPolicy):
     @staticmethod
     def start(decisions: PlacementDecisions, board: Board, on: dict, skipped: set[int],
               group: list[tuple[CoJob, np.ndarray]]) -> int:
-        """Place a group of spread jobs on the given node orders; all or none (burst buffers)."""
+        """Place a group of spread jobs on the given node orders, all or none: a job whose
+        burst-buffer request does not fit now is left out of this decision (``skipped``), its
+        partner stays in the pool of the next round."""
         placed = []
         for job, nodes in group:
             if len(nodes) < 2 * job.nodes:  # cannot happen: the choice counted the nodes
                 raise AssertionError(f"FCS: {len(nodes)} nodes for a spread job of {job.nodes}")
             pl = board.place(job.seq, SPREAD, job.nodes, np.asarray(nodes, dtype=np.int64), job.bb)
             if pl is None:
-                for _, p in placed:
+                for _, p in reversed(placed):
                     board.give(p)
-                skipped.update(j.seq for j, _ in group)
+                skipped.add(job.seq)
                 return 0
             placed.append((job, pl))
         for job, pl in placed:
