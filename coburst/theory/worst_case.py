@@ -19,11 +19,17 @@ Both rules only lower a speed when a task joins, so (1) holds; every task alone 
 The fastest combination of the tasks of groups 0..k is group k alone (speed p_k; any
 combination with at most c_k of its tasks reaches at most c_k + (1-ε) p_{k-1} < p_k, and
 more than c_k stall the lower groups), so FCS runs group K until it completes, then group
-K-1, ..., then L alone — no ties anywhere.  OPT instead runs, at every instant, c_k
-tasks of every group k next to L (rotating inside each group): all groups progress during
-L's whole run.  With the works chosen so that every group completes with L (b of a group-k
-task: c_k T_k / p_k, T_k = (1-ε)^-k), C_max^FCS / C_max^OPT -> 1 + sum_k c_k / p_k as
-ε -> 0: 2.1 at n = 8 (c = 1, 3), 2.5 at n = 15 (c = 1, 2, 4), about log2(n) + ... beyond.
+K-1, ..., then L alone — no ties anywhere.  With b = c_k T_k / p_k for a group-k task
+(T_k = (1-ε)^-k) and b = 1 for L, each group completes at once and
+
+    C_max^FCS = 1 + sum_k c_k T_k / p_k  >=  1 + sum_k c_k / p_k.
+
+OPT can instead run, at every instant, c_k tasks of every group k next to L (rotating
+inside each group): nobody stalls, everybody runs at (1-ε)^K, L completes after
+(1-ε)^-K and group k after T_k (1-ε)^-K, so C_max^OPT <= (1-ε)^-2K.  Hence
+C_max^FCS / C_max^OPT >= (1-ε)^2K (1 + sum_k c_k / p_k) -> 1 + sum_k c_k / p_k as ε -> 0:
+2.1 at n = 8 (caps 1, 3), 2.5 at n = 15 (caps 1, 2, 4); with c_k = p_{k-1} every level
+adds 1/2 while n doubles, so the ratio grows without bound, at least like (log2 n)/2.
 
 **Search.**  :func:`worst_case` starts from the best of these structured instances
 (FCS), Example 1 and §8 instances, then improves by local search: random changes of one
