@@ -146,8 +146,9 @@ def round_subtime(t: float, batch: float, rounding: str = "nearest") -> float:
 
 def realistic(swf_path: str | Path, *, start: int | str = 0, length: int = 500, seed: int = 0,
               batch: float = 1e5, rounding: str = "nearest", max_res: int | None = 32,
-              ref_speed: float = REF_SPEED) -> tuple[dict, SwfReport]:
-    """§5.1.2's realistic environment from an SWF log (module doc)."""
+              ref_speed: float = REF_SPEED, log=None) -> tuple[dict, SwfReport]:
+    """§5.1.2's realistic environment from an SWF log (module doc); ``log``: the file already
+    read by :func:`coburst.workloads.swf.read_swf` (several slices of one log)."""
     import numpy as np
 
     from coburst.workloads.swf import read_swf
@@ -162,7 +163,8 @@ def realistic(swf_path: str | Path, *, start: int | str = 0, length: int = 500, 
         raise InputError("--max-res", None, f"must be >= 1, got {max_res}")
     if not (math.isfinite(ref_speed) and ref_speed > 0):
         raise InputError("--ref-speed", None, f"must be > 0, got {ref_speed!r}")
-    log = read_swf(swf_path)
+    if log is None:
+        log = read_swf(swf_path)
     report = SwfReport(records=len(log.jobs))
     kept = []
     for job in log.jobs:
