@@ -9,7 +9,10 @@ NAS application seed (``coburst workload elise``, walltime 1.4 x compact time, a
 ``--arrival``, all at t = 0 by default) on a ``--nodes``-node ARIS platform (2 x 10 cores, half
 sockets as Batsim resources), every policy run through ``coburst run`` with the measured ARIS
 NAS heatmap as speedup hook.  Prints the per-policy means over the experiments laid out like
-Tables 6.1-6.2 (makespan speedup against Conservative of the same experiment) and writes a
+Tables 6.1-6.2 (makespan speedup against Conservative of the same experiment), with one more
+column: makespan / bound, where the bound is a lower bound on the makespan of any schedule
+of the experiment's jobs (the fluid LP of :mod:`coburst.theory.cosched_bound`: how far each
+policy is from the best possible schedule, at most), and writes a
 Pareto plot of mean slowdown against makespan speedup (``<out>/pareto.png``), and every run's
 metrics (``<out>/metrics.csv``).
 
@@ -33,7 +36,8 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from coburst.analysis.cosched import cosched_metrics  # noqa: E402
+from coburst.analysis.cosched import cosched_metrics, makespan_bound_of  # noqa: E402
+from coburst.models.heatmap import load_heatmap  # noqa: E402
 from coburst.policies.cosched import LABELS  # noqa: E402
 
 #: Kellari's schedulers (Tables 6.1-6.2) and the heatmap-greedy pairing
@@ -44,7 +48,7 @@ COLUMNS_1 = [("mean slowdown", "mean_slowdown", ".1f"), ("mean slowdown pp", "me
              ("slowdown (%)", "slowdown_count_percent", ".2f"), ("utilization", "utilisation", ".3f")]
 COLUMNS_2 = [("mean job speedup", "mean_job_speedup", ".3f"),
              ("weighted mean job speedup", "weighted_mean_job_speedup", ".3f"),
-             ("makespan speedup", "makespan_speedup", ".3f")]
+             ("makespan speedup", "makespan_speedup", ".3f"), ("makespan / bound", "makespan_over_bound", ".3f")]
 
 
 def coburst(*args: str) -> list[str]:
@@ -125,15 +129,19 @@ def main(argv: list[str] | None = None) -> int:
 
     cores = args.nodes * 20
     rows = []
+    heatmap, cache, bounds = load_heatmap(HEATMAP), {}, {}
     for k in range(args.experiments):
         base_csv = out / f"exp{k}" / "Conservative" / "out_jobs.csv"
         if not base_csv.exists():
             continue
         base = cosched_metrics(base_csv, total_cores=cores, cores_per_unit=5)["makespan"]
+        bounds[k] = makespan_bound_of(workloads[k], platform, heatmap, cache=cache)
         for label in policies:
             csv_path = out / f"exp{k}" / label / "out_jobs.csv"
             if csv_path.exists():
                 m = cosched_metrics(csv_path, total_cores=cores, cores_per_unit=5, baseline_makespan=base)
+                m["bound"] = bounds[k].makespan
+                m["makespan_over_bound"] = m["makespan"] / bounds[k].makespan
                 rows.append({"experiment": k, "scheduler": label, **m})
     if not rows:
         print("no finished run", file=sys.stderr)
@@ -156,6 +164,9 @@ def main(argv: list[str] | None = None) -> int:
         print("scheduler\t" + "\t".join(c[0] for c in cols))
         for p in order:
             print(p + "\t" + "\t".join(format(means[p][key], fmt) for _, key, fmt in cols))
+    print("\nmakespan lower bound (coburst.theory.cosched_bound, all jobs at their submission): "
+          + "; ".join(f"exp{k} {b.makespan:,.1f} s (longest job {b.longest:,.1f} s, area {b.area:,.1f} s, "
+                      f"LP {b.seconds:.2f} s)" for k, b in bounds.items()))
     plot_pareto(means, out / "pareto.png")
     print(f"\nper-run metrics: {out / 'metrics.csv'}; Pareto plot: {out / 'pareto.png'}")
     return 1 if failed else 0

@@ -316,3 +316,77 @@ def test_random_job_sets_on_the_engine(tmp_path, policy, nodes, spec):
     opt = exhaustive_makespan(jobs, hm, machine) if len(jobs) <= 4 and nodes == 4 else None
     rows = engine_run(tmp_path, policy, plat, wl, "o")
     check_against_engine(rows, jobs, hm, machine, b, opt)
+
+
+def test_platform_fast_path_equals_the_hosts(tmp_path):
+    from coburst.theory.cosched_bound import cluster_from_hosts
+
+    for spec in (CoschedSpec(nodes=3, bb_nodes=2, bb_capacity="10GB"), CoschedSpec(nodes=5, unit="core",
+                                                                                    preset="grvingt")):
+        p = tmp_path / "p.xml"
+        p.write_text(render_xml(spec))
+        a, b = machine_from_platform(p), cluster_from_hosts(p)
+        assert (a.n, a.sockets, a.k, a.cores_per_unit, a.can_spread) == (b.n, b.sockets, b.k, b.cores_per_unit,
+                                                                          b.can_spread)
+        assert list(a.bb_capacity) == list(b.bb_capacity)
+
+
+# ---------------------------------------------------------------------- coburst analyze, the study
+def test_analyze_reports_the_bound(tmp_path, tiny, capsys):
+    from coburst.cli.main import main
+
+    plat, wl, jobs, machine, hm, b, _ = tiny
+    engine_run(tmp_path, "easy-co", plat, wl, "run")
+    out = tmp_path / "an"
+
+    def analyze(*extra):
+        capsys.readouterr()
+        try:
+            code = main(["analyze", str(tmp_path / "run"), "-o", str(out), "-q", *extra])
+        except SystemExit as exc:  # argparse
+            code = exc.code
+        return subprocess.CompletedProcess([], code, "", capsys.readouterr().err)
+
+    proc = analyze("--workload", str(wl), "--platform", str(plat), "--heatmap", "aris-nas")
+    assert proc.returncode == 0, proc.stderr
+    import pandas as pd
+    runs = pd.read_csv(out / "runs.csv")
+    assert runs["cosched_bound"].iloc[0] == pytest.approx(b.makespan, rel=1e-9)
+    assert runs["makespan_over_bound"].iloc[0] == pytest.approx(runs["makespan"].iloc[0] / b.makespan, rel=1e-9)
+    assert runs["makespan_over_bound"].iloc[0] >= 1
+    proc = analyze("--workload", str(wl), "--platform", str(plat), "--heatmap", "aris-nas", "--heatmap-alone", "1")
+    assert proc.returncode == 0, proc.stderr
+    assert pd.read_csv(out / "runs.csv")["cosched_bound"].iloc[0] == pytest.approx(
+        makespan_bound(jobs, hm, machine, alone=1.0).makespan, rel=1e-9)
+    for extra, message in (
+            (("--heatmap", "aris-nas"), "--heatmap: run run: the makespan bound needs the run's workload"),
+            (("--heatmap", "nope", "--workload", str(wl)), "--heatmap: nope: no such file, and not a bundled heatmap"),
+            (("--heatmap-alone", "2"), "--heatmap-alone: 2.0: only with --heatmap"),
+            (("--heatmap", "aris-nas", "--heatmap-alone", "0"), "argument --heatmap-alone: expected 'best' or a"),
+            (("--heatmap", "aris-nas", "--workload", str(wl), "--platform", str(REPO / "platforms" / "kth_sp2.xml")),
+             "needs a node-sharing platform")):
+        (out / "runs.csv").unlink(missing_ok=True)
+        proc = analyze(*extra)
+        assert proc.returncode == 2 and message in proc.stderr, (extra, proc.stderr)
+        assert "Traceback" not in proc.stderr and not (out / "runs.csv").exists()
+
+
+def test_study_prints_makespan_over_bound(tmp_path):
+    out = tmp_path / "study"
+    proc = subprocess.run([str(COBURST.parent / "python"), str(REPO / "scripts" / "cosched_study.py"),
+                           "--experiments", "1", "--jobs", "6", "--nodes", "8", "--policies", "EASY-Co",
+                           "--workers", "1", "--out", str(out)], capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    header = next(line for line in proc.stdout.splitlines() if line.startswith("scheduler\tmean job speedup"))
+    assert header.endswith("makespan / bound")
+    with open(out / "metrics.csv", newline="") as fh:
+        rows = list(csv.DictReader(fh))
+    assert {r["scheduler"] for r in rows} == {"EASY-Co", "Conservative"}
+    cl = machine_from_platform(out / "aris8.xml")
+    jobs, _ = jobs_from_workload(out / "workload0.json", cl)
+    b = makespan_bound(jobs, bundled("aris-nas"), Machine(cl.n, cl.can_spread))
+    for r in rows:
+        assert float(r["bound"]) == pytest.approx(b.makespan, rel=1e-12)
+        assert float(r["makespan_over_bound"]) == pytest.approx(float(r["makespan"]) / b.makespan, rel=1e-12)
+        assert float(r["makespan_over_bound"]) >= 1
+    assert "makespan lower bound" in proc.stdout

@@ -15,6 +15,11 @@ A job ``i`` ran ``t_run`` seconds (``execution_time``) after waiting ``t_wait``
 * slowdown counts: percentage of jobs with ``S_i < 0.99`` (§2.3.2.4).
 
 Only jobs that ran are counted (rejected rows are skipped).
+
+Makespan lower bound (:func:`makespan_bound_of`, :func:`add_bound_columns`; ``coburst analyze
+--heatmap``, ``scripts/cosched_study.py``): the fluid LP of
+:mod:`coburst.theory.cosched_bound` for the run's workload, platform and heatmap, and
+makespan / bound, an upper bound on how far the run is from the best possible schedule.
 """
 
 from __future__ import annotations
@@ -87,4 +92,55 @@ def cosched_metrics(jobs_csv: str | Path, *, total_cores: int, cores_per_unit: i
     }
     if baseline_makespan is not None:
         out["makespan_speedup"] = baseline_makespan / finish if finish > 0 else math.nan
+    return out
+
+
+# ---------------------------------------------------------------------- the makespan lower bound
+def makespan_bound_of(workload: str | Path, platform: str | Path, heatmap, *, alone: str | float = "best",
+                      cache: dict | None = None):
+    """The co-scheduling makespan lower bound (:func:`coburst.theory.cosched_bound.makespan_bound`)
+    of a workload file on a node-sharing platform file with a heatmap (a
+    :class:`~coburst.models.heatmap.Heatmap`): the jobs a co-scheduling policy would run (rejected
+    ones left out), on the platform's nodes.  ``cache``: a dict shared between calls (platforms
+    and bounds are computed once per file)."""
+    from coburst.theory.cosched_bound import Machine, jobs_from_workload, machine_from_platform, makespan_bound
+
+    cache = {} if cache is None else cache
+    pkey = ("platform", str(platform))
+    if pkey not in cache:
+        cache[pkey] = machine_from_platform(platform)
+    cluster = cache[pkey]
+    key = ("bound", str(workload), str(platform), id(heatmap), alone)
+    if key not in cache:
+        jobs, _ = jobs_from_workload(workload, cluster)
+        cache[key] = makespan_bound(jobs, heatmap, Machine(cluster.n, cluster.can_spread), alone=alone)
+    return cache[key]
+
+
+def add_bound_columns(runs_df, paths, heatmap, *, workload=None, platform=None, alone: str | float = "best",
+                      option: str = "--heatmap"):
+    """``runs_df`` (:func:`coburst.analysis.tables.analyze` of ``paths``) with two columns:
+    ``cosched_bound`` (the makespan lower bound of each run's workload on its platform with
+    ``heatmap``; files from ``workload`` / ``platform`` or the run's ``params.json``) and
+    ``makespan_over_bound`` (``makespan`` / bound: how far the run is from the best possible
+    schedule, at most).  A run whose workload or platform is unknown is an error naming it."""
+    from coburst.analysis.tables import _resolve, discover
+
+    runs = {r.run: r for r in discover(paths, notice=None)}
+    cache: dict = {}
+    bounds = []
+    for run_id in runs_df["run"]:
+        run = runs[run_id]
+        files = {}
+        for name, given in (("workload", workload), ("platform", platform)):
+            path = Path(given) if given else _resolve(run.params.get(name), run.base)
+            if path is None:
+                raise InputError(option, f"run {run_id}", f"the makespan bound needs the run's {name}: give "
+                                 f"--{name} (or analyse a campaign whose params.json names it)")
+            files[name] = path
+        bounds.append(makespan_bound_of(files["workload"], files["platform"], heatmap, alone=alone,
+                                        cache=cache).makespan)
+    out = runs_df.copy()
+    out["cosched_bound"] = bounds
+    out["makespan_over_bound"] = [m / b if b > 0 else math.nan for m, b in zip(out["makespan"], bounds)]
     return out

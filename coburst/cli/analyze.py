@@ -3,7 +3,10 @@
 Reads output prefixes, folders of ``*_jobs.csv`` files or campaign folders (either engine's
 outputs) and writes ``runs.csv``/``runs.parquet`` (one row per run) and
 ``jobs.csv``/``jobs.parquet`` (one row per job) into ``-o DIR``; prints a summary.
-The columns are documented in :mod:`coburst.analysis.tables`.
+The columns are documented in :mod:`coburst.analysis.tables`.  With ``--heatmap H``
+(co-scheduling runs), two more: ``cosched_bound``, a lower bound on the makespan of the run's
+workload on its platform with heatmap H (:mod:`coburst.theory.cosched_bound`), and
+``makespan_over_bound``.
 """
 
 from __future__ import annotations
@@ -12,7 +15,21 @@ import argparse
 import math
 from pathlib import Path
 
+from coburst.errors import InputError
 from coburst.validate import check_output, opt_float
+
+
+def alone_factor(text: str) -> str | float:
+    """``--heatmap-alone``: ``best`` or a positive, finite speed factor."""
+    if text == "best":
+        return text
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not (math.isfinite(value) and value > 0):
+        raise argparse.ArgumentTypeError(f"expected 'best' or a positive, finite speed factor, got {text!r}")
+    return value
 
 
 def default_output(paths: list[str]) -> Path:
@@ -31,6 +48,8 @@ def summary_table(runs_df):
             ("mean_bounded_slowdown", f"mean bsld (tau={runs_df['tau'].iloc[0]:g}s)", "{:,.2f}"),
             ("utilisation", "util.", "{:.1%}"), ("bb_utilisation", "BB util.", "{:.1%}"),
             ("makespan", "makespan (s)", "{:,.0f}")]
+    if "makespan_over_bound" in runs_df:
+        cols += [("cosched_bound", "bound (s)", "{:,.0f}"), ("makespan_over_bound", "makespan/bound", "{:.3f}")]
     for _, head, fmt in cols:
         table.add_column(head, justify="left" if fmt is None else "right")
     for _, row in runs_df.head(40).iterrows():
@@ -52,7 +71,19 @@ def analyze_command(args: argparse.Namespace) -> int:
 
     out = Path(args.output) if args.output else default_output(args.outputs)
     check_output(out / "runs.csv", "-o/--output")
+    heatmap = None
+    if args.heatmap is not None:
+        from coburst.theory.cosched_bound import load_heatmap_arg
+
+        heatmap = load_heatmap_arg(args.heatmap, "--heatmap")
+    elif args.heatmap_alone is not None:
+        raise InputError("--heatmap-alone", str(args.heatmap_alone), "only with --heatmap (the makespan bound)")
     runs_df, jobs_df = analyze(args.outputs, args.tau, workload=args.workload, platform=args.platform)
+    if heatmap is not None:
+        from coburst.analysis.cosched import add_bound_columns
+
+        runs_df = add_bound_columns(runs_df, args.outputs, heatmap, workload=args.workload, platform=args.platform,
+                                    alone=args.heatmap_alone or "best")
     written = write_tables(runs_df, jobs_df, out)
     console = Console()
     if not args.quiet:
@@ -81,5 +112,12 @@ def register(sub) -> None:
                         help="workload of every run (burst-buffer requests) [default: params.json's]")
     parser.add_argument("--platform", default=None, metavar="P.xml",
                         help="platform of every run (compute nodes, BB capacity) [default: params.json's]")
+    parser.add_argument("--heatmap", default=None, metavar="H",
+                        help="co-scheduling runs: add a lower bound on the makespan (coburst.theory.cosched_bound) "
+                        "of each run's workload on its platform with heatmap H (file or bundled name: aris-nas...), "
+                        "and makespan / bound")
+    parser.add_argument("--heatmap-alone", default=None, type=alone_factor, metavar="best|FACTOR",
+                        help="with --heatmap: the speed of a spread job without neighbour, as the run's "
+                        "coburst sim --heatmap-alone [default: best]")
     parser.add_argument("-q", "--quiet", action="store_true", help="print only the files written")
     parser.set_defaults(func=analyze_command)
