@@ -25,6 +25,7 @@ from __future__ import annotations
 from fractions import Fraction
 
 import numpy as np
+from numba import njit
 
 from coburst.theory.model import Instance, make_instance, membership, popcounts
 
@@ -33,26 +34,38 @@ B_LOW, B_HIGH = 100.0, 200.0
 
 
 def section8_speeds(n: int, alpha: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-    """The (2**n, n) speed array of §8 for per-task α (vectorised by combination size)."""
-    speeds = np.zeros((1 << n, n), dtype=np.float64)
+    """The (2**n, n) speed array of §8 for per-task α.  The uniforms are drawn level by level
+    (combination size 2, 3, ..., n; increasing masks inside a level; an (count, n) block
+    each), then the minima are taken in increasing mask order (a sub-combination's mask is
+    smaller than its own) by a compiled loop."""
     masks = np.arange(1 << n, dtype=np.int64)
     sizes = popcounts(n)
-    member = membership(n)
-    for i in range(n):
-        speeds[1 << i, i] = 1.0
+    u = np.zeros((1 << n, n), dtype=np.float64)
     for k in range(2, n + 1):
         level = masks[sizes == k]
-        low = np.full((level.size, n), np.inf)
-        for l in range(n):
-            bit = np.int64(1 << l)
-            idx = np.flatnonzero(level & bit)
-            sub = speeds[level[idx] ^ bit]  # T_l removed: a_{i, S minus T_l} for the other tasks
-            sub[:, l] = np.inf  # T_l itself is not in the sub-combination
-            low[idx] = np.minimum(low[idx], sub)
-        u = rng.uniform(0.0, 1.0, size=(level.size, n))
-        factor = alpha[None, :] + (1.0 - alpha[None, :]) * u  # U(α_i, 1)
-        mem = member[level]
-        speeds[level] = np.where(mem, low * factor, 0.0)
+        u[level] = rng.uniform(0.0, 1.0, size=(level.size, n))
+    return _section8_fill(n, np.asarray(alpha, dtype=np.float64), u)
+
+
+@njit(cache=True)
+def _section8_fill(n, alpha, u):
+    speeds = np.zeros((1 << n, n), dtype=np.float64)
+    for i in range(n):
+        speeds[1 << i, i] = 1.0
+    low = np.empty(n, dtype=np.float64)
+    for mask in range(1, 1 << n):
+        if mask & (mask - 1) == 0:
+            continue  # a single task: speed 1
+        low[:] = np.inf
+        for l in range(n):  # the sub-combination without T_l, one row at a time
+            if (mask >> l) & 1:
+                sub = mask ^ (1 << l)
+                for i in range(n):
+                    if i != l and (sub >> i) & 1 and speeds[sub, i] < low[i]:
+                        low[i] = speeds[sub, i]
+        for i in range(n):
+            if (mask >> i) & 1:
+                speeds[mask, i] = low[i] * (alpha[i] + (1.0 - alpha[i]) * u[mask, i])
     return speeds
 
 
