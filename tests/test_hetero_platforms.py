@@ -336,3 +336,9 @@ def jobs_rows_energy(tmp_path: Path) -> list[str]:
 
     with open(tmp_path / "coburst_jobs.csv", newline="") as f:
         return [r["consumed_energy"] for r in csv.DictReader(f)]
+
+
+def test_platform_info_summarises_a_heterogeneous_platform(tmp_path):
+    r = cli("platform", "info", str(PLATFORMS / "hetero_dist1.xml"), cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert "2.6e+09 .. 7.2e+09 flop/s (4 distinct)" in r.stdout and "272" in r.stdout

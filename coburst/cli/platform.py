@@ -29,6 +29,17 @@ def _check_size(hosts: int) -> None:
                                           f"{MAX_HOSTS}")
 
 
+def _emit(args: argparse.Namespace, text: str, summary: str) -> int:
+    """Write ``text`` to ``-o`` atomically (then ``summary`` on standard error) or to standard output."""
+    if args.output in (None, "-"):
+        sys.stdout.write(text)
+    else:
+        with atomic_write(args.output) as handle:
+            handle.write(text)
+        print(f"wrote {args.output}: {summary}", file=sys.stderr)
+    return 0
+
+
 def _dragonfly(args: argparse.Namespace) -> int:
     if args.output not in (None, "-"):
         check_output(args.output, "-o/--output")
@@ -51,18 +62,11 @@ def _dragonfly(args: argparse.Namespace) -> int:
         options.update(topo)
     spec = spec_from_options(**options)
     _check_size(spec.host_count)
-    command = "coburst platform " + " ".join(shlex.quote(a) for a in sys.argv[2:]) if args.record_command else None
+    command = _command_line(args)
     render = render_cluster_xml if args.style == "cluster" else render_xml
-    text = render(spec, command)
-    if args.output in (None, "-"):
-        sys.stdout.write(text)
-    else:
-        with atomic_write(args.output) as handle:
-            handle.write(text)
-        bb = spec.groups * spec.chassis * spec.bb_per_chassis
-        print(f"wrote {args.output}: {spec.host_count} hosts ({spec.host_count - bb} compute, {bb} burst-buffer), "
-              f"topology {spec.topo_parameters}", file=sys.stderr)
-    return 0
+    bb = spec.groups * spec.chassis * spec.bb_per_chassis
+    return _emit(args, render(spec, command), f"{spec.host_count} hosts ({spec.host_count - bb} compute, {bb} "
+                                              f"burst-buffer), topology {spec.topo_parameters}")
 
 
 def _cluster(args: argparse.Namespace) -> int:
@@ -76,15 +80,8 @@ def _cluster(args: argparse.Namespace) -> int:
         master_lat=args.master_lat, loopback_bw=args.loopback_bw, loopback_lat=args.loopback_lat,
         description=args.description if not args.kth_sp2 else kth_sp2_spec().description)
     _check_size(spec.nodes)
-    command = "coburst platform " + " ".join(shlex.quote(a) for a in sys.argv[2:]) if args.record_command else None
-    text = render_xml(spec, command)
-    if args.output in (None, "-"):
-        sys.stdout.write(text)
-    else:
-        with atomic_write(args.output) as handle:
-            handle.write(text)
-        print(f"wrote {args.output}: {spec.nodes} compute hosts, master host {spec.master!r}", file=sys.stderr)
-    return 0
+    command = _command_line(args)
+    return _emit(args, render_xml(spec, command), f"{spec.nodes} compute hosts, master host {spec.master!r}")
 
 
 def _cosched(args: argparse.Namespace) -> int:
@@ -101,16 +98,10 @@ def _cosched(args: argparse.Namespace) -> int:
         pfs_bw=args.pfs_bw,
         description=args.description if not args.aris_small else aris_small_spec().description)
     _check_size(spec.nb_units)  # nb_units = nodes x units per node
-    command = "coburst platform " + " ".join(shlex.quote(a) for a in sys.argv[2:]) if args.record_command else None
-    text = render_xml(spec, command)
-    if args.output in (None, "-"):
-        sys.stdout.write(text)
-    else:
-        with atomic_write(args.output) as handle:
-            handle.write(text)
-        print(f"wrote {args.output}: {spec.nodes} nodes x {spec.nb_sockets} sockets x {spec.cores_per_socket} cores, "
-              f"{spec.nb_units} {spec.unit} units (Batsim resources), master host {spec.master!r}", file=sys.stderr)
-    return 0
+    command = _command_line(args)
+    return _emit(args, render_xml(spec, command),
+                 f"{spec.nodes} nodes x {spec.nb_sockets} sockets x {spec.cores_per_socket} cores, "
+                 f"{spec.nb_units} {spec.unit} units (Batsim resources), master host {spec.master!r}")
 
 
 def _command_line(args: argparse.Namespace) -> str | None:
@@ -125,16 +116,10 @@ def _network(args: argparse.Namespace) -> dict[str, str]:
 def _write_hetero(args: argparse.Namespace, plat) -> int:
     from coburst.platforms.hetero import render_xml
 
-    text = render_xml(plat, _command_line(args))
-    if args.output in (None, "-"):
-        sys.stdout.write(text)
-    else:
-        with atomic_write(args.output) as handle:
-            handle.write(text)
-        types = sorted({n.type for n in plat.nodes})
-        print(f"wrote {args.output}: {len(plat.nodes)} nodes, {plat.nb_cores} cores (Batsim resources), "
-              f"{len(types)} node types, master host {plat.master!r}", file=sys.stderr)
-    return 0
+    types = {n.type for n in plat.nodes}
+    return _emit(args, render_xml(plat, _command_line(args)),
+                 f"{len(plat.nodes)} nodes, {plat.nb_cores} cores (Batsim resources), {len(types)} node types, "
+                 f"master host {plat.master!r}")
 
 
 def _hetero(args: argparse.Namespace) -> int:
@@ -201,7 +186,11 @@ def _info(args: argparse.Namespace) -> int:
     table.add_row("burst-buffer nodes", f"{info.nb_bb} x {info.bb_capacity} bytes" if info.nb_bb else "-")
     table.add_row("master host", info.master)
     if info.nb_compute:
-        table.add_row("compute host speed", f"{info.host_speed:.6g} flop/s")
+        speeds = sorted({h.speed for h in info.compute})
+        if len(speeds) == 1:
+            table.add_row("compute host speed", f"{speeds[0]:.6g} flop/s")
+        else:  # heterogeneous platforms (coburst platform hetero)
+            table.add_row("compute host speeds", f"{speeds[0]:.6g} .. {speeds[-1]:.6g} flop/s ({len(speeds)} distinct)")
     if info.link_bandwidth:
         table.add_row("link bandwidth", f"{info.link_bandwidth:.6g} B/s")
     for key, value in info.zone_properties.items():
