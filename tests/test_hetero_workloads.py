@@ -49,7 +49,7 @@ def test_synthetic_set_is_the_thesis_setting():
         assert j["subtime"] == 0 and j["res"] == 1 and "walltime" not in j
         # req_time = ETC on the 1 GHz reference core (§3.3.2): req_ops = req_time x 1e9 = cpu
         assert j["req_ops"] == j["req_time"] * 10**9 == profile_cpu(doc, j)
-        assert j["ipc"] == 1 and j["mem"] == 0 and j["mem_vol"] == 0
+        assert j["ipc"] == 1 and j["mem"] == 0 and j["mem_vol"] == 0 and j["nodes"] == j["ntasks_per_node"] == 1
 
 
 def test_synthetic_cli_same_seed_same_bytes_five_seeds_differ(tmp_path):
@@ -112,6 +112,7 @@ def test_realistic_kth_slice(kth_jobs, kth_log):
         assert j["req_ops"] == profile_cpu(doc, j) == int(s.run_time * 1e9)  # run time on the 1 GHz reference
         assert j["req_time"] == (s.requested_time if s.requested_time > 0 else s.run_time)
         assert j["res"] == min(s.allocated_procs if s.allocated_procs > 0 else s.requested_procs, 32)
+        assert j["nodes"] == 1 and j["ntasks_per_node"] == j["res"]  # swf2irmasim: "nodes": 1
         assert "walltime" not in j
     assert report.capped == sum(1 for s in chosen if s.allocated_procs > 32)
 
@@ -197,6 +198,29 @@ def test_irmasim_task_forms_ipc_profiles_and_subtimes(tmp_path):
     assert (got["c"]["res"], got["c"]["nodes"], got["c"]["ntasks_per_node"]) == (5, 2, 3)
     assert got["job3"]["res"] == 4 and profile_cpu(doc, got["job3"]) == 16e9 and got["job3"]["mem_vol"] == 1
     assert [j["subtime"] for j in doc["jobs"]] == [0, 20, 40, 10]  # the earliest job arrives at 0
+
+
+@settings(max_examples=60, deadline=None)
+@given(form=st.sampled_from(["res", "ntasks", "ntasks+per", "nodes", "nodes+per", "nodes+ntasks", "all3"]),
+       ntasks=st.integers(1, 40), per=st.integers(1, 9), nodes=st.integers(1, 9))
+def test_irmasim_task_layouts_are_consistent(tmp_path_factory, form, ntasks, per, nodes):
+    """Whatever form a job uses, the result satisfies IRMaSim's relations: res = ntasks,
+    nodes = ceil(ntasks / ntasks_per_node) or ntasks = nodes x ntasks_per_node."""
+    job = {"id": "j", "subtime": 0, "req_ops": 5, "req_time": 1}
+    keys = {"res": {"res": ntasks}, "ntasks": {"ntasks": ntasks}, "ntasks+per": {"ntasks": ntasks,
+            "ntasks_per_node": per}, "nodes": {"nodes": nodes}, "nodes+per": {"nodes": nodes, "ntasks_per_node": per},
+            "nodes+ntasks": {"nodes": nodes, "ntasks": ntasks},
+            "all3": {"ntasks": ntasks, "ntasks_per_node": per, "nodes": math.ceil(ntasks / per)}}[form]
+    path = _irmasim_workload(tmp_path_factory.mktemp("w"), [{**job, **keys}])
+    out = convert(path)["jobs"][0]
+    res, n, p = out["res"], out["nodes"], out["ntasks_per_node"]
+    assert res == keys.get("ntasks", keys.get("res", n * p))
+    if form in ("nodes", "nodes+per"):
+        assert res == n * p and n == nodes
+    elif form == "nodes+ntasks":
+        assert n == nodes and p == math.ceil(res / n)
+    else:
+        assert n == math.ceil(res / p)
 
 
 @pytest.mark.parametrize("job, where, problem", [

@@ -8,9 +8,10 @@ speed-up at 1.  One task = one core = one Batsim resource (``res`` = tasks).
 Job fields (the shared format of issue 19; Batsim forwards them in ``job.json_dict``)
     ``id``, ``subtime``, ``res``, ``profile`` (named ``cpu<flops>``, one per distinct
     amount), then IRMaSim's ``req_time`` (s: the user's estimate), ``req_ops`` (operations
-    per task), ``ipc``, ``mem`` (per task, IRMaSim's unit: MB), ``mem_vol``; SWF-derived
-    jobs add ``swf_id``, IRMaSim conversions ``nodes`` and ``ntasks_per_node``
-    (:mod:`coburst.workloads.irmasim`).  **No walltime** (IRMaSim never kills a job; Batsim
+    per task), ``ipc``, ``mem`` (per task, IRMaSim's unit: MB), ``mem_vol``, ``nodes`` and
+    ``ntasks_per_node`` (IRMaSim's layout: the generated jobs, like IRMaSim's ``res`` jobs and
+    swf2irmasim's ``"nodes": 1``, put all their tasks on one node; IRMaSim conversions keep
+    the file's, :mod:`coburst.workloads.irmasim`); SWF-derived jobs add ``swf_id``.  **No walltime** (IRMaSim never kills a job; Batsim
     kills at the walltime): ``walltime`` is left out (Batsim's -1) and the estimate travels
     as ``req_time``.  ``nb_res`` = the widest job.
 
@@ -71,7 +72,7 @@ def make_job(job_id: int | str, subtime: float, res: int, cpu: int | float, *, r
     """One job in the shared format (module doc); ``cpu`` = flops per task."""
     job = {"id": job_id, "subtime": _int_if_whole(subtime), "res": int(res), "profile": profile_name(cpu),
            "req_time": _int_if_whole(req_time), "req_ops": _int_if_whole(req_ops), "ipc": _int_if_whole(ipc),
-           "mem": _int_if_whole(mem), "mem_vol": _int_if_whole(mem_vol)}
+           "mem": _int_if_whole(mem), "mem_vol": _int_if_whole(mem_vol), "nodes": 1, "ntasks_per_node": int(res)}
     job.update(extra)
     return job
 
