@@ -100,7 +100,7 @@ from __future__ import annotations
 
 import math
 import re
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
@@ -486,10 +486,3 @@ def types_from_doc(doc: Any, source: str) -> tuple[list[NodeType], dict[str, Any
                                           f"{MAX_CORES}")
     return types, {k: doc[k] for k in ("description", "seed") if k in doc}
 
-
-def with_network(plat: HeteroPlatform, **network: str | None) -> HeteroPlatform:
-    """``plat`` with the given network/master options (``None`` = keep)."""
-    changes = {k: v for k, v in network.items() if v is not None}
-    out = replace(plat, **changes)
-    validate(out)
-    return out
