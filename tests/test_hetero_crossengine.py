@@ -5,16 +5,18 @@ no core held twice).  Skipped without ``BATSIM``."""
 
 from __future__ import annotations
 
+import subprocess
+
 import pytest
 
 import hetero_fixtures as hf
 from crossengine import assert_identical, jobs_rows, needs_batsim, run_both
-from simharness import REPO
+from simharness import COBURST, REPO
 from test_hetero_policies import NODES, check_invariants, random_jobs
 
 CASES = [("heteroMinMin", {}), ("heteroMaxMin", {"mapping": "deferred"}), ("heteroDuplex", {}),
-         ("heteroAStar", {}), ("heteroHeuristic", {"job_selection": "random", "node_selection": "random", "seed": 5}),
-         ("heteroHeuristic", {"job_selection": "shortest", "node_selection": "high_gflops", "mapping": "queue"})]
+         ("heteroAStar", {"mapping": "deferred"}),
+         ("heteroHeuristic", {"job_selection": "random", "node_selection": "random", "seed": 5, "mapping": "queue"})]
 
 
 @needs_batsim
@@ -27,3 +29,18 @@ def test_entry_files_on_real_batsim_like_coburst(tmp_path, entry, options):
                                options=options)
     assert_identical(batsim, coburst)
     check_invariants(jobs_rows(coburst), jobs)
+
+
+@needs_batsim
+def test_on_a_distributed_heterogeneity_preset_with_a_kth_slice(tmp_path):
+    """``coburst platform hetero --preset dist0`` (Table 4: 32 multi-core nodes, 700 cores) and
+    ``coburst workload hetero --swf`` (§5.1.2: a KTH slice, multi-task jobs, daily batches)."""
+    plat, wl = tmp_path / "dist0.xml", tmp_path / "kth.json"
+    for args in (["platform", "hetero", "--preset", "dist0", "-o", str(plat)],
+                 ["workload", "hetero", "--swf", str(REPO / "workloads" / "KTH-SP2-1996-2.1-cln.swf"),
+                  "--length", "30", "--start", "200", "-o", str(wl), "-q"]):
+        subprocess.run([str(COBURST), *args], check=True, capture_output=True, timeout=120)
+    batsim, coburst = run_both(tmp_path, workloads=[wl], platform=plat, scheduler=str(REPO / "schedulers" / "heteroDuplex.py"))
+    assert_identical(batsim, coburst)
+    rows = jobs_rows(coburst)
+    assert len(rows) == 30 and all(r["final_state"] == "COMPLETED_SUCCESSFULLY" for r in rows)
