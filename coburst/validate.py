@@ -29,6 +29,12 @@ Rules (where the issue tracker left a choice, the decision is written next to it
   folder exists or can be created (no regular file on the way), and a file can really be
   created there (read-only folders and file systems are caught even for root).
   Outputs are then written atomically (:func:`coburst.fileio.atomic_write`).
+* **Output folders** (:func:`check_output_folder`, :func:`output_folder`): the rule for every
+  command that fills a folder (campaigns, tables, figures): checked before any work without
+  creating anything; then created, and *claimed last*: until the command calls
+  :meth:`OutputFolder.claim` (after every check passed), a failure removes whatever the
+  attempt created (the folders it made, the entries it added to an existing folder), so the
+  next run of the same command sees the folder as it was.
 
 The standard JSON Schema / pydantic libraries are not dependencies of coburst, so the
 schemas are the small declarative tables of this module.
@@ -42,10 +48,12 @@ import json
 import math
 import os
 import re
+import shutil
 import tempfile
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Iterable
+from typing import Any, Callable, Iterable, Iterator
 
 from coburst.errors import InputError
 
@@ -232,9 +240,122 @@ def check_output(path: str | Path, option: str) -> Path:
         os.close(fd)
         os.unlink(probe)
     except OSError as exc:
-        reason = "read-only file system" if exc.errno == errno.EROFS else (exc.strerror or str(exc))
-        raise InputError(option, str(p), f"cannot write there: {reason}") from None
+        raise InputError(option, str(p), f"cannot write there: {_os_reason(exc)}") from None
     return p
+
+
+def _os_reason(exc: OSError) -> str:
+    if exc.errno == errno.EROFS:
+        return "read-only file system"
+    return exc.strerror or str(exc)
+
+
+def check_output_folder(path: str | Path, option: str) -> Path:
+    """Check *before any work* that ``path`` can be (or already is) an output folder, creating
+    nothing: every existing part of the path is a folder, and the deepest existing one
+    accepts new entries (probed with a temporary folder, removed at once: read-only and
+    virtual file systems are caught even for root).  InputError naming ``option``."""
+    p = Path(path)
+    if str(path) == "":
+        raise InputError(option, "''", "expected a folder name")
+    anc = p
+    while not anc.exists():
+        if anc.is_symlink():
+            raise InputError(option, str(p), f"{anc} is a broken symbolic link")
+        if anc.parent == anc:
+            break
+        anc = anc.parent
+    if not anc.is_dir():
+        where = "is a regular file, not a folder" if anc == p else f"cannot be made: {anc} is a regular file, not a folder"
+        raise InputError(option, str(p), where)
+    try:
+        probe = tempfile.mkdtemp(prefix=".coburst-probe-", dir=anc)
+        os.rmdir(probe)
+    except OSError as exc:
+        raise InputError(option, str(p), f"cannot write there: {_os_reason(exc)}") from None
+    return p
+
+
+class OutputFolder:
+    """An output folder being filled (see :func:`output_folder`)."""
+
+    def __init__(self, path: Path, option: str):
+        self.path = path
+        self.option = option
+        self.claimed = False
+        self._made: Path | None = None       # outermost folder this attempt created
+        self._before: set[str] | None = None  # entries of an existing folder before the attempt
+        self._locked = False                  # the body ran (under the lock, if any)
+
+    def claim(self) -> None:
+        """Every check passed: from now on the folder is the command's, failures keep it."""
+        self.claimed = True
+
+    def _open(self) -> None:
+        missing = []
+        anc = self.path
+        while not anc.exists():
+            missing.append(anc)
+            anc = anc.parent
+        if missing:
+            self._made = missing[-1]
+        try:
+            self.path.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise InputError(self.option, str(self.path), f"cannot create the folder: {_os_reason(exc)}") from None
+
+    def _snapshot(self) -> None:
+        if self._made is None:
+            self._before = set(os.listdir(self.path))
+
+    def _undo(self) -> None:
+        if self._made is not None:
+            shutil.rmtree(self._made, ignore_errors=True)
+            return
+        if self._before is None or not self._locked:
+            return  # the folder's lock was not ours: what is in it belongs to its holder
+        try:
+            names = set(os.listdir(self.path)) - self._before
+        except OSError:
+            return
+        for name in names:
+            entry = self.path / name
+            if entry.is_dir() and not entry.is_symlink():
+                shutil.rmtree(entry, ignore_errors=True)
+            else:
+                try:
+                    entry.unlink()
+                except OSError:
+                    pass
+
+
+@contextmanager
+def output_folder(path: str | Path, option: str, lock: Callable[[Path], Any] | None = None) -> Iterator[OutputFolder]:
+    """Check, create and hand over an output folder (module doc, "Output folders").
+
+    ``with output_folder(out, "--out", lock=...) as folder: ...checks...; write the marker;
+    folder.claim()`` -- any exception (an InputError, Ctrl-C) before :meth:`OutputFolder.claim`
+    removes what the attempt created and propagates.  ``lock``: a context manager factory
+    (e.g. the campaign's one-process-per-folder lock) held for the whole body; a command
+    refused by another one's lock never touches that one's files."""
+    from contextlib import nullcontext
+
+    folder = OutputFolder(check_output_folder(path, option), option)
+    folder._open()
+    folder._snapshot()  # used only once the lock is ours: then nobody else wrote here meanwhile
+    try:
+        with (lock(folder.path) if lock is not None else nullcontext()):
+            folder._locked = True
+            try:
+                yield folder
+            except BaseException:
+                if not folder.claimed:
+                    folder._undo()
+                raise
+    except BaseException:
+        if not folder.claimed and folder._made is not None and folder._locked:
+            shutil.rmtree(folder._made, ignore_errors=True)  # the lock released: remove the folder we made
+        raise
 
 
 # ====================================================================== argparse types

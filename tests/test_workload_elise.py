@@ -62,7 +62,7 @@ def test_same_seed_same_bytes(seed, n, arrival):
 
 @pytest.mark.parametrize("kwargs, option", [
     ({"arrival": "gamma"}, "--arrival"), ({"interarrival": float("nan"), "arrival": "poisson"}, "--interarrival"),
-    ({"walltime_factor": 0.5}, "--walltime-factor"), ({"pick": ["nope"]}, "--apps"),
+    ({"walltime_factor": 0.5}, "--walltime-factor"), ({"pick": ["nope"]}, "--pick"),
     ({"weibull_shape": 0.0}, "--weibull-shape"),
 ])
 def test_bad_options(kwargs, option):

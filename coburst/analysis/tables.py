@@ -10,7 +10,9 @@ Inputs (``paths``), each one of:
 * a campaign folder: ``<campaign>/runs/<run-id>/`` with ``params.json`` (a flat JSON object:
   ``scheduler``, ``options``, ``platform``, ``workload``, ``seed``, ``engine``, labels...),
   ``status.json`` (``{"state": "done"|"failed", ...}``) and the outputs under the prefix
-  ``out``.  Only runs whose state is ``done`` are read; every parameter becomes a column.
+  ``out``.  Only runs whose state is ``done`` are read (runs in progress -- temporary
+  ``.tmp-*`` folders -- and failed runs are counted in a note, never read); every parameter
+  becomes a column.
   A single run folder (``params.json`` + ``out_jobs.csv``) is accepted too.
 
 Outputs of both engines (coburst's and the real Batsim 4.2.1) have the same format.
@@ -59,15 +61,17 @@ from __future__ import annotations
 import json
 import math
 import re
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterable, Sequence
+from typing import Callable, Iterable, Sequence
 
 import numpy as np
 import pandas as pd
 
 from coburst.analysis import timeseries
 from coburst.analysis.metrics import STATIC_WORKLOAD, TAU, bounded_slowdown_of, fold_io_jobs, read_raw_jobs
+from coburst.campaign.runner import DONE, list_runs, run_folder_state
 from coburst.errors import InputError
 
 __all__ = ["RunInput", "discover", "analyze", "read_run", "write_tables", "METRIC_COLUMNS", "PARAM_EXCLUDE",
@@ -136,10 +140,16 @@ def _campaign_run(folder: Path, campaign: Path | None) -> RunInput | None:
     return RunInput(run=folder.name, prefix=prefix, params=params, base=campaign or folder)
 
 
-def discover(paths: Iterable[str | Path]) -> list[RunInput]:
+def _stderr_notice(text: str) -> None:
+    print(f"note: {text}", file=sys.stderr)
+
+
+def discover(paths: Iterable[str | Path], notice: Callable[[str], None] | None = _stderr_notice) -> list[RunInput]:
     """The runs named by ``paths`` (module doc), in a deterministic order: the order of the
     arguments, and inside a folder the sorted names.  Run ids are made unique by prefixing
-    the folder name when two runs share one."""
+    the folder name when two runs share one.  In a campaign folder only finished runs are
+    read (:func:`coburst.campaign.runner.list_runs`); runs in progress or failed are counted
+    and passed to ``notice``."""
     runs: list[RunInput] = []
     for raw in paths:
         p = Path(raw)
@@ -149,10 +159,21 @@ def discover(paths: Iterable[str | Path]) -> list[RunInput]:
         elif _jobs_file(p).is_file() and not p.is_dir():
             runs.append(RunInput(p.name, p))
         elif p.is_dir() and (p / "runs").is_dir():
-            found = [r for d in sorted((p / "runs").iterdir()) if d.is_dir()
-                     for r in [_campaign_run(d, p)] if r is not None]
-            runs.extend(found)
+            skipped: dict[str, int] = {}
+            for d, state in list_runs(p):
+                if state != DONE:
+                    skipped[state] = skipped.get(state, 0) + 1
+                    continue
+                r = _campaign_run(d, p)
+                if r is not None:
+                    runs.append(r)
+            if skipped and notice is not None:
+                counts = ", ".join(f"{n} {state}" for state, n in sorted(skipped.items()))
+                notice(f"{p}: runs not read ({counts}): only finished runs count")
         elif p.is_dir() and (p / "params.json").is_file() and _jobs_file(p / "out").is_file():
+            state = run_folder_state(p, strict=True)
+            if state != DONE:
+                raise InputError(p, None, f"this campaign run is {state}: only finished runs are read")
             r = _campaign_run(p, None)
             if r is not None:
                 runs.append(r)
@@ -515,6 +536,30 @@ def _for_parquet(df: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
+#: per-job columns that must hold numbers (NaN allowed) in a saved table
+JOB_NUMBERS = ("submit", "start", "finish", "runtime", "waiting", "turnaround", "slowdown", "bounded_slowdown",
+               "nodes", "requested_time", "bb_per_node", "bb_bytes", "speedup")
+
+
+def _check_numbers(df: pd.DataFrame, path: Path, columns: list[str], ext: str) -> None:
+    """Every cell of ``columns`` a number (empty = NaN): else an InputError naming the file,
+    the line (CSV: header = line 1) or row (Parquet), the column and the cell."""
+    for c in columns:
+        if pd.api.types.is_numeric_dtype(df[c]) and not pd.api.types.is_bool_dtype(df[c]):
+            continue
+        values = pd.to_numeric(df[c], errors="coerce")
+        bad = values.isna() & df[c].notna() & (df[c].astype(str).str.strip() != "")
+        if pd.api.types.is_bool_dtype(df[c]):
+            bad = df[c].notna()
+        if bad.any():
+            i = int(np.flatnonzero(bad.to_numpy())[0])
+            where = f"line {i + 2}" if ext == "csv" else f"row {i + 1}"
+            raise InputError(path, f"{where}, column {c}",
+                             f"expected a number, got {df[c].iloc[i]!r}: the table is damaged; rebuild it with "
+                             "coburst analyze")
+        df[c] = values
+
+
 def read_tables(path: str | Path) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Tables written by :func:`write_tables` (a folder holding ``runs.parquet`` and
     ``jobs.parquet``, or ``runs.csv`` and ``jobs.csv``)."""
@@ -529,6 +574,8 @@ def read_tables(path: str | Path) -> tuple[pd.DataFrame, pd.DataFrame]:
                 raise InputError(r, None, f"cannot read the analysis tables: {exc}") from None
             if "run" not in runs.columns or "run" not in jobs.columns:
                 raise InputError(r, "header", "not a coburst analyze table: no 'run' column")
+            _check_numbers(runs, r, [c for c in METRIC_COLUMNS if c in runs.columns], ext)
+            _check_numbers(jobs, j, [c for c in JOB_NUMBERS if c in jobs.columns], ext)
             runs["run"] = runs["run"].astype(str)
             jobs["run"] = jobs["run"].astype(str)
             return runs, jobs

@@ -48,13 +48,14 @@ def run_state(camp: Campaign) -> State:
     ids = set()
     for run in camp.runs:
         ids.add(run.run_id)
-        status = runner.read_status(rdir / run.run_id)
-        if status is None:
-            state.pending.append(run)
-        elif status.get("state") == "done":
+        folder = rdir / run.run_id
+        kind = runner.run_folder_state(folder) if folder.is_dir() else runner.IN_PROGRESS
+        if kind == runner.DONE:
             state.done.append(run)
+        elif kind == runner.FAILED:
+            state.failed.append((run, runner.read_status(folder)))
         else:
-            state.failed.append((run, status))
+            state.pending.append(run)
     if rdir.is_dir():
         for entry in sorted(rdir.iterdir()):
             if entry.name.startswith((runner.TMP_PREFIX, runner.OLD_PREFIX)):
@@ -88,6 +89,35 @@ def check_output(camp: Campaign) -> None:
     elif out.is_dir() and any(out.iterdir()):
         if (out / runner.RUNS).exists():
             raise InputError(out, None, f"a campaign folder without its {SPEC_COPY}: remove it or give another --out")
+
+
+def check_scheduler_address(address: str) -> str:
+    """A Dask scheduler address checked before anything starts: ``[tcp|tls|ws|wss]://HOST:PORT``
+    (no scheme = ``tcp``, as Dask reads it), a port in 1..65535, a host name that resolves.
+    InputError naming ``--scheduler-address``; returns the address Dask is given."""
+    import socket
+    from urllib.parse import urlsplit
+
+    option = "--scheduler-address"
+    text = address.strip()
+    full = text if "://" in text else f"tcp://{text}"
+    problem = "expected tcp://HOST:PORT (the address `dask scheduler` prints)"
+    try:
+        parts = urlsplit(full)
+        port = parts.port
+    except ValueError:
+        raise InputError(option, repr(address), problem) from None
+    if parts.scheme not in ("tcp", "tls", "ws", "wss") or not parts.hostname or port is None \
+            or parts.path not in ("", "/") or parts.query or parts.fragment:
+        raise InputError(option, repr(address), problem)
+    if not 0 < port < 65536:
+        raise InputError(option, repr(address), f"port {port} is out of range 1-65535")
+    try:
+        socket.getaddrinfo(parts.hostname, port, type=socket.SOCK_STREAM)
+    except (socket.gaierror, UnicodeError):
+        raise InputError(option, repr(address), f"unknown host {parts.hostname!r}: check the name, or give the "
+                                                "scheduler's IP address") from None
+    return full
 
 
 def _read_meta(out: Path) -> dict:
@@ -258,7 +288,10 @@ def _execute_dask(camp, runs, address, batsim, retry_failed, prog, on_update) ->
     try:  # Dask's own connect timeout (distributed.comm.timeouts.connect, DASK_DISTRIBUTED__COMM__...)
         client = Client(address, timeout=dask.config.get("distributed.comm.timeouts.connect", "30s"))
     except (OSError, TimeoutError) as exc:
-        raise InputError("--scheduler-address", address, f"cannot reach the Dask scheduler: {exc}") from None
+        limit = dask.config.get("distributed.comm.timeouts.connect", "30s")
+        raise InputError("--scheduler-address", address, f"cannot reach the Dask scheduler: nothing answered within {limit}; "
+                                                         "start one with `dask scheduler` (and workers with `dask "
+                                                         "worker ADDRESS`) or fix the address") from None
     token = f"{os.getpid()}-{uuid.uuid4().hex[:8]}"  # this invocation's stop file (runner.stop_file)
     futures = []
     try:

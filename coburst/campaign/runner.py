@@ -57,6 +57,40 @@ def read_status(run_dir: Path) -> dict | None:
         return None
 
 
+#: states of a run folder (:func:`run_folder_state`)
+DONE, FAILED, IN_PROGRESS = "done", "failed", "in progress"
+
+
+def run_folder_state(folder: Path, *, strict: bool = False) -> str:
+    """``done``, ``failed`` or ``in progress`` (a temporary folder of a running or killed run,
+    or one not yet published: no ``status.json``).  ``strict``: a ``status.json`` that cannot
+    be read is an InputError naming it (readers of results), else the run counts as not
+    published (the campaign runner, which will redo it)."""
+    if folder.name.startswith((TMP_PREFIX, OLD_PREFIX)) or not (folder / "status.json").exists():
+        return IN_PROGRESS
+    status = read_status(folder)
+    if status is None:
+        if strict:
+            from coburst.validate import read_json
+
+            read_json(folder / "status.json")  # raises, naming the file and the problem
+            from coburst.errors import InputError
+
+            raise InputError(folder / "status.json", None, "expected a JSON object")
+        return IN_PROGRESS
+    return DONE if status.get("state") == DONE else FAILED
+
+
+def list_runs(out: str | Path, *, strict: bool = True) -> list[tuple[Path, str]]:
+    """Every run folder under ``<out>/runs`` with its :func:`run_folder_state`, sorted by name:
+    the one way readers of a campaign folder (analyze, plot, report, campaign report) learn
+    which runs are finished.  Only ``done`` runs may be read; the others are reported."""
+    rdir = runs_dir(out)
+    if not rdir.is_dir():
+        return []
+    return [(d, run_folder_state(d, strict=strict)) for d in sorted(rdir.iterdir()) if d.is_dir()]
+
+
 def _write_json(path: Path, obj: Any) -> None:
     with open(path, "w", encoding="utf-8") as fh:
         fh.write(json.dumps(obj, indent=None, separators=(",", ":"), sort_keys=False) + "\n")

@@ -20,6 +20,7 @@ import sys
 import time
 from pathlib import Path
 
+from coburst import validate
 from coburst.errors import InputError
 
 SUBCOMMANDS = ("status", "report")
@@ -108,7 +109,12 @@ def run_campaign(args: argparse.Namespace) -> int:
     camp = _load(args.target, args.out, args.engine)
     selected = _filter(camp, args.only) if args.only else camp.runs
     err = Console(stderr=True, soft_wrap=True)
+    # every check before anything is created (validate.output_folder: the folder is claimed last)
     executors.check_output(camp)
+    out_option = "--out" if args.out else f"{camp.source} ([campaign] out)"
+    validate.check_output_folder(camp.out, out_option)
+    if args.scheduler_address:
+        args.scheduler_address = executors.check_scheduler_address(args.scheduler_address)
     if args.dry_run:
         state = executors.run_state(camp)
         kind = {r.run_id: "done" for r in state.done} | {r.run_id: "failed" for r, _ in state.failed}
@@ -121,8 +127,7 @@ def run_campaign(args: argparse.Namespace) -> int:
         from coburst.simulator.external import find_batsim
 
         batsim = find_batsim(args.batsim)
-    with executors.OutputLock(camp.out):
-        executors.open_output(camp)
+    with validate.output_folder(camp.out, out_option, lock=executors.OutputLock) as folder:
         executors.prepare(camp, lambda line: None if args.quiet else err.print(line, markup=False,
                                                                               highlight=False))
         missing = camp.missing_inputs()
@@ -130,6 +135,8 @@ def run_campaign(args: argparse.Namespace) -> int:
             place, path = missing[0]
             more = f" (and {len(missing) - 1} more)" if len(missing) > 1 else ""
             raise InputError(camp.source, place, f"file not found: {path}{more}")
+        executors.open_output(camp)
+        folder.claim()
         state = executors.run_state(camp)
         skip = {r.run_id for r in state.done}
         if not args.retry_failed:

@@ -183,6 +183,39 @@ def pass_heatmap(args: argparse.Namespace, spec: str, options: dict) -> None:
         options["heatmap"] = args.heatmap
 
 
+def check_scheduler_options(spec: str, options: dict) -> None:
+    """The options of a coburst scheduler file (a subclass of the pybatsim adapter that keeps
+    the adapter's ``__init__``: every entry file in ``schedulers/``), checked before anything starts -- with either
+    transport -- with the adapter's own rules: a bad option is an InputError naming it
+    (status 2), never a scheduler that exits after the simulation began."""
+    if not spec.endswith(".py"):
+        return
+    import importlib.util
+
+    from coburst.adapter.scheduler import CoburstScheduler, parse_options
+
+    path = Path(spec)
+    name = path.stem[:1].upper() + path.stem[1:]  # pybatsim's rule: the class is named after its file
+    module_spec = importlib.util.spec_from_file_location(f"_coburst_check_{path.stem}", path)
+    if module_spec is None or module_spec.loader is None:
+        return
+    module = importlib.util.module_from_spec(module_spec)
+    try:
+        module_spec.loader.exec_module(module)
+    except Exception:  # noqa: BLE001 - not ours to judge here: pybatsim reports its own load errors
+        return
+    cls = getattr(module, name, None)
+    if not (isinstance(cls, type) and issubclass(cls, CoburstScheduler)):
+        return
+    if not getattr(cls.__init__, "__module__", "").startswith("coburst.adapter"):
+        return  # its own __init__ may take options of its own: only it can judge them
+    try:
+        parse_options(options, default_policy=cls.default_policy, fixed_policy=cls.fixed_policy,
+                      registry=cls.registry)
+    except InputError as err:
+        raise InputError("-o/--options", err.where, err.problem) from None
+
+
 def run_command(args: argparse.Namespace) -> int:
     from coburst.simulator.protocol import InProcessLink
 
@@ -194,6 +227,7 @@ def run_command(args: argparse.Namespace) -> int:
         raise InputError("-o/--options", None, "must be a JSON object")
     spec, options = resolve_scheduler(args.scheduler, options, args.platform)
     pass_heatmap(args, spec, options)
+    check_scheduler_options(spec, options)
     if args.transport == "inprocess":
         args.socket_endpoint = "in-process"
     else:

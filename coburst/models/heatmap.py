@@ -321,7 +321,8 @@ def load_heatmap(path: str | Path, layout: str | None = None, *, apps: Iterable[
     if layout == "pairs":
         return _parse_pairs(text, path, known)[0]
     if layout == "seed":
-        raise InputError(path, None, "this is an application seed, not a heatmap (use load_seed)")
+        raise InputError(path, None, "this is an application seed, not a heatmap (it lists application, processes, compact time); "
+                         "give it where a seed is expected (e.g. coburst workload elise --seed-apps)")
     raise ValueError(f"unknown heatmap layout {layout!r} (csv, json, pairs)")
 
 

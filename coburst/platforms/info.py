@@ -67,7 +67,13 @@ class PlatformInfo:
     @property
     def bb_capacity(self) -> int:
         """Capacity of one burst-buffer node (the smallest, if they differ), 0 without BB."""
-        caps = [int(h.properties["bb_capacity"]) for h in self.burst_buffers]
+        caps = []
+        for h in self.burst_buffers:
+            text = h.properties["bb_capacity"].strip()
+            if not re.fullmatch(r"\d+", text):
+                raise InputError(self.path, f"<host id='{h.name}'> property bb_capacity",
+                                 f"expected a whole number of bytes, got {text!r}")
+            caps.append(int(text))
         return min(caps) if caps else 0
 
     @property
@@ -137,7 +143,14 @@ def read_platform(path: str | Path, master: str = "master_host") -> PlatformInfo
         raise InputError(source, None, f"duplicate host names: {', '.join(dupes[:5])}")
     bandwidth = None
     if "link_bandwidth" in zone_props:
-        bandwidth = float(zone_props["link_bandwidth"])
+        text = zone_props["link_bandwidth"]
+        try:
+            bandwidth = float(text)
+        except ValueError:
+            bandwidth = float("nan")
+        if not (bandwidth > 0 and bandwidth != float("inf")):
+            raise InputError(source, "root zone property link_bandwidth",
+                             f"expected a positive number of bytes per second, got {text!r}")
     elif bandwidths:
         bandwidth = min(bandwidths)
     masters = sorted({h.name for h in hosts if h.name == master or h.role == "master"})

@@ -24,6 +24,8 @@ _NUM = r"([0-9]*\.?[0-9]+(?:[eE][-+]?[0-9]+)?)"
 def _split(text: str, what: str, source: str) -> tuple[float, str]:
     match = re.fullmatch(_NUM + r"\s*([A-Za-z]*)", str(text).strip())
     if not match:
+        if re.fullmatch(r"-\s*" + _NUM + r"\s*[A-Za-z]*", str(text).strip()):
+            raise InputError(source, None, f"{what} {text!r} is negative: it must be >= 0")
         raise InputError(source, None, f"cannot read {what} {text!r} (expected a number and a unit)")
     return float(match.group(1)), match.group(2)
 

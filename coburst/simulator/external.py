@@ -20,9 +20,22 @@ from coburst.errors import InputError, SchedulerGone
 
 def find_batsim(explicit: str | None = None) -> str:
     """The real ``batsim`` binary to use, or an InputError saying how to give one."""
-    for candidate in (explicit, os.environ.get("BATSIM"), shutil.which("batsim")):
-        if candidate and Path(candidate).is_file() and os.access(candidate, os.X_OK):
-            return str(Path(candidate).resolve())
+    if explicit is not None:  # the user's own choice: checked, never replaced by another binary
+        path = Path(explicit)
+        if not path.exists():
+            raise InputError("--batsim", explicit, "no such file: give the path of the batsim binary")
+        if not path.is_file() or not os.access(path, os.X_OK):
+            raise InputError("--batsim", explicit, "not an executable file: give the path of the batsim binary")
+        return str(path.resolve())
+    env = os.environ.get("BATSIM")
+    if env:
+        if not (Path(env).is_file() and os.access(env, os.X_OK)):
+            raise InputError("BATSIM", env, "the environment variable BATSIM does not name an executable file: fix "
+                                            "it, unset it, or pass --batsim PATH")
+        return str(Path(env).resolve())
+    found = shutil.which("batsim")
+    if found:
+        return str(Path(found).resolve())
     raise InputError("--engine batsim", None, "no real batsim binary found: pass --batsim PATH, set BATSIM=PATH, "
                                               "or put batsim on PATH (e.g. from Batsim's Nix shell)")
 

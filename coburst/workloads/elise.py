@@ -70,8 +70,10 @@ def generate(apps: Sequence[AppSeed], n: int, *, cores_per_node: int, units_per_
         names = [pick] if isinstance(pick, str) else list(pick)
         unknown = [x for x in names if x not in by_name]
         if not names or unknown:
-            raise InputError("--apps", ",".join(unknown) or "(empty)",
-                             "not an application of the seed (or too large for the platform)")
+            known = ", ".join(sorted(by_name)) or "none fits the platform"
+            raise InputError("--pick", ",".join(unknown) or "(empty)",
+                             f"not an application of the seed that fits the platform (known: {known}); give "
+                             "random, frequency or a comma list of these names")
         chosen = [by_name[names[i % len(names)]] for i in range(n)]
     subtimes = _arrivals(rng, n, arrival, interarrival, weibull_shape)
     jobs, profiles = [], {}
