@@ -272,42 +272,36 @@ def test_cluster_from_resources_and_its_errors():
         HeteroCluster.from_resources(bad)
 
 
-def test_state_refuses_over_commitment_and_queue_jumping():
-    cl = HeteroCluster.from_resources(resources([(2, 1e9), (1, 2e9)]))
-    st_ = HeteroState(cl)
-    a, b, c = (HJob(x, 0.0, 1, 1e9, seq=i) for i, x in enumerate("abc"))
-    for j in (a, b, c):
+def state_after(jobs, maps=(), starts=()):
+    """A state on nodes (2 cores at 1 Gf/s, 1 core at 2 Gf/s) after submitting ``jobs`` and
+    applying one decision of ``maps`` ((job, node)) and ``starts`` ((job, node, core ids))."""
+    st_ = HeteroState(HeteroCluster.from_resources(resources([(2, 1e9), (1, 2e9)])))
+    for j in jobs:
         st_.submit(j)
     d = HeteroDecisions(0.0)
-    d.map(a, 1)
-    d.map(b, 1)
-    d.start(a, CoreAlloc(1, (2,)))
+    for j, n in maps:
+        d.map(j, n)
+    for j, n, ids in starts:
+        d.start(j, CoreAlloc(n, ids))
     st_.apply(d)
+    return st_
+
+
+def test_state_refuses_over_commitment_and_queue_jumping():
+    a, b, c = (HJob(x, 0.0, 1, 1e9, seq=i) for i, x in enumerate("abc"))
+    st_ = state_after((a, b, c), maps=((a, 1), (b, 1)), starts=((a, 1, (2,)),))
     assert st_.free == [[0, 1], []] and [j.id for j in st_.node_queues[1]] == ["b"]
+    # machine availability per core: running job until its expected end, then the queue
+    av = st_.availability()
+    assert list(av[1, :1]) == [1.0] and list(av[0]) == [0.0, 0.0]   # a: 0.5 s, b: 0.5 s on node 1
     d = HeteroDecisions(0.0)
     d.start(c, CoreAlloc(1, (2,)))           # core 2 is busy
     with pytest.raises(ValueError, match="busy cores"):
         st_.apply(d)
-    st_ = HeteroState(cl)
-    for j in (a, b):
-        st_.submit(j)
-    d = HeteroDecisions(0.0)
-    d.map(a, 0)
-    d.map(b, 0)
-    d.start(b, CoreAlloc(0, (0,)))           # b is behind a
-    with pytest.raises(ValueError, match="head of node 0's queue"):
-        st_.apply(d)
-    # machine availability per core: running job until its expected end, then the queue
-    st_ = HeteroState(cl)
-    for j in (a, b):
-        st_.submit(j)
-    d = HeteroDecisions(0.0)
-    d.map(a, 1)
-    d.map(b, 1)
-    d.start(a, CoreAlloc(1, (2,)))
-    st_.apply(d)
-    av = st_.availability()
-    assert list(av[1, :1]) == [1.0] and list(av[0]) == [0.0, 0.0]   # a: 0.5 s, b: 0.5 s on node 1
+    with pytest.raises(ValueError, match="head of node 0's queue"):   # b is behind a
+        state_after((a, b), maps=((a, 0), (b, 0)), starts=((b, 0, (0,)),))
+    with pytest.raises(ValueError, match="cannot hold it"):
+        state_after((HJob("w", 0.0, 2, 1e9),), maps=((HJob("w", 0.0, 2, 1e9), 1),))
 
 
 def test_options_are_validated():
