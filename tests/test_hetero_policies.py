@@ -442,12 +442,23 @@ def test_queue_mapping_never_remaps_and_runs_each_node_in_order(tmp_path, plat):
     check_invariants(rows, jobs)
     mapped: dict[str, int] = {}
     order: dict[int, list[str]] = {}
+    subtime = {f"w0!{j['id']}": j["subtime"] for j in jobs}
+    batches = []
     for line in trace.read_text().splitlines():
-        for jid, node in json.loads(line)["map"].items():
+        entry = json.loads(line)
+        for jid, node in entry["map"].items():
             assert jid not in mapped          # mapped once
             mapped[jid] = node
             order.setdefault(node, []).append(jid.split("!")[1])
+        if entry["map"]:
+            batches.append(sorted(entry["map"]))
+            assert {subtime[j] for j in entry["map"]} == {entry["now"]}   # mapped on arrival
     assert len(mapped) == len(jobs)
+    # a batch = the jobs of one submission date (one Batsim message)
+    same_date: dict[float, list[str]] = {}
+    for jid, t in subtime.items():
+        same_date.setdefault(t, []).append(jid)
+    assert sorted(batches) == sorted(sorted(v) for v in same_date.values())
     where = node_of_core()
     starts: dict[int, list[tuple[float, str]]] = {}
     for r in rows:
