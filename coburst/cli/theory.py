@@ -35,7 +35,7 @@ def _generate(args: argparse.Namespace) -> int:
 
 def _evaluate(args: argparse.Namespace) -> int:
     check_output(args.output, "-o/--output")
-    from coburst.theory.fcs import fcs
+    from coburst.theory.fcs import TieSearchTooLarge, fcs
     from coburst.theory.io import dumps, read_instances
     from coburst.theory.opt import solve_opt
 
@@ -47,9 +47,12 @@ def _evaluate(args: argparse.Namespace) -> int:
             answers.append({"id": entry.id, "valid": False, "error": entry.error, "opt_makespan": None,
                             "fcs_makespan": None})
             continue
+        try:
+            fcs_makespan = fcs(entry.inst, tie=args.tie).makespan
+        except TieSearchTooLarge as exc:
+            raise InputError("--tie", "worst", f"instance {entry.id!r}: {exc}; use --tie first or last") from None
         answers.append({"id": entry.id, "valid": True, "error": None,
-                        "opt_makespan": solve_opt(entry.inst).makespan,
-                        "fcs_makespan": fcs(entry.inst, tie=args.tie).makespan})
+                        "opt_makespan": solve_opt(entry.inst).makespan, "fcs_makespan": fcs_makespan})
     with atomic_write(args.output) as handle:
         handle.write(dumps({"answers": answers}))
     print(f"wrote {args.output}: {len(answers) - invalid} instances answered, {invalid} invalid")

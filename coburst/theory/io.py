@@ -36,11 +36,15 @@ MAX_N = 20
 
 @dataclass
 class Entry:
-    """One instance of a file: ``inst`` when valid, else ``error``."""
+    """One instance of a file: ``inst`` when valid, else ``exc`` (and its text ``error``)."""
 
     id: str
     inst: Instance | None
-    error: str | None
+    exc: InputError | None = None
+
+    @property
+    def error(self) -> str | None:
+        return None if self.exc is None else str(self.exc)
 
 
 def _num(v, source, where) -> float:
@@ -103,9 +107,9 @@ def read_instances(path: str | Path) -> list[Entry]:
             raise InputError(source, f"{where}.id", f"id {iid!r} repeats an earlier instance's")
         ids.add(iid)
         try:
-            out.append(Entry(iid, parse_instance(item, source, where), None))
+            out.append(Entry(iid, parse_instance(item, source, where)))
         except InputError as exc:
-            out.append(Entry(iid, None, str(exc)))
+            out.append(Entry(iid, None, exc))
     return out
 
 
@@ -113,10 +117,8 @@ def load_instances(path: str | Path) -> list[Instance]:
     """Every instance of ``path``; the first invalid one raises its InputError."""
     entries = read_instances(path)
     for e in entries:
-        if e.error is not None:
-            doc = read_json(path, "instances file")
-            k = [x.id for x in entries].index(e.id)
-            parse_instance(doc["instances"][k], str(path), f"instances[{k}]")  # raises
+        if e.exc is not None:
+            raise e.exc
     return [e.inst for e in entries]
 
 

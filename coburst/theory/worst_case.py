@@ -183,10 +183,12 @@ class WorstCase:
 
 def starting_points(n: int, strategy: str, rng: np.random.Generator) -> list[Instance]:
     out = []
-    if strategy == "fcs" and n >= 2:
-        out.append(nested_stall_instance(nested_caps_for(n)))
-    if n >= 3:  # at the §8 scale (b ~ 150): the §5 strategies measure for fixed intervals
-        out.append(example1_instance(n, b1=1 if strategy == "fcs" else 150))
+    # the §5 strategies measure for fixed intervals: their starting points get the §8 scale
+    scale = 1.0 if strategy == "fcs" else 150.0
+    if n >= 3:
+        nested = nested_stall_instance(nested_caps_for(n))
+        out.append(nested if scale == 1 else Instance(nested.id, nested.b * scale, nested.speeds))
+        out.append(example1_instance(n, b1=int(scale)))
     for lo in (0.05, 0.45, 0.85):
         out.append(section8_instance(n, (lo, lo + 0.1), rng, id=f"sec8-alpha{lo:g}"))
     return out
