@@ -115,3 +115,29 @@ def test_float_and_exact_fcs_agree_on_section8():
         a, b = fcs(inst), fcs_exact(inst)
         assert [s.mask for s in a.segments] == [s.mask for s in b.segments]
         assert a.makespan == pytest.approx(float(b.makespan), rel=1e-12)
+
+
+def test_adversarial_ties_never_beat_by_first_or_last():
+    """On tie-rich instances (speeds from {0, 1/2, 1}) ``tie="worst"`` is at least as long as
+    the first and last choices, and every tie-break gives a feasible schedule."""
+    from coburst.theory.worst_case import monotone_closure
+    from coburst.theory.model import Instance
+
+    rng = np.random.default_rng(1)
+    strictly = 0
+    for k in range(80):
+        n = int(rng.integers(3, 6))
+        raw = rng.choice([0.0, 0.5, 1.0], size=(1 << n, n), p=[0.2, 0.3, 0.5])
+        for i in range(n):
+            raw[1 << i, i] = 1.0
+        inst = Instance(f"t{k}", rng.integers(1, 6, size=n).astype(float), monotone_closure(raw))
+        check_instance(inst)
+        runs = {tie: fcs(inst, tie=tie) for tie in ("first", "last", "worst")}
+        for sched in runs.values():
+            check_feasible(inst, sched)
+        top = max(runs["first"].makespan, runs["last"].makespan)
+        assert runs["worst"].makespan >= top * (1 - 1e-12)
+        strictly += runs["worst"].makespan > top * (1 + 1e-9)
+        assert fcs_exact(inst, "first").makespan == pytest.approx(runs["first"].makespan, rel=1e-12)
+        assert fcs_exact(inst, "last").makespan == pytest.approx(runs["last"].makespan, rel=1e-12)
+    assert strictly > 0  # the adversary finds worse choices than both fixed orders
