@@ -107,6 +107,10 @@ def test_worst_case_fcs_writes_an_instance_above_two(tmp_path):
     assert main(["theory", "evaluate", str(out), "-o", str(ans)]) == 0
     a = json.loads(ans.read_text())["answers"][0]
     assert a["fcs_makespan"] > 2 * a["opt_makespan"]
+    assert main(["theory", "evaluate", str(out), "--schedules", "-o", str(ans)]) == 0
+    a = json.loads(ans.read_text())["answers"][0]
+    assert [m for m, _, _ in a["fcs_schedule"]] == [0b11111000, 0b110, 0b1]
+    assert sum(a["opt_times"].values()) == pytest.approx(a["opt_makespan"])
 
 
 def test_worst_case_search_strategy(tmp_path):

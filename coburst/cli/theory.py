@@ -48,11 +48,16 @@ def _evaluate(args: argparse.Namespace) -> int:
                             "fcs_makespan": None})
             continue
         try:
-            fcs_makespan = fcs(entry.inst, tie=args.tie).makespan
+            sched = fcs(entry.inst, tie=args.tie)
         except TieSearchTooLarge as exc:
             raise InputError("--tie", "worst", f"instance {entry.id!r}: {exc}; use --tie first or last") from None
-        answers.append({"id": entry.id, "valid": True, "error": None,
-                        "opt_makespan": solve_opt(entry.inst).makespan, "fcs_makespan": fcs_makespan})
+        opt = solve_opt(entry.inst)
+        answer = {"id": entry.id, "valid": True, "error": None, "opt_makespan": opt.makespan,
+                  "fcs_makespan": sched.makespan}
+        if args.schedules:
+            answer["opt_times"] = {str(mask): x for mask, x in sorted(opt.times.items())}
+            answer["fcs_schedule"] = [[s.mask, s.start, s.end] for s in sched.segments]
+        answers.append(answer)
     with atomic_write(args.output) as handle:
         handle.write(dumps({"answers": answers}))
     print(f"wrote {args.output}: {len(answers) - invalid} instances answered, {invalid} invalid")
@@ -119,6 +124,9 @@ def register(subparsers) -> None:
     ev.add_argument("--tie", choices=("first", "last", "worst"), default="first",
                     help="FCS tie-break: first (default) or last combination in mask order, or worst "
                          "(adversarial)")
+    ev.add_argument("--schedules", action="store_true",
+                    help="also write OPT's time per combination (opt_times: {mask: x_j}) and FCS's schedule "
+                         "(fcs_schedule: [[mask, start, end], ...])")
     ev.add_argument("-o", "--output", required=True, help="answers JSON file to write")
     ev.set_defaults(func=_evaluate)
 
