@@ -500,6 +500,10 @@ def test_entry_files_reject_bad_options_and_too_wide_jobs(tmp_path, plat):
                                "-e", str(tmp_path / "bad"), "-q", "-o", json.dumps(opts)],
                               capture_output=True, text=True, timeout=60)
         assert proc.returncode == 2 and word in proc.stderr and "Traceback" not in proc.stderr, proc.stderr
+    proc = subprocess.run([str(COBURST), "run", str(SCHED / "heteroMinMin.py"), "-p", str(REPO / "tests" / "data" /
+                           "cluster4.xml"), "-w", str(wl), "-e", str(tmp_path / "flat"), "-q"],
+                          capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 2 and "'speed' properties" in proc.stderr and "Traceback" not in proc.stderr, proc.stderr
     rows = run(tmp_path, "heteroMinMin", plat, wl)
     states = {r["job_id"]: r["final_state"] for r in rows}
     assert states == {"0": "COMPLETED_SUCCESSFULLY", "1": "REJECTED"}

@@ -36,7 +36,6 @@ from procset import ProcSet
 from coburst.adapter.scheduler import CoburstScheduler
 from coburst.core.decisions import Start
 from coburst.core.hetero import HeteroCluster, HeteroDecisions, HeteroState, HJob, job_work
-from coburst.errors import InputError
 from coburst.policies import hetero
 
 __all__ = ["HeteroScheduler"]
@@ -75,11 +74,8 @@ class HeteroScheduler(CoburstScheduler):
 
     def onSimulationBegins(self):
         compute, _ = self.resources()
-        try:
-            self.cluster = HeteroCluster.from_resources(compute)
-        except InputError as err:
-            print(f"coburst: {err}", file=sys.stderr)
-            raise SystemExit(2) from None
+        # a platform without the properties: InputError (coburst run: exit 2, the message)
+        self.cluster = HeteroCluster.from_resources(compute)
         self.state = HeteroState(self.cluster, self._now())
         self.io = None
         self._seq = 0
