@@ -36,7 +36,7 @@ class TieSearchTooLarge(RuntimeError):
     """``tie="worst"`` met more tied branches than :data:`WORST_NODE_LIMIT`."""
 
 
-def _float_step(inst: Instance, csum: np.ndarray, active: int, rem: np.ndarray) -> list[int]:
+def _float_step(inst: Instance, csum: np.ndarray, active: int) -> list[int]:
     """The tied fastest combinations of the active tasks (increasing masks)."""
     cand = submasks_within(active, inst.n)
     speeds = csum[cand]
@@ -70,7 +70,7 @@ def fcs(inst: Instance, tie: str = "first") -> Schedule:
         raise ValueError(f"unknown tie-break {tie!r}")
     active, rem, t, segs = inst.full, inst.b.astype(float).copy(), 0.0, []
     while active:
-        tied = _float_step(inst, csum, active, rem)
+        tied = _float_step(inst, csum, active)
         mask = tied[0] if tie == "first" else tied[-1]
         dt, rem, fin = _float_run(inst, mask, rem)
         segs.append(Segment(mask, t, t + dt))
@@ -83,7 +83,7 @@ def _worst(inst, csum, active, rem, t, counter) -> list[Segment]:
     if not active:
         return []
     best: list[Segment] | None = None
-    for mask in _float_step(inst, csum, active, rem):
+    for mask in _float_step(inst, csum, active):
         counter[0] += 1
         if counter[0] > WORST_NODE_LIMIT:
             raise TieSearchTooLarge(f"more than {WORST_NODE_LIMIT} tied FCS branches")

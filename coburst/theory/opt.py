@@ -52,7 +52,7 @@ class OptResult:
         return schedule_from_times(self.times)
 
 
-def _solve(columns: np.ndarray, cols_masks: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def _solve(columns: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Solve (3) restricted to the given columns ((k, n) speed rows); return (x, y)."""
     # dense for small masters (less overhead in scipy), sparse beyond
     a_eq = columns.T if columns.size <= 20_000 else sparse.csc_array(columns.T)
@@ -90,7 +90,7 @@ def solve_opt(inst: Instance, method: str = "auto", tol: float = 1e-9, max_round
     if method == "full":
         masks = np.arange(1, 1 << n, dtype=np.int64)
         cols = inst.speeds[1:]
-        x, y = _solve(cols, masks, b)
+        x, y = _solve(cols, b)
         x = _polish(cols, x, b)
         times = {int(masks[k]): float(x[k]) for k in np.flatnonzero(x > 0)}
         return OptResult(float(sum(times.values())), times, y, "full")
@@ -108,7 +108,7 @@ def solve_opt(inst: Instance, method: str = "auto", tol: float = 1e-9, max_round
     while True:
         rounds += 1
         masks = np.array(chosen, dtype=np.int64)
-        x, y = _solve(speeds[masks], masks, b)
+        x, y = _solve(speeds[masks], b)
         reduced = 1.0 - speeds @ y
         reduced[0] = np.inf
         reduced[in_master] = np.inf
