@@ -175,7 +175,7 @@ class FCS(CoPolicy):
                 break
             self.last_rounds += 1
             before = len(skipped)
-            started = self.round(pool, board, on, state, decisions, skipped)
+            started = self.choose(pool, board, on, state, decisions, skipped)
             if not started and len(skipped) == before:
                 break
             waiting = [j for j in waiting if j.seq not in on]
@@ -186,7 +186,7 @@ class FCS(CoPolicy):
                 decisions.start(job, pl)
         return decisions
 
-    def round(self, pool: list[CoJob], board: Board, on: dict, state: NodeSharingState,
+    def choose(self, pool: list[CoJob], board: Board, on: dict, state: NodeSharingState,
               decisions: PlacementDecisions, skipped: set[int]) -> int:
         """One choice of the combination to add (module doc); returns the jobs it started."""
         cluster = state.cluster
