@@ -35,6 +35,7 @@ Format (every key but ``schedulers``, ``platforms`` and ``workloads`` is optiona
     labels = { log = "kth" }           # constant labels
     name = "kth_{model}_{part:02d}"    # default: the file's stem
     sim_args = ["--enable-dynamic-jobs"]
+    platforms = ["dragonfly96"]        # only on these platforms (names; default: every platform)
 
 Templates (Python ``str.format``; ``{{`` for a brace) in paths, names, commands and string
 option values: ``{out}`` the output folder, ``{spec_dir}`` this file's folder, ``{python}``
@@ -67,7 +68,7 @@ CAMPAIGN_KEYS = ("name", "description", "out", "engines", "seeds", "timeout", "r
 PREPARE_KEYS = ("run", "creates")
 SCHEDULER_KEYS = ("name", "scheduler", "options", "grid", "timeout", "sim_args")
 PLATFORM_KEYS = ("path", "name")
-WORKLOAD_KEYS = ("path", "name", "labels", "vary", "sim_args")
+WORKLOAD_KEYS = ("path", "name", "labels", "vary", "sim_args", "platforms")
 #: parameter names the campaign sets itself: not usable as labels or option-grid keys in run ids
 RESERVED = ("run_id", "scheduler", "scheduler_spec", "options", "platform", "platform_name", "workload",
             "workload_name", "seed", "engine", "sim_args", "timeout", "run_timeout", "sched", "wl", "plat")
@@ -351,9 +352,18 @@ def load_campaign(path: str | Path, *, out: str | Path | None = None, engines: l
             if key not in label_names:
                 label_names.append(key)
 
-    def workloads_for(seed: int) -> list[tuple[str, str, Path, dict, list[str]]]:
+    pnames = [pname for _, pname, _ in platforms]
+    for place, entry in wl_entries:
+        for i, pname in enumerate(_str_list(src, f"{place}.platforms", entry.get("platforms", []))):
+            if pname not in pnames:
+                raise _err(src, f"{place}.platforms[{i}]", f"no platform named {pname!r} (platforms: "
+                                                          f"{', '.join(pnames)})")
+
+    def workloads_for(seed: int, pname: str) -> list[tuple[str, str, Path, dict, list[str]]]:
         result = []
         for place, entry in wl_entries:
+            if "platforms" in entry and pname not in entry["platforms"]:
+                continue
             labels = {k: _scalar(src, f"{place}.labels.{k}", v) for k, v in entry.get("labels", {}).items()}
             for combo in _grid(src, f"{place}.vary", entry.get("vary")):
                 combo = {k: _scalar(src, f"{place}.vary.{k}", v) for k, v in combo.items()}
@@ -368,7 +378,7 @@ def load_campaign(path: str | Path, *, out: str | Path | None = None, engines: l
 
     runs: list[Run] = []
     for (pplace, pname, ppath), seed in itertools.product(platforms, seeds):
-        for wplace, wname, wpath, labels, wsim in workloads_for(seed):
+        for wplace, wname, wpath, labels, wsim in workloads_for(seed, pname):
             for place, sname, spec, fixed, combos, stimeout, ssim in schedulers:
                 for combo in combos:
                     ctx = {**ctx0, "seed": seed, "prefix": "{prefix}", **labels}
