@@ -14,7 +14,13 @@ Cases (medians of ``--repeat`` runs, LP build + HiGHS solve + dual certificate):
 * ``from files``: what ``coburst analyze --heatmap`` pays per run: the workload file read and
   checked, the platform XML parsed (420 nodes, ~15 MB), the heatmap read, the bound.
 
-    python benchmarks/bench_cosched_bound.py [--jobs 1000] [--apps 14] [--nodes 420] [--repeat 5]
+Tightness (``--tiny K``, default 200): on K random tiny instances (3-5 jobs of 1-2 nodes, work
+20-100 s, walltime 1.4 x work, eight ARIS NAS applications, 4 nodes), the exhaustive optimum
+over event-driven schedules (:func:`~coburst.theory.cosched_bound.exhaustive_makespan`) divided
+by the bound: mean, median, 90th percentile, maximum and the share of instances where the bound
+is the optimum.
+
+    python benchmarks/bench_cosched_bound.py [--jobs 1000] [--apps 14] [--nodes 420] [--repeat 5] [--tiny 200]
 """
 
 from __future__ import annotations
@@ -33,8 +39,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from coburst.models.heatmap import bundled, bundled_path, bundled_seed  # noqa: E402
 from coburst.platforms.cosched import CoschedSpec, render_xml  # noqa: E402
-from coburst.theory.cosched_bound import (BoundJob, Machine, jobs_from_workload, load_heatmap_arg,  # noqa: E402
-                                          machine_from_platform, makespan_bound)
+from coburst.theory.cosched_bound import (BoundJob, Machine, exhaustive_makespan, jobs_from_workload,  # noqa: E402
+                                          load_heatmap_arg, machine_from_platform, makespan_bound)
 from coburst.workloads.elise import generate  # noqa: E402
 
 TARGET = 5.0
@@ -55,6 +61,25 @@ def bound_jobs(doc: dict, jitter: np.random.Generator | None = None) -> list[Bou
     return out
 
 
+TINY_APPS = ("ft.D.64", "mg.E.128", "cg.E.512", "ep.E.256", "sp.C.64", "lu.D.64", "is.E.256", "bt.D.64")
+
+
+def tightness(count: int, seed: int) -> np.ndarray:
+    """Exhaustive optimum / bound on ``count`` random tiny instances (module doc)."""
+    hm = bundled("aris-nas")
+    rng = np.random.default_rng(seed)
+    out = []
+    for _ in range(count):
+        jobs = []
+        for i in range(int(rng.integers(3, 6))):
+            work = float(rng.integers(4, 21) * 5)
+            jobs.append(BoundJob(str(i), TINY_APPS[rng.integers(len(TINY_APPS))], int(rng.integers(1, 3)), work,
+                                 1.4 * work))
+        bound = makespan_bound(jobs, hm, Machine(4)).makespan
+        out.append(exhaustive_makespan(jobs, hm, Machine(4)).makespan / bound)
+    return np.array(out)
+
+
 def timed(fn, repeat: int) -> tuple[float, object]:
     times, out = [], None
     for _ in range(repeat):
@@ -71,6 +96,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--nodes", type=int, default=420)
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--tiny", type=int, default=200, help="tiny instances for the tightness check (0: none)")
     args = ap.parse_args(argv)
     hm = bundled("aris-nas")
     machine = Machine(args.nodes, True)
@@ -108,6 +134,13 @@ def main(argv: list[str] | None = None) -> int:
     print(f"\nbound {agg.makespan:.1f} s (longest job {agg.longest:.1f} s, area {agg.area:.1f} s)")
     worst = max(t for _, t, _ in rows)
     print(f"target <= {TARGET:g} s: {'met' if worst <= TARGET else 'MISSED'} (slowest case {worst:.2f} s)")
+    if args.tiny:
+        t0 = time.perf_counter()
+        r = tightness(args.tiny, args.seed)
+        assert (r >= 1 - 1e-9).all()
+        print(f"\ntightness on {len(r)} tiny instances (exhaustive optimum / bound, {time.perf_counter() - t0:.1f} s): "
+              f"mean {r.mean():.3f}, median {np.median(r):.3f}, p90 {np.percentile(r, 90):.3f}, max {r.max():.3f}, "
+              f"bound = optimum in {100 * np.mean(r <= 1 + 1e-9):.0f} %")
     return 0
 
 
