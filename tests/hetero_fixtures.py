@@ -1,12 +1,16 @@
-"""Small heterogeneous platforms and workloads in the shared format (/tmp/hetero-format.md,
-issue 19) for the heterogeneous-policy tests, written here so the tests do not depend on the
-generators (``coburst platform hetero`` / ``coburst workload hetero``)."""
+"""Small heterogeneous platforms and workloads in the shared format of ``coburst platform
+hetero`` / ``coburst workload hetero`` (issue 19), written here so the policy tests control
+every node and job, and the invariants the engine tests check on ``_jobs.csv``
+(tests/test_hetero_policies.py, tests/test_hetero_crossengine.py)."""
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
 from typing import Sequence
+
+import numpy as np
+import pytest
 
 
 def platform(path: Path, nodes: Sequence[tuple[int, float]], *, mem: Sequence[float] | None = None,
@@ -58,3 +62,64 @@ def workload(path: Path, jobs: Sequence[dict], nb_res: int) -> Path:
                          "walltime": -1, "req_ops": ops, **j})
     path.write_text(json.dumps({"nb_res": nb_res, "jobs": out_jobs, "profiles": profiles}) + "\n")
     return path
+
+
+# ---------------------------------------------------------------------- the engine tests' platform
+NODES = [(1, 1e9), (2, 2e9), (1, 4e9), (4, 1.5e9)]   # 8 cores in 4 nodes
+
+
+def node_of_core() -> dict[int, int]:
+    out, rid = {}, 0
+    for i, (cores, _) in enumerate(NODES):
+        for _ in range(cores):
+            out[rid] = i
+            rid += 1
+    return out
+
+
+def ids_of(alloc: str) -> list[int]:
+    out = []
+    for part in alloc.split():
+        a, _, b = part.partition("-")
+        out.extend(range(int(a), int(b or a) + 1))
+    return out
+
+
+def check_invariants(rows: list[dict], jobs: list[dict]) -> None:
+    """From the engine's _jobs.csv: every job completed, on ``res`` cores of one node, for
+    ops / speed seconds; no core held by two jobs at any instant."""
+    where = node_of_core()
+    speed = {i: s for i, (_, s) in enumerate(NODES)}
+    assert len(rows) == len(jobs)
+    by_id = {str(j["id"]): j for j in jobs}
+    spans = []
+    for r in rows:
+        assert r["final_state"] == "COMPLETED_SUCCESSFULLY", r
+        ids = ids_of(r["allocated_resources"])
+        nodes = {where[i] for i in ids}
+        assert len(nodes) == 1 and len(ids) == int(r["requested_number_of_resources"]), r
+        job = by_id[r["job_id"]]
+        assert float(r["execution_time"]) == pytest.approx(job["ops"] / speed[nodes.pop()], abs=1e-5)
+        spans.append((float(r["starting_time"]), float(r["finish_time"]), set(ids), r["job_id"]))
+    for t in sorted({s[0] for s in spans}):
+        held: dict[int, str] = {}
+        for start, end, ids, jid in spans:
+            if start <= t < end:
+                for i in ids:
+                    assert i not in held, f"core {i} held by {held[i]} and {jid} at {t}"
+                    held[i] = jid
+
+
+def random_jobs(seed: int, n: int, arrival: str) -> list[dict]:
+    rng = np.random.default_rng(seed)
+    t = 0.0
+    jobs = []
+    for i in range(n):
+        if arrival == "poisson":
+            t += float(np.round(rng.exponential(0.5), 3))
+        elif arrival == "batches":
+            t = float(i // 4)
+        jobs.append({"id": i, "subtime": t, "res": int(rng.choice([1, 1, 1, 2, 3])),
+                     "ops": float(np.round(rng.uniform(1e8, 3e9), -6)), "req_time": float(rng.integers(1, 4)),
+                     "mem": int(rng.integers(0, 5)), "mem_vol": int(rng.integers(0, 5))})
+    return jobs

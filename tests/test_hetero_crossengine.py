@@ -12,7 +12,7 @@ import pytest
 import hetero_fixtures as hf
 from crossengine import assert_identical, jobs_rows, needs_batsim, run_both
 from simharness import COBURST, REPO
-from test_hetero_policies import NODES, check_invariants, random_jobs
+from hetero_fixtures import NODES, check_invariants, random_jobs
 
 CASES = [("heteroMinMin", {}), ("heteroMaxMin", {"mapping": "deferred"}), ("heteroDuplex", {}),
          ("heteroAStar", {"mapping": "deferred"}),

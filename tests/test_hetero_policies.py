@@ -23,6 +23,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import hetero_fixtures as hf
+from hetero_fixtures import NODES, check_invariants, ids_of, node_of_core, random_jobs
 from simharness import COBURST, REPO
 from coburst.core.hetero import CoreAlloc, HeteroCluster, HeteroDecisions, HeteroState, HJob, place
 from coburst.errors import InputError
@@ -337,30 +338,10 @@ def test_heuristic_node_orders():
 
 
 # ---------------------------------------------------------------------- through the engine
-NODES = [(1, 1e9), (2, 2e9), (1, 4e9), (4, 1.5e9)]   # 8 cores in 4 nodes
-
-
 @pytest.fixture(scope="module")
 def plat(tmp_path_factory) -> Path:
     return hf.platform(tmp_path_factory.mktemp("plat") / "hetero.xml", NODES, mem=[4, 8, 16, 32],
                        power=[(10, 20), (5, 30), (8, 8), (2, 4)])
-
-
-def node_of_core() -> dict[int, int]:
-    out, rid = {}, 0
-    for i, (cores, _) in enumerate(NODES):
-        for _ in range(cores):
-            out[rid] = i
-            rid += 1
-    return out
-
-
-def ids_of(alloc: str) -> list[int]:
-    out = []
-    for part in alloc.split():
-        a, _, b = part.partition("-")
-        out.extend(range(int(a), int(b or a) + 1))
-    return out
 
 
 def run(tmp_path: Path, entry: str, plat: Path, wl: Path, options: dict | None = None, prefix: str = "out"):
@@ -371,46 +352,6 @@ def run(tmp_path: Path, entry: str, plat: Path, wl: Path, options: dict | None =
     assert proc.returncode == 0, proc.stderr
     with open(f"{out}_jobs.csv", newline="") as fh:
         return list(csv.DictReader(fh))
-
-
-def check_invariants(rows: list[dict], jobs: list[dict]) -> None:
-    """From the engine's _jobs.csv: every job completed, on ``res`` cores of one node, for
-    ops / speed seconds; no core held by two jobs at any instant."""
-    where = node_of_core()
-    speed = {i: s for i, (_, s) in enumerate(NODES)}
-    assert len(rows) == len(jobs)
-    by_id = {str(j["id"]): j for j in jobs}
-    spans = []
-    for r in rows:
-        assert r["final_state"] == "COMPLETED_SUCCESSFULLY", r
-        ids = ids_of(r["allocated_resources"])
-        nodes = {where[i] for i in ids}
-        assert len(nodes) == 1 and len(ids) == int(r["requested_number_of_resources"]), r
-        job = by_id[r["job_id"]]
-        assert float(r["execution_time"]) == pytest.approx(job["ops"] / speed[nodes.pop()], abs=1e-5)
-        spans.append((float(r["starting_time"]), float(r["finish_time"]), set(ids), r["job_id"]))
-    for t in sorted({s[0] for s in spans}):
-        held: dict[int, str] = {}
-        for start, end, ids, jid in spans:
-            if start <= t < end:
-                for i in ids:
-                    assert i not in held, f"core {i} held by {held[i]} and {jid} at {t}"
-                    held[i] = jid
-
-
-def random_jobs(seed: int, n: int, arrival: str) -> list[dict]:
-    rng = np.random.default_rng(seed)
-    t = 0.0
-    jobs = []
-    for i in range(n):
-        if arrival == "poisson":
-            t += float(np.round(rng.exponential(0.5), 3))
-        elif arrival == "batches":
-            t = float(i // 4)
-        jobs.append({"id": i, "subtime": t, "res": int(rng.choice([1, 1, 1, 2, 3])),
-                     "ops": float(np.round(rng.uniform(1e8, 3e9), -6)), "req_time": float(rng.integers(1, 4)),
-                     "mem": int(rng.integers(0, 5)), "mem_vol": int(rng.integers(0, 5))})
-    return jobs
 
 
 CASES = [("min-min", {}), ("max-min", {"mapping": "deferred"}), ("duplex", {}), ("duplex", {"mapping": "deferred"}),
