@@ -358,6 +358,19 @@ def test_analyze_reports_the_bound(tmp_path, tiny, capsys):
     assert proc.returncode == 0, proc.stderr
     assert pd.read_csv(out / "runs.csv")["cosched_bound"].iloc[0] == pytest.approx(
         makespan_bound(jobs, hm, machine, alone=1.0).makespan, rel=1e-9)
+    # a campaign folder: workload and platform from each run's params.json (relative to the campaign)
+    import shutil
+    camp = tmp_path / "camp"
+    (camp / "runs" / "r1").mkdir(parents=True)
+    shutil.copy(wl, camp / "w.json")
+    shutil.copy(plat, camp / "p.xml")
+    shutil.copy(tmp_path / "run_jobs.csv", camp / "runs" / "r1" / "out_jobs.csv")
+    (camp / "runs" / "r1" / "params.json").write_text('{"scheduler": "easy-co", "workload": "w.json", '
+                                                      '"platform": "p.xml"}')
+    (camp / "runs" / "r1" / "status.json").write_text('{"state": "done"}')
+    capsys.readouterr()
+    assert main(["analyze", str(camp), "-o", str(tmp_path / "an2"), "-q", "--heatmap", "aris-nas"]) == 0
+    assert pd.read_csv(tmp_path / "an2" / "runs.csv")["cosched_bound"].iloc[0] == pytest.approx(b.makespan, rel=1e-9)
     for extra, message in (
             (("--heatmap", "aris-nas"), "--heatmap: run run: the makespan bound needs the run's workload"),
             (("--heatmap", "nope", "--workload", str(wl)), "--heatmap: nope: no such file, and not a bundled heatmap"),
