@@ -421,3 +421,14 @@ def test_a_job_killed_at_its_walltime_on_the_engine(tmp_path):
     opt = exhaustive_makespan(jobs, hm, machine)
     check_against_engine(rows, jobs, hm, machine, b, opt)
     assert b.makespan <= opt.makespan
+
+
+def test_compact_only_bound_is_the_classic_one(tiny):
+    """Without spread placements the LP is the classic bound max(longest job, total node
+    time / nodes), with kills at the walltime."""
+    _, _, jobs, machine, hm, b, _ = tiny
+    c = makespan_bound(jobs, hm, Machine(machine.nodes, False))
+    done = [min(j.work, j.walltime) for j in jobs]
+    assert c.makespan == pytest.approx(max(max(done), sum(j.nodes * d for j, d in zip(jobs, done)) / machine.nodes),
+                                       rel=REL)
+    assert b.makespan <= c.makespan

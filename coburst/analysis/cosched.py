@@ -97,12 +97,13 @@ def cosched_metrics(jobs_csv: str | Path, *, total_cores: int, cores_per_unit: i
 
 # ---------------------------------------------------------------------- the makespan lower bound
 def makespan_bound_of(workload: str | Path, platform: str | Path, heatmap, *, alone: str | float = "best",
-                      cache: dict | None = None):
+                      cache: dict | None = None, spread: bool = True):
     """The co-scheduling makespan lower bound (:func:`coburst.theory.cosched_bound.makespan_bound`)
     of a workload file on a node-sharing platform file with a heatmap (a
     :class:`~coburst.models.heatmap.Heatmap`): the jobs a co-scheduling policy would run (rejected
     ones left out), on the platform's nodes.  ``cache``: a dict shared between calls (platforms
-    and bounds are computed once per file)."""
+    and bounds are computed once per file).  ``spread=False``: the bound of compact-only
+    schedules (every job on whole nodes, speed 1), the yardstick of traditional policies."""
     from coburst.theory.cosched_bound import Machine, jobs_from_workload, machine_from_platform, makespan_bound
 
     cache = {} if cache is None else cache
@@ -110,10 +111,10 @@ def makespan_bound_of(workload: str | Path, platform: str | Path, heatmap, *, al
     if pkey not in cache:
         cache[pkey] = machine_from_platform(platform)
     cluster = cache[pkey]
-    key = ("bound", str(workload), str(platform), id(heatmap), alone)
+    key = ("bound", str(workload), str(platform), id(heatmap), alone, spread)
     if key not in cache:
         jobs, _ = jobs_from_workload(workload, cluster)
-        cache[key] = makespan_bound(jobs, heatmap, Machine(cluster.n, cluster.can_spread), alone=alone)
+        cache[key] = makespan_bound(jobs, heatmap, Machine(cluster.n, cluster.can_spread and spread), alone=alone)
     return cache[key]
 
 
