@@ -305,6 +305,16 @@ def test_state_refuses_over_commitment_and_queue_jumping():
         state_after((HJob("w", 0.0, 2, 1e9),), maps=((HJob("w", 0.0, 2, 1e9), 1),))
 
 
+def test_work_of_a_job_and_its_fallbacks():
+    from coburst.core.hetero import job_work
+    prof = {"type": "parallel_homogeneous", "cpu": 5e9, "com": 0}
+    assert job_work({"req_ops": 3e9}, prof, math.inf, 1e9) == 3e9          # req_ops first
+    assert job_work({"req_ops": True}, prof, math.inf, 1e9) == 5e9         # then the profile's cpu
+    assert job_work({"req_time": 7}, {"type": "delay", "delay": 3}, math.inf, 2e9) == 14e9   # req_time on the slowest
+    assert job_work({}, None, 10.0, 2e9) == 20e9                           # walltime on the slowest
+    assert job_work({"req_time": -1}, None, math.inf, 1e9) is None
+
+
 def test_options_are_validated():
     assert hetero.get("shortest_fastest").get_params() == {"job_selection": "shortest", "node_selection": "high_gflops",
                                                           "seed": 0, "mapping": "deferred"}

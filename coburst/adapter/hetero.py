@@ -35,7 +35,7 @@ from procset import ProcSet
 
 from coburst.adapter.scheduler import CoburstScheduler
 from coburst.core.decisions import Start
-from coburst.core.hetero import HeteroCluster, HeteroDecisions, HeteroState, HJob, job_work
+from coburst.core.hetero import HeteroCluster, HeteroDecisions, HeteroState, HJob, job_work, nonneg_number
 from coburst.policies import hetero
 
 __all__ = ["HeteroScheduler"]
@@ -44,10 +44,9 @@ log = logging.getLogger("coburst.adapter.hetero")
 
 
 def _num(info: Mapping[str, Any], key: str) -> float:
-    v = info.get(key, 0)
-    if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) or v < 0:
-        return 0.0
-    return float(v)
+    """A job's optional numeric field (``req_time``, ``mem``, ``mem_vol``); 0 when absent or bad."""
+    value = nonneg_number(info.get(key, 0))
+    return 0.0 if value is None else value
 
 
 class HeteroScheduler(CoburstScheduler):

@@ -32,7 +32,7 @@ from coburst.core.decisions import Decisions, Start
 from coburst.errors import InputError
 
 __all__ = ["HNode", "HeteroCluster", "HJob", "CoreAlloc", "HeteroDecisions", "RunningHJob", "HeteroState",
-           "job_work", "place"]
+           "job_work", "nonneg_number", "place"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -136,6 +136,13 @@ class HeteroCluster:
         return cls(nodes)
 
 
+def nonneg_number(value: Any) -> float | None:
+    """``value`` as a float when it is a finite JSON number >= 0 (not a boolean), else None."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value < 0:
+        return None
+    return float(value)
+
+
 def job_work(info: Mapping[str, Any] | None, profile: Mapping[str, Any] | None, walltime: float,
              min_speed: float) -> float | None:
     """Operations per task of a job: its ``req_ops`` field, else its ``parallel_homogeneous``
@@ -143,16 +150,16 @@ def job_work(info: Mapping[str, Any] | None, profile: Mapping[str, Any] | None, 
     slowest node (the thesis' ``req_time``: the time on the slowest node, §3.3.2).  None when
     nothing gives an estimate."""
     info = info or {}
-    ops = info.get("req_ops")
-    if isinstance(ops, (int, float)) and not isinstance(ops, bool) and math.isfinite(ops) and ops >= 0:
-        return float(ops)
+    ops = nonneg_number(info.get("req_ops"))
+    if ops is not None:
+        return ops
     if profile and profile.get("type") == "parallel_homogeneous":
-        cpu = profile.get("cpu")
-        if isinstance(cpu, (int, float)) and not isinstance(cpu, bool) and math.isfinite(cpu) and cpu >= 0:
-            return float(cpu)
-    req = info.get("req_time")
-    if isinstance(req, (int, float)) and not isinstance(req, bool) and math.isfinite(req) and req >= 0:
-        return float(req) * min_speed
+        cpu = nonneg_number(profile.get("cpu"))
+        if cpu is not None:
+            return cpu
+    req = nonneg_number(info.get("req_time"))
+    if req is not None:
+        return req * min_speed
     if math.isfinite(walltime) and walltime > 0:
         return walltime * min_speed
     return None
