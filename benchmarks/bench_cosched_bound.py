@@ -37,10 +37,10 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from coburst.models.heatmap import bundled, bundled_path, bundled_seed  # noqa: E402
+from coburst.models.heatmap import bundled, bundled_path, bundled_seed, load_heatmap  # noqa: E402
 from coburst.platforms.cosched import CoschedSpec, render_xml  # noqa: E402
 from coburst.theory.cosched_bound import (BoundJob, Machine, exhaustive_makespan, jobs_from_workload,  # noqa: E402
-                                          load_heatmap_arg, machine_from_platform, makespan_bound)
+                                          machine_from_platform, makespan_bound)
 from coburst.workloads.elise import generate  # noqa: E402
 
 TARGET = 5.0
@@ -116,7 +116,7 @@ def main(argv: list[str] | None = None) -> int:
         def from_files():
             cl = machine_from_platform(plat)
             js, _ = jobs_from_workload(wl, cl)
-            return makespan_bound(js, load_heatmap_arg(str(bundled_path("aris-nas"))), Machine(cl.n, cl.can_spread))
+            return makespan_bound(js, load_heatmap(bundled_path("aris-nas")), Machine(cl.n, cl.can_spread))
 
         t_files, files = timed(from_files, args.repeat)
     for name, t, b in (("per-job (baseline)", t_base, base), ("aggregated", t_agg, agg), ("distinct", t_dis, dis),

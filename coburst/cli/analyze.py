@@ -73,9 +73,10 @@ def analyze_command(args: argparse.Namespace) -> int:
     check_output(out / "runs.csv", "-o/--output")
     heatmap = None
     if args.heatmap is not None:
-        from coburst.theory.cosched_bound import load_heatmap_arg
+        from coburst.cli.sim import heatmap_file
+        from coburst.models.heatmap import load_heatmap
 
-        heatmap = load_heatmap_arg(args.heatmap, "--heatmap")
+        heatmap = load_heatmap(heatmap_file(args.heatmap))
     elif args.heatmap_alone is not None:
         raise InputError("--heatmap-alone", str(args.heatmap_alone), "only with --heatmap (the makespan bound)")
     runs_df, jobs_df = analyze(args.outputs, args.tau, workload=args.workload, platform=args.platform)

@@ -126,7 +126,7 @@ from coburst.errors import InputError
 
 __all__ = ["BoundJob", "Machine", "SpeedTable", "BoundResult", "ExhaustiveResult", "speed_table",
            "makespan_bound", "exhaustive_makespan", "finish_times", "jobs_from_workload",
-           "machine_from_platform", "cluster_from_hosts", "load_heatmap_arg", "profile_work"]
+           "machine_from_platform", "cluster_from_hosts", "profile_work"]
 
 COMPACT, SPREAD = "compact", "spread"
 
@@ -655,16 +655,3 @@ def jobs_from_workload(path: str | Path, cluster) -> tuple[list[BoundJob], list[
         out.append(BoundJob(jid, app if isinstance(app, str) else None, job.res // cluster.units_per_node, work,
                             wall, job.subtime))
     return out, rejected
-
-
-def load_heatmap_arg(value: str | Path, option: str = "--heatmap"):
-    """A heatmap file, or the name of a bundled one (``aris-nas``...)."""
-    from coburst.models.heatmap import bundled, bundled_names, load_heatmap
-
-    if Path(value).exists():
-        return load_heatmap(value)
-    try:
-        return bundled(str(value))
-    except KeyError:
-        raise InputError(option, str(value), f"no such file, and not a bundled heatmap "
-                         f"({', '.join(bundled_names())})") from None
