@@ -106,6 +106,16 @@ def test_vectorised_min_min_and_max_min_equal_the_straightforward_loop(inst, pic
     assert plan_tuples(batch_map(etc.copy(), k, a, now, pick)) == plan_tuples(ref)
 
 
+@settings(max_examples=60, deadline=None)
+@given(inst=etc_instances(max_jobs=12), pick=st.sampled_from(["min", "max"]), now=st.sampled_from([0.0, 2.5]))
+def test_deferred_prefix_starts_the_same_jobs_as_the_whole_plan(inst, pick, now):
+    etc, k, avail = inst
+    full = plan_tuples(batch_map(etc.copy(), k, avail.copy(), now, pick))
+    part = plan_tuples(batch_map(etc.copy(), k, avail.copy(), now, pick, now_only=True))
+    assert part == full[:len(part)]
+    assert [a for a in part if a[2] <= now] == [a for a in full if a[2] <= now]
+
+
 @settings(max_examples=50, deadline=None)
 @given(inst=etc_instances(max_jobs=12))
 def test_every_step_of_min_min_takes_the_smallest_minimum_completion_time(inst):

@@ -187,7 +187,7 @@ class AStar(HeteroPolicy):
         super().__init__(**kwargs)
         self.last_stats: dict = {}
 
-    def plan(self, state, jobs, avail):
-        etc, k = _inputs(state, jobs)
+    def plan(self, state, jobs, avail, now_only=False):
+        etc, k = _inputs(state, jobs)   # A* needs the whole batch: now_only unused
         self.last_stats = {}
         return astar_map(etc, k, avail, state.now, self.max_vertices, self.last_stats)

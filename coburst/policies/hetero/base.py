@@ -91,9 +91,12 @@ class HeteroPolicy(Policy):
 
     params: ClassVar[tuple[Param, ...]] = (MAPPING,)
 
-    def plan(self, state: HeteroState, jobs: Sequence[HJob], avail: np.ndarray) -> list[Assignment]:
+    def plan(self, state: HeteroState, jobs: Sequence[HJob], avail: np.ndarray,
+             now_only: bool = False) -> list[Assignment]:
         """Map ``jobs`` (submission order) given the core availability ``avail`` (sorted rows,
-        inf-padded; the callee may change it): assignments in mapping order."""
+        inf-padded; the callee may change it): assignments in mapping order.  ``now_only``
+        (deferred mapping): only the assignments that start now are used; a policy may stop
+        early."""
         raise NotImplementedError
 
     def make_decisions(self, state: HeteroState) -> HeteroDecisions:
@@ -111,7 +114,7 @@ class HeteroPolicy(Policy):
         # deferred: nothing is ever queued; start what the plan starts now on free cores
         if jobs:
             now = state.now
-            for a in self.plan(state, jobs, state.availability(queues=False)):
+            for a in self.plan(state, jobs, state.availability(queues=False), now_only=True):
                 job = jobs[a.job]
                 idle = free[a.node]
                 if a.start <= now and job.res <= len(idle):

@@ -36,10 +36,12 @@ __all__ = ["batch_map", "batch_map_reference", "makespan", "MinMin", "MaxMin", "
 
 
 def batch_map(etc: np.ndarray, k: np.ndarray, avail: np.ndarray, now: float,
-              pick: str = "min") -> list[Assignment]:
+              pick: str = "min", now_only: bool = False) -> list[Assignment]:
     """Min-min (``pick="min"``) or max-min (``"max"``) over the ETC matrix ``etc`` (jobs x
     nodes), job widths ``k`` and the sorted, inf-padded core availability ``avail`` (nodes x
-    cores; updated in place).  Jobs that fit no node are left out."""
+    cores; updated in place).  Jobs that fit no node are left out.  ``now_only``: stop once
+    no core is free at ``now`` (availability only grows, so no later assignment would start
+    now: the plan's prefix, all a deferred decision uses)."""
     n_jobs, _ = etc.shape
     np.maximum(avail, now, out=avail)
     k = np.asarray(k, dtype=np.int64)
@@ -52,6 +54,8 @@ def batch_map(etc: np.ndarray, k: np.ndarray, avail: np.ndarray, now: float,
     key = np.where(done, math.inf, sign * m_val)
     out: list[Assignment] = []
     for _ in range(int((~done).sum())):
+        if now_only and avail[:, 0].min() > now:
+            break
         j = int(key.argmin())
         n = int(best[j])
         start, end = place(avail[n], int(k[j]), float(etc[j, n]), now)
@@ -120,9 +124,9 @@ class MinMin(HeteroPolicy):
     source: ClassVar[str] = "Sánchez Sousa 2023, §3.3; Braun et al. 2001"
     pick: ClassVar[str] = "min"
 
-    def plan(self, state, jobs, avail):
+    def plan(self, state, jobs, avail, now_only=False):
         etc, k = _inputs(state, jobs)
-        return batch_map(etc, k, avail, state.now, self.pick)
+        return batch_map(etc, k, avail, state.now, self.pick, now_only)
 
 
 class MaxMin(MinMin):
@@ -150,8 +154,8 @@ class Duplex(HeteroPolicy):
         self.last_choice: str | None = None
         self.choices: list[tuple[float, str]] = []
 
-    def plan(self, state, jobs, avail):
-        etc, k = _inputs(state, jobs)
+    def plan(self, state, jobs, avail, now_only=False):
+        etc, k = _inputs(state, jobs)   # the choice needs both complete plans: now_only unused
         a_min, a_max = avail.copy(), avail.copy()
         p_min = batch_map(etc, k, a_min, state.now, "min")
         p_max = batch_map(etc, k, a_max, state.now, "max")
