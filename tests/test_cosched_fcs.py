@@ -118,6 +118,17 @@ def test_fcs_refuses_a_join_that_slows_the_machine(tmp_path):
     assert placed(decide("fcs", s, heatmap=str(hm))) == {"j2": (SPREAD, (0, 1))}
 
 
+def test_a_host_with_as_many_guests_as_its_nodes_hold(tiny):
+    """4 idle nodes; x two nodes wide, two y one node wide.  x spread on the 4 nodes with both
+    y beside it: 2 x s(x,y) + s(y,x) + s(y,x) = 2.6 + 2.2 = 4.8, more than all three compact
+    (4) or x with one y (3.7, the other y then left out: no idle node)."""
+    c = NodeSharingCluster.build(4)
+    s = waiting(c, [job(0, 2, "x"), job(1, 1, "y"), job(2, 1, "y")])
+    d = decide("fcs", s, heatmap=tiny)
+    assert placed(d) == {"j0": (SPREAD, (0, 1, 2, 3)), "j1": (SPREAD, (0, 1)), "j2": (SPREAD, (2, 3))}
+    assert board_speed(cosched.get("fcs", heatmap=tiny), s, d) == pytest.approx(4.8)
+
+
 def test_weights_nodes_or_jobs(tiny):
     """No applications (speed 1 everywhere), 3 idle nodes, j0 three nodes wide, j1 and j2 one:
     by nodes j0 does 3 node-seconds per second against 2; by jobs two jobs beat one."""
@@ -150,10 +161,17 @@ def test_parameters_are_checked():
 # ---------------------------------------------------------------------- one choice vs brute force
 def brute_force(fcs: FCS, pool, board, on) -> float:
     """Largest total speed over every way to start a subset of ``pool`` with one choice's
-    placements (compact, spread alone, pairs on idle nodes, one new neighbour per running
-    host), each evaluated by the hook's rule on a real board."""
+    placements (compact; spread alone; a host on idle nodes with one guest, or with as many
+    guests of one class as it holds; the same next to a running host alone on some nodes, one
+    join per host), each evaluated by the hook's rule on a real board."""
     hosts = {h: [n for n in pl.nodes] for h, (j, pl) in on.items() if pl.mode == SPREAD}
     best = fcs.total_speed(board, on)
+    cls = {j.seq: (j.app, j.nodes) for j in pool}
+
+    def later(i, like, q):
+        """The first ``q`` jobs after position ``i`` of class ``like`` not started yet."""
+        out = [k for k in pool[i + 1:] if k.seq not in on and cls[k.seq] == like][:q]
+        return out if len(out) == q else None
 
     def rec(i, used_hosts):
         nonlocal best
@@ -164,20 +182,37 @@ def brute_force(fcs: FCS, pool, board, on) -> float:
         rec(i + 1, used_hosts)  # not started (or started already, as a pair partner)
         if j.seq in on:
             return
+        spread = board.cluster.spread_possible
         idle = np.flatnonzero(board.jobs_on == 0)
         tries = [[(j, COMPACT, None)]]
-        if board.cluster.spread_possible(j.nodes):
+        if spread(j.nodes):
             tries.append([(j, SPREAD, idle[: 2 * j.nodes])])
             for k in pool[i + 1:]:
-                if k.seq in on or not board.cluster.spread_possible(k.nodes):
+                if k.seq in on or not spread(k.nodes):
                     continue
                 host, guest = (j, k) if j.nodes >= k.nodes else (k, j)
                 nodes = idle[: 2 * host.nodes]
                 tries.append([(host, SPREAD, nodes), (guest, SPREAD, nodes)])
+                if k.nodes >= 2 * j.nodes:  # j a guest of k, with the next ones of its class
+                    more = later(i, cls[j.seq], k.nodes // j.nodes - 1)
+                    if more is not None:
+                        nodes = idle[: 2 * k.nodes]
+                        tries.append([(k, SPREAD, nodes)] + [(g, SPREAD, nodes) for g in [j] + more])
+            for like in {cls[k.seq] for k in pool[i + 1:] if k.seq not in on}:  # j hosting a class
+                if like[1] * 2 <= j.nodes:
+                    guests = later(i, like, j.nodes // like[1])
+                    if guests is not None:
+                        nodes = idle[: 2 * j.nodes]
+                        tries.append([(j, SPREAD, nodes)] + [(g, SPREAD, nodes) for g in guests])
             for h, nodes in hosts.items():
                 single = [n for n in nodes if board.jobs_on[n] == 1]
-                if h not in used_hosts and len(single) >= 2 * j.nodes:
-                    tries.append([(j, SPREAD, single[: 2 * j.nodes]), ("host", h, None)])
+                if h in used_hosts or len(single) < 2 * j.nodes:
+                    continue
+                tries.append([(j, SPREAD, single), ("host", h, None)])
+                q = len(single) // (2 * j.nodes)
+                more = later(i, cls[j.seq], q - 1) if q > 1 else None
+                if more is not None:
+                    tries.append([(g, SPREAD, single) for g in [j] + more] + [("host", h, None)])
         for group in tries:
             done, hosted, ok = [], None, True
             for what, mode, nodes in group:
@@ -206,11 +241,11 @@ def brute_force(fcs: FCS, pool, board, on) -> float:
 
 @st.composite
 def scenes(draw):
-    nodes = draw(st.integers(2, 5))
+    nodes = draw(st.integers(2, 6))
     apps = ["x", "y", "z", None]
     n_run = draw(st.integers(0, 4))
-    n_wait = draw(st.integers(1, 4))
-    jobs = [job(i, draw(st.integers(1, 2)), draw(st.sampled_from(apps))) for i in range(n_run + n_wait)]
+    n_wait = draw(st.integers(1, 5))
+    jobs = [job(i, draw(st.sampled_from([1, 1, 2, 3])), draw(st.sampled_from(apps))) for i in range(n_run + n_wait)]
     gone = draw(st.lists(st.integers(0, max(n_run - 1, 0)), max_size=2, unique=True))
     weights = draw(st.sampled_from(["nodes", "jobs"]))
     return NodeSharingCluster.build(nodes), jobs[:n_run], jobs[n_run:], gone, weights

@@ -16,11 +16,14 @@ apply it* (:mod:`coburst.simulator.speedup`), weighted by its width -- is the la
 * **spread alone**: ``a`` on ``2m`` idle nodes without neighbour, speed ``alone(a)`` (the
   hook's default: the best value of ``a``'s heatmap row; offered only when above 1, else
   compact does as much on half the nodes);
-* **pair**: two waiting jobs spread on the same idle nodes: the wider ``b`` on ``2 m_b`` idle
-  nodes, ``a`` (``m_a <= m_b``) on ``2 m_a`` of them; speeds ``s(a, b)`` and ``s(b, a)``;
-* **join**: a waiting job ``a`` spread on ``2 m_a`` nodes where a running spread job ``h``
-  is alone; speeds ``s(a, h)`` for ``a`` and ``min(speed(h), s(h, a))`` for ``h`` (the hook's
-  minimum over neighbours), so a join can lower the total and is then not taken.
+* **pair**: waiting jobs spread on the same idle nodes: a host ``b`` on ``2 m_b`` idle nodes
+  and next to it one guest ``a`` (the narrower of the two, ``m_a <= m_b``), or as many guests
+  of one class as its nodes hold (``q = m_b // m_a``, side by side); speeds ``s(a, b)`` for
+  each guest and ``s(b, a)`` for the host;
+* **join**: waiting jobs ``a`` spread next to a running spread job ``h``, on nodes where ``h``
+  is alone: one guest, or as many of one class as those nodes hold; speeds ``s(a, h)`` for
+  each guest and ``min(speed(h), s(h, a))`` for ``h`` (the hook's minimum over neighbours),
+  so a join can lower the total and is then not taken.
 
 ``s`` is the hook's pair speed (measured, else the row mean; a job without application runs
 at 1 and counts as a missing pair for its neighbour), so the sum FCS maximises is the sum the
@@ -39,8 +42,8 @@ pairs that gain together and, while nodes are short, runs the others compact.
 for the total speed (FCS ignores walltimes: the work is unknown to it), so the choice is an
 integer program over *classes*: how many jobs of each class run compact, spread alone, in a
 pair with each class, or join each class of host (same application, width, speed and
-half-free nodes), under the idle-node count, the jobs waiting in each class and one new
-neighbour per host; every option with a positive gain is a column, the objective the total
+half-free nodes), under the idle-node count, the jobs waiting in each class and one join
+per host; every option with a positive gain is a column, the objective the total
 speed gained.  It is solved exactly (scipy's HiGHS, ``mip_rel_gap = 0``; absolute gap 1e-6;
 a deterministic ``node_limit`` of branch-and-bound nodes, default 10000, after which the best
 combination found is taken).  The jobs of a class are taken oldest first (submission
@@ -59,8 +62,8 @@ neighbour to; the decision ends when a round starts nothing and leaves out no jo
 * the speed of a combination is not an arbitrary ``a_ij`` but what the hook derives from
   the pairwise heatmap (a job's speed is the minimum over its neighbours);
 * placements are limited to the four above: a node holds at most two jobs (the heatmaps are
-  pairwise); a job placed next to others (pair guest, join) has all its nodes next to one
-  job, and a host gets at most one new neighbour per round;
+  pairwise); a guest has all its nodes next to one host; a host gets, per round, one guest
+  or a full set of guests of one class (other mixes only over several rounds);
 * no reservation: like Listing 1, FCS maximises the speed now, so a wide job waits while
   narrower ones make the machine faster (every job still runs: an idle machine always
   starts one, and a finite workload drains);
@@ -110,8 +113,9 @@ class HookSpeeds(AppSpeeds):
 @dataclass(frozen=True)
 class Option:
     """One column of the choice: ``kind`` (``compact``, ``alone``, ``pair``, ``join``), the
-    job classes it uses (``k``, and ``l`` for a pair), the host class ``g`` of a join, the
-    idle nodes it takes and the total speed it adds."""
+    job class ``k`` it starts (the guests' class of a pair or join), ``q`` jobs of it, the
+    host's class ``l`` of a pair (a waiting job) or ``g`` of a join (a running job), the idle
+    nodes it takes and the total speed it adds."""
 
     kind: str
     k: int
@@ -119,6 +123,13 @@ class Option:
     g: int = -1
     idle: int = 0
     gain: float = 0.0
+    q: int = 1
+
+    def uses(self) -> dict[int, int]:
+        """Waiting jobs taken from each class."""
+        if self.kind != "pair":
+            return {self.k: self.q}
+        return {self.k: self.q + 1} if self.l == self.k else {self.k: self.q, self.l: 1}
 
 
 class FCS(CoPolicy):
@@ -211,19 +222,22 @@ class FCS(CoPolicy):
                 if opt.kind != kind:
                     continue
                 for _ in range(count):
-                    if kind == "join":
-                        job, host = queue[opt.k].pop(0), host_queue[opt.g].pop(0)
-                        free = host[1]
-                        n += self.start(decisions, board, on, skipped, [(job, np.asarray(free[: 2 * job.nodes]))])
+                    if kind == "join":  # q guests side by side on the host's nodes where it is alone
+                        guests = [queue[opt.k].pop(0) for _ in range(opt.q)]
+                        free = np.asarray(host_queue[opt.g].pop(0)[1])
+                        n += self.start(decisions, board, on, skipped, [(j, free) for j in guests])
                         continue
                     if idle_order is None:  # joins took no idle node; pairs and alone take them in index order
                         idle_order = np.flatnonzero(board.jobs_on == 0)
-                    if kind == "pair":  # the wider job is placed first (the older on equal widths)
-                        a, b = queue[opt.k].pop(0), queue[opt.l].pop(0)
-                        host, guest = (a, b) if (-a.nodes, a.seq) <= (-b.nodes, b.seq) else (b, a)
+                    if kind == "pair":  # the host first (of two single jobs the wider, the older on
+                        # equal widths), then each guest on the first host nodes still alone
+                        guests = [queue[opt.k].pop(0) for _ in range(opt.q)]
+                        host = queue[opt.l].pop(0)
+                        if opt.q == 1 and (-guests[0].nodes, guests[0].seq) < (-host.nodes, host.seq):
+                            host, guests = guests[0], [host]
                         nodes = idle_order[: 2 * host.nodes]
                         idle_order = idle_order[2 * host.nodes:]
-                        n += self.start(decisions, board, on, skipped, [(host, nodes), (guest, nodes)])
+                        n += self.start(decisions, board, on, skipped, [(host, nodes)] + [(j, nodes) for j in guests])
                     elif kind == "alone":
                         job = queue[opt.k].pop(0)
                         nodes = idle_order[: 2 * job.nodes]
@@ -292,19 +306,21 @@ class FCS(CoPolicy):
                 continue
             if sp.alone[a] > 1.0:  # else dominated by compact: twice the nodes, no more speed
                 opts.append(Option("alone", k, idle=2 * m, gain=w[k] * float(sp.alone[a])))
-            for l in range(k, len(keys)):
-                b, mb = keys[l]
+            for l, (b, mb) in enumerate(keys):
                 if not spread_ok[l] or (l == k and len(classes[keys[k]]) < 2):
                     continue
-                gain = w[k] * float(sp.eff[a, b]) + w[l] * float(sp.eff[b, a])
-                opts.append(Option("pair", k, l, idle=2 * max(m, mb), gain=gain))
+                for q in sorted({1, mb // m}):  # one guest, or as many as the host's nodes hold
+                    if q < 1 or (q == 1 and l < k) or (q > 1 and l == k):
+                        continue  # a single pair is listed once; a class does not host itself
+                    gain = q * w[k] * float(sp.eff[a, b]) + w[l] * float(sp.eff[b, a])
+                    opts.append(Option("pair", k, l, idle=2 * max(m, mb), gain=gain, q=q))
             for g, (hb, hm, cur, free) in enumerate(host_keys):
-                if 2 * m > free:
-                    continue
                 hw = float(hm) if self.weights == "nodes" else 1.0
                 host_speed = 1.0 if hb < 0 else min(cur, float(sp.eff[hb, a]))
-                gain = w[k] * float(sp.eff[a, hb]) + hw * (host_speed - cur)
-                opts.append(Option("join", k, g=g, gain=gain))
+                most = free // (2 * m)  # guests those nodes hold
+                for q in sorted({1, most}) if most >= 1 else ():
+                    gain = q * w[k] * float(sp.eff[a, hb]) + hw * (host_speed - cur)
+                    opts.append(Option("join", k, g=g, gain=gain, q=q))
         return [o for o in opts if o.gain > 0]
 
     def solve(self, options: list[Option], jobs: list[int], host_counts: list[int], idle: int) -> list[int]:
@@ -317,7 +333,7 @@ class FCS(CoPolicy):
         ub = np.zeros(nv)
         nk, ng = len(jobs), len(host_counts)
         for v, o in enumerate(options):
-            uses = {o.k: 1} if o.kind != "pair" else ({o.k: 2} if o.l == o.k else {o.k: 1, o.l: 1})
+            uses = o.uses()
             for k, c in uses.items():
                 rows.append(k)
                 cols.append(v)
