@@ -132,7 +132,7 @@ def instances(draw, max_jobs=4, max_nodes=4):
                 values[(a, b)] = draw(st.sampled_from([0.5, 0.66, 0.8, 0.95, 1.0, 1.1, 1.25, 1.5, 1.8]))
     hm = Heatmap(apps, values)
     nodes = draw(st.integers(1, max_nodes))
-    machine = Machine(nodes, draw(st.booleans()) or nodes >= 2)
+    machine = Machine(nodes, draw(st.sampled_from([True, True, False])))
     jobs = []
     for i in range(draw(st.integers(1, max_jobs))):
         app = draw(st.sampled_from(apps + (None,)))
@@ -256,9 +256,9 @@ def engine_schedule(rows: list[dict], units_per_node: int) -> dict:
 
 def check_against_engine(rows, jobs, hm, machine, b, opt=None):
     makespan = max(float(r["finish_time"]) for r in rows)
-    assert b.makespan <= makespan * (1 + REL)
+    assert b.makespan <= makespan + 1e-6      # _jobs.csv rounds dates to the microsecond
     if opt is not None:
-        assert opt.makespan <= makespan * (1 + 1e-6), (opt.makespan, makespan)
+        assert opt.makespan <= makespan * (1 + 1e-6) + 1e-6, (opt.makespan, makespan)
     # the model's arithmetic is the engine's: same starts and placements -> same ends
     ends = finish_times(jobs, engine_schedule(rows, 4), hm, machine)
     for r in rows:
@@ -287,7 +287,7 @@ def test_every_policy_above_the_optimum_and_the_bound(tmp_path, tiny, name):
     plat, wl, jobs, machine, hm, b, opt = tiny
     rows = engine_run(tmp_path, name, plat, wl, "o")
     makespan = check_against_engine(rows, jobs, hm, machine, b, opt)
-    assert b.makespan <= opt.makespan <= makespan
+    assert b.makespan <= opt.makespan <= makespan + 1e-6
 
 
 def test_tiny_instance_numbers(tiny):

@@ -124,7 +124,8 @@ def add_bound_columns(runs_df, paths, heatmap, *, workload=None, platform=None, 
     ``cosched_bound`` (the makespan lower bound of each run's workload on its platform with
     ``heatmap``; files from ``workload`` / ``platform`` or the run's ``params.json``) and
     ``makespan_over_bound`` (``makespan`` / bound: how far the run is from the best possible
-    schedule, at most).  A run whose workload or platform is unknown is an error naming it."""
+    schedule, at most; ``_jobs.csv`` rounds dates to the microsecond, so a run that reaches the
+    bound may show 0.9999999).  A run whose workload or platform is unknown is an error naming it."""
     from coburst.analysis.tables import _resolve, discover
 
     runs = {r.run: r for r in discover(paths, notice=None)}
