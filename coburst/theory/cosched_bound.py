@@ -77,8 +77,9 @@ application ``b``); a compact job's ``2m`` halves count as compact.  Set ``C = T
 * (work): at each instant, the rate ``v_j`` of ``j`` is at most ``g`` of *each* of its
   halves: compact ``v = 1``; spread with neighbours ``v = min_k eff(a, a_k) <= eff(a, b)``
   for every neighbour ``b``, and ``<= U_j`` for an idle half (its neighbours are other
-  spread jobs); spread alone ``v = alone(a) <= U_j``.  So ``v_j <= (1 / 2m_j) sum over its halves of g``, and
-  integrating, the work done is ``<= (1 / 2m_j) sum_c g_jc y_jc``.  Either ``j`` completed
+  spread jobs); spread alone ``v = alone(a) <= U_j``.  So ``v_j <= (1 / 2m_j)`` x the sum
+  of ``g`` over its halves, and integrating, the work done is ``<= (1 / 2m_j) sum_c g_jc
+  y_jc``.  Either ``j`` completed
   (work done >= ``p_j``), or it was killed (``E_j - S_j >= W_j``, so ``sum_c y_jc >= 2 m_j
   W_j`` and ``sum_c (p_j / W_j) y_jc >= 2 m_j p_j``); in both cases
   ``sum_c max(g_jc, p_j / W_j) y_jc >= 2 m_j p_j``.
@@ -87,8 +88,8 @@ So the measured values and ``C = T`` are feasible, and ``C* <= T``.  ∎
 
 What it relaxes: a job's placement is fixed (the LP lets a job switch configuration), nodes
 are integral (the LP is fluid), a spread job's speed is the *minimum* over its neighbours
-(the LP averages over halves), and the neighbours of a job are the same job on all its nodes
-(the LP only balances time per application pair).
+(the LP averages over halves), and which job sits beside which (the LP balances paired time
+per pair of applications only).
 
 Aggregation (exact): jobs with the same (application, m, p, W, r) form a class; the LP over
 class sums (with ``(self)`` as ``2 w_ka / n_k <= sum over a's classes``) has the same optimum,
