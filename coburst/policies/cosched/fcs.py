@@ -43,8 +43,9 @@ for the total speed (FCS ignores walltimes: the work is unknown to it), so the c
 integer program over *classes*: how many jobs of each class run compact, spread alone, in a
 pair with each class, or join each class of host (same application, width, speed and
 half-free nodes), under the idle-node count, the jobs waiting in each class and one join
-per host; every option with a positive gain is a column, the objective the total
-speed gained.  It is solved exactly (scipy's HiGHS, ``mip_rel_gap = 0``; absolute gap 1e-6;
+per host; every option with a positive gain is a column (but a pair, or a spread job alone,
+whose jobs would do as much compact on fewer nodes: dropping it keeps the maximum), the
+objective the total speed gained.  It is solved exactly (scipy's HiGHS, ``mip_rel_gap = 0``; absolute gap 1e-6;
 a deterministic ``node_limit`` of branch-and-bound nodes, default 10000, after which the best
 combination found is taken).  The jobs of a class are taken oldest first (submission
 order: the paper breaks ties by the order of the combinations, ``j = 1..m``); combinations
@@ -313,6 +314,8 @@ class FCS(CoPolicy):
                     if q < 1 or (q == 1 and l < k) or (q > 1 and l == k):
                         continue  # a single pair is listed once; a class does not host itself
                     gain = q * w[k] * float(sp.eff[a, b]) + w[l] * float(sp.eff[b, a])
+                    if gain <= q * w[k] + w[l]:
+                        continue  # dominated: the same jobs compact do as much on fewer nodes
                     opts.append(Option("pair", k, l, idle=2 * max(m, mb), gain=gain, q=q))
             for g, (hb, hm, cur, free) in enumerate(host_keys):
                 hw = float(hm) if self.weights == "nodes" else 1.0
