@@ -17,7 +17,9 @@ enough idle cores (``schedule_next_job``).  A queued job is never mapped again (
     every decision the algorithm maps *all* waiting jobs against the running jobs only;
     the jobs it would start now (planned start = now, on free cores) start, the others stay
     unmapped and are mapped again at the next decision (a job end or an arrival).  This is
-    the batch mode with re-mapping of Maheswaran et al. 1999.
+    the batch mode with re-mapping of Maheswaran et al. 1999.  Min-min / max-min stop
+    planning once no core is free now; duplex and A* plan the whole waiting set at every
+    decision (they need it for their choice), which costs one such plan per event.
 
 Decisions taken where the text is silent (tested in tests/test_hetero_policies.py):
 
