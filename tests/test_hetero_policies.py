@@ -357,6 +357,25 @@ def test_heuristic_node_orders():
     assert r1[0] == r1[1]
 
 
+def test_heuristic_deferred_blocks_at_the_head_and_queue_refills_the_node_list():
+    cl = HeteroCluster.from_resources(resources([(2, 1e9), (1, 3e9), (1, 2e9)]))
+    jobs = [HJob("w", 0.0, 2, 1e9, seq=0), HJob("x", 0.0, 1, 1e9, seq=1)]
+    st_ = HeteroState(cl)
+    for j in jobs:
+        st_.submit(j)
+    st_.free[0] = [0]          # node 0 has one idle core: w (2 tasks) waits, x waits behind it
+    assert not hetero.get("heuristic").make_decisions(st_).starts
+    # IRMaSim's first x high_gflops (MCT) as queue mapping: fastest node first, each node once
+    # per round, the list refilled when every node was used (§2.2)
+    st_ = HeteroState(cl)
+    five = [HJob(str(i), 0.0, 1, 1e9, seq=i) for i in range(5)]
+    for j in five:
+        st_.submit(j)
+    dec = hetero.get("mct", mapping="queue").make_decisions(st_)
+    assert [(j.id, n) for j, n in dec.maps] == [("0", 1), ("1", 2), ("2", 0), ("3", 1), ("4", 2)]
+    assert sorted(s.job.id for s in dec.starts) == ["0", "1", "2"]   # queue heads on idle cores
+
+
 # ---------------------------------------------------------------------- through the engine
 @pytest.fixture(scope="module")
 def plat(tmp_path_factory) -> Path:
