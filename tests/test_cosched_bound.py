@@ -60,6 +60,17 @@ def test_a_job_cannot_pair_with_itself():
     assert exhaustive_makespan(two, hm, Machine(2), alone=0.5).makespan == pytest.approx(50.0, rel=REL)
 
 
+def test_idle_halves_of_a_job_with_neighbours_count_at_its_best_pair():
+    """With --heatmap-alone 0.5, a 2-node A job spread on 4 nodes, with a 1-node B job on two of
+    them, runs at A-next-to-B 1.5 although half of its halves are idle: both end at 100 s.
+    Counting idle halves at the alone speed would give a 'bound' above that optimum."""
+    hm = Heatmap(["A", "B"], {("A", "B"): 1.5, ("B", "A"): 1.0})
+    jobs = [BoundJob("j", "A", 2, 150.0), BoundJob("k", "B", 1, 100.0)]
+    opt = exhaustive_makespan(jobs, hm, Machine(4), alone=0.5)
+    assert opt.makespan == pytest.approx(100.0, rel=REL)
+    assert makespan_bound(jobs, hm, Machine(4), alone=0.5).makespan == pytest.approx(100.0, rel=REL)
+
+
 def test_pairing_balance_hand_computed():
     """A runs 1.5 next to B, B 0.5 next to A; A next to A and B next to B 1.0; alone: row best
     (A 1.5, B 1.0).  Two A and two B jobs (1 node, work 100) on 2 nodes.  Without the balance
@@ -138,7 +149,7 @@ def instances(draw, max_jobs=4, max_nodes=4):
         app = draw(st.sampled_from(apps + (None,)))
         m = draw(st.integers(1, min(2, nodes)))
         work = float(draw(st.integers(0, 20)) * 5)
-        wall = draw(st.sampled_from([math.inf, math.inf, 1.0, 1.2, 1.4, 2.0]))
+        wall = draw(st.sampled_from([math.inf, math.inf, 0.5, 0.8, 1.0, 1.2, 1.4, 2.0]))
         jobs.append(BoundJob(str(i), app, m, work, wall * work if math.isfinite(wall) and work > 0 else math.inf))
     alone = draw(st.sampled_from(["best", "best", 0.7, 1.0, 1.3]))
     return hm, machine, jobs, alone
