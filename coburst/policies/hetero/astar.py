@@ -29,20 +29,19 @@ selecting the leave node with the maximum f(v) and deactivating it"): once the t
 ``tree_nodes``, which is never decremented), adding a vertex deactivates the leaf of largest
 ``f`` among the active leaves *and the new vertex* (then shallowest, then newest), and the
 last active leaf is never pruned.  The thesis leaves both points open; read with the new
-vertex left out, each child would prune a sibling until only the last node's child remained
-(every later job on the last node).  With this reading the active leaves shrink by one per
+vertex left out, once the active leaves run out each child would prune its elder sibling,
+leaving only the last node's child (every later job on the last node that can hold it).  With this reading the active leaves shrink by one per
 expansion after the limit, so the search is best-first among ~``max_vertices`` leaves and
 then goes greedily down (the best child by ``f``): O(jobs + max_vertices) expansions, more
 time for a larger limit (the thesis' remark in Ch. 6).  ``max_vertices=0``: no pruning
 (exhaustive A*).
 
-Incumbent: min-min's mapping of the batch is computed first; a vertex whose ``f`` reaches its
+Incumbent (our addition, not in the thesis): min-min's mapping of the batch is computed first; a vertex whose ``f`` reaches its
 makespan cannot lead to a better mapping and is discarded, and if every vertex is discarded
 the min-min mapping is used.  So A* is never worse than min-min on a batch (tested), and with
 ``max_vertices=0`` it is optimal over the mappings in batch order (on single-core nodes: over
 all mappings; on multi-core nodes min-min, which maps in its own order, can be better still
-and is then used).  Ties between leaves: smaller ``f``, then deeper, then
-older.
+and is then used).  Ties between leaves: smaller ``f``, then deeper, then older.
 """
 
 from __future__ import annotations
