@@ -26,7 +26,7 @@ HELP_FILE = Path(__file__).parent / "data" / "batsim_ref" / "batsim-4.2.1-help.t
 BATSIM = os.environ.get("BATSIM", "")
 
 #: Batsim options coburst refuses, by long spelling
-REFUSED = {"--workflow", "--workflow-start", "--events", "--energy", "--enable-redis", "--no-sched"}
+REFUSED = {"--workflow", "--workflow-start", "--events", "--enable-redis", "--no-sched"}
 #: options that print something and exit
 EXITING = {"--help", "--version", "--simgrid-version"}
 
@@ -200,7 +200,7 @@ def options_for(*argv: str) -> dict:
 
 def test_batsim_options_defaults():
     assert options_for() == {
-        "mmax": 0, "mmax_workload": False, "forward_profiles_on_submission": False,
+        "mmax": 0, "mmax_workload": False, "energy": False, "forward_profiles_on_submission": False,
         "enable_compute_sharing": False, "disable_storage_sharing": False, "sched_config": "",
         "sg_cfg": [], "sg_log": [], "schedule_tracing": True, "machine_state_tracing": True,
         "redis_hostname": "127.0.0.1", "redis_port": 6379, "redis_prefix": "default",

@@ -3,7 +3,7 @@
 Every option of ``batsim --help`` (4.2.1, ``src/batsim.cpp parse_main_args``) is accepted
 with the same spelling, short and long forms and defaults; long options may be
 abbreviated to any unambiguous prefix, as docopt allows.  Options that need a part of
-Batsim coburst does not simulate (energy, Redis, workflows, external events, the
+Batsim coburst does not simulate (Redis, workflows, external events, the
 scheduler-less ``--no-sched`` mode) are refused with an :class:`InputError` naming the
 option (exit status 2).  The others reach the engine through ``SimulatorConfig`` and the
 plain dict ``config.batsim_options`` (see :func:`batsim_options`).
@@ -33,8 +33,6 @@ UNSUPPORTED = {
                                                 "by coburst sim"),
     "events": ("--events", "external events (machine availability changes, generic events) are not simulated "
                            "by coburst sim"),
-    "energy": ("-E/--energy", "the SimGrid energy plugin (power states, SET_RESOURCE_STATE, energy queries, "
-                              "_consumed_energy.csv, _pstate_changes.csv) is not simulated by coburst sim"),
     "enable_redis": ("--enable-redis", "the Redis data storage is not supported: coburst sim always sends jobs "
                                        "and profiles inside the protocol messages"),
     "no_sched": ("--no-sched", "the scheduler-less mode (Batsim's batexec: every job started at time 0 on "
@@ -85,7 +83,10 @@ def add_sim_options(parser: argparse.ArgumentParser) -> None:
                         help="name of the master host [default: master_host, as Batsim 4.2]")
     parser.add_argument("-r", "--add-role-to-hosts", action="append", default=[], metavar="HOSTS:ROLE",
                         help="give ROLE (compute_node|storage|master) to comma-separated hosts (repeatable)")
-    parser.add_argument("-E", "--energy", action="store_true", help="energy plugin (refused: not simulated)")
+    parser.add_argument("-E", "--energy", action="store_true",
+                        help="simulate energy as Batsim does (SimGrid's host_energy plugin: wattage_per_state, "
+                             "pstates, sleep_pstates; SET_RESOURCE_STATE, QUERY consumed_energy; writes "
+                             "PREFIX_consumed_energy.csv and PREFIX_pstate_changes.csv)")
     # Execution context options (-s/--socket-endpoint: see register)
     parser.add_argument("--enable-redis", action="store_true", help="Redis data storage (refused)")
     parser.add_argument("--redis-hostname", default="127.0.0.1", metavar="REDIS_HOST",
@@ -213,6 +214,7 @@ def batsim_options(args: argparse.Namespace) -> dict:
         "sched_config": read_sched_config(args),
         "sg_cfg": list(args.sg_cfg),
         "sg_log": list(args.sg_log),
+        "energy": bool(args.energy),
         "schedule_tracing": not args.disable_schedule_tracing,
         "machine_state_tracing": not args.disable_machine_state_tracing,
         "redis_hostname": args.redis_hostname,
@@ -322,6 +324,8 @@ def check_export(prefix: str, options: dict) -> None:
         names.append("_schedule.trace")
     if options["machine_state_tracing"]:
         names.append("_machine_states.csv")
+    if options.get("energy"):
+        names += ["_consumed_energy.csv", "_pstate_changes.csv"]
     for name in names:
         check_output(f"{prefix}{name}", f"-e/--export {prefix}")
 

@@ -99,6 +99,7 @@ class SimJob:
     deleted: bool = False
     storage_mapping: dict[str, int] | None = None
     mapping: dict[int, int] | None = None
+    energy: Any = None  # -E: the allocation's energy at the start, then the job's consumed energy
 
     _alloc_text: str | None = None
 
@@ -215,6 +216,9 @@ class Simulator:
         self.kernel = Kernel()
         self.server_box = Mailbox("server")
         self.link = None
+        self.power = None  # -E: coburst.simulator.energy.PowerManager
+        self._free_routes: dict[tuple[str, str], bool] = {}
+        self._meter = None
 
     # ================================================================== set-up
     def load_inputs(self) -> None:
@@ -259,6 +263,10 @@ class Simulator:
         self.master_route = self.route_to_master(self.machines.master)
         self.traces = TraceRecorder.from_options([r.name for r in self.resources], len(self.machines.compute),
                                                  opts)
+        if opts.get("energy"):
+            from coburst.simulator.energy import PowerManager
+
+            self._meter = PowerManager.read_meter(self, self.config.platform)
         if self.config.speed_hook and self.config.heatmap:
             raise InputError("--heatmap", self.config.heatmap, "cannot be combined with --speed-hook")
         if self.config.speed_hook:
@@ -279,6 +287,10 @@ class Simulator:
             paths.append(trace_path)
         if self.traces.machine_states:
             paths.append(states_path)
+        energy_paths = []
+        if self._meter is not None:
+            energy_paths = [Path(f"{prefix}_consumed_energy.csv"), Path(f"{prefix}_pstate_changes.csv")]
+            paths.extend(energy_paths)
         try:
             # written as the simulation goes (memory stays flat), renamed at the end
             self.outputs = StagedFiles(paths)
@@ -289,6 +301,10 @@ class Simulator:
         self._jobs_out.write(JOBS_COLUMNS + "\n")
         self._trace_out = (handles.get(trace_path), handles.get(states_path))
         try:
+            if self._meter is not None:
+                from coburst.simulator.energy import PowerManager
+
+                self.power = PowerManager.start(self, self._meter, *(handles[p] for p in energy_paths))
             if self.link is None:
                 self.link = SchedulerLink(self.config.socket_endpoint, self.config.timeout, self.config.peer_alive)
             try:
@@ -317,6 +333,8 @@ class Simulator:
                 time_idle += idle
             schedule = self.stats.row(len(self.resources), time_computing, time_idle,
                                       self.link.wall_time_waiting, wall)
+            if self.power is not None:
+                schedule.update(self.power.schedule_values())
             handles[sched_csv].write(",".join(SCHEDULE_KEYS) + "\n" + ",".join(schedule[k] for k in SCHEDULE_KEYS)
                                      + "\n")
             self.traces.finish(self.kernel.now)
@@ -374,6 +392,10 @@ class Simulator:
         if route is None:
             if host is self.machines.master and self.master_in_empty_zone:
                 route = (0.0, math.inf)  # no route (and no latency) inside a routing="None" zone
+            elif host is self.machines.master and self.master_zone == "Vivaldi":
+                # SimGrid 4.1's Python route_to fails on a Vivaldi host to itself; SimGrid 3.32
+                # routes it without any link (a coordinates-only host: no latency either)
+                route = (0.0, math.inf)
             else:
                 links, latency = host.route_to(self.machines.master)  # (links, total latency)
                 if not links and host is self.machines.master and self.master_zone in LOOPBACK_ZONES:
@@ -429,6 +451,7 @@ class Simulator:
         yield self.to_server(("HELLO",))
         current = self.kernel.now
         batch: list[Job] = []
+        first = True
         for job in sorted(wl.jobs, key=lambda j: (j.subtime, j.id)):
             if job.subtime > current:
                 if batch:
@@ -437,6 +460,10 @@ class Simulator:
                 yield Sleep(float(LD(job.subtime) - LD(current)))  # Batsim: long double dates
                 current = self.kernel.now
             batch.append(job)
+            if first:
+                first = False
+                if self.power is not None:  # Batsim: energy_first_job_submission
+                    self.power.first_submission(self.kernel.now)
         if batch:
             yield self.to_server(("SUBMIT", batch))
         yield self.to_server(("BYE",))
@@ -527,6 +554,8 @@ class Simulator:
         self.kernel.spawn(self.request_reply(events), "request_reply")
         for sjob in self.to_delete:  # Batsim's delete_jobs: forget them (memory stays flat)
             sjob.deleted = True
+            if self.power is not None and sjob.run is not None and sjob.run.energy_zombie is not None:
+                sjob.run.end_energy_zombie()  # (before SimGrid drops it: its hosts' load is read)
             if sjob.run is not None and sjob.run.proc is not None and sjob.run.proc.zombie is not None:
                 self.kernel.end_zombie(sjob.run.proc)  # its timed-out parallel task stops now
             sjob.run = None
@@ -540,12 +569,14 @@ class Simulator:
         return (self.nb_submitters_done == self.nb_submitters
                 and (not self.config.dynamic_jobs or self.registration_finished)
                 and self.nb_completed == self.nb_submitted
-                and self.nb_running == 0 and self.nb_waiters == 0 and self.nb_killers == 0)
+                and self.nb_running == 0 and self.nb_waiters == 0 and self.nb_killers == 0
+                and (self.power is None or self.power.nb_switching == 0))
 
     def is_stalled(self) -> bool:
         """Nothing can ever happen again: no process will send the server anything."""
         return (self.nb_submitters_done == self.nb_submitters and self.nb_running == 0
-                and self.nb_waiters == 0 and self.nb_killers == 0)
+                and self.nb_waiters == 0 and self.nb_killers == 0
+                and (self.power is None or self.power.nb_switching == 0))
 
     def stall_message(self) -> str:
         waiting = [j.id for j in self.jobs.values() if j.state == "SUBMITTED"]
@@ -599,6 +630,8 @@ class Simulator:
                 self.append("JOB_SUBMITTED", self.submitted_data(sjob))
         elif kind == "HELLO":
             pass
+        elif kind == "SWITCHED":
+            self.power.on_switched(message[1], message[2])
         elif kind == "BYE":
             self.nb_submitters_done += 1
             if self.nb_submitters_done == self.nb_submitters:
@@ -687,10 +720,36 @@ class Simulator:
         }.get(etype)
         if handler is None:
             if etype in ("SET_RESOURCE_STATE", "QUERY"):
-                raise ProtocolError(f"{etype} received, but energy support is not available in coburst sim "
-                                    "(Batsim needs -E for it)")
+                if self.power is None:
+                    raise ProtocolError(f"{etype} received, but energy is not simulated: run the simulator with "
+                                        "-E/--energy (Batsim 4.2.1 aborts too)")
+                if etype == "QUERY":
+                    self.on_query(data)
+                else:
+                    self.power.set_resource_state(data)
+                return
             raise ProtocolError(f"unknown event type {etype!r} from the scheduler")
         handler(data)
+
+    def on_query(self, data: dict) -> None:
+        """``QUERY`` (``handle_query``): only ``consumed_energy`` (with an empty object) exists."""
+        requests = data.get("requests")
+        if len(data) != 1 or not isinstance(requests, dict) or not requests:
+            raise ProtocolError("QUERY: 'data' must be {\"requests\": {\"consumed_energy\": {}}}")
+        for key, value in requests.items():
+            if key != "consumed_energy":
+                raise ProtocolError(f"QUERY: unknown request {key!r} (Batsim 4.2.1 knows only consumed_energy)")
+            if value != {}:
+                raise ProtocolError("QUERY consumed_energy: its value must be an empty object")
+            self.power.answer_energy()
+
+    def pstate_changed(self, rid: int) -> None:
+        """Machine ``rid`` changed computation pstate: the parallel tasks coburst computes on it
+        get SimGrid's new rate (those SimGrid simulates follow its host's pstate by themselves)."""
+        for sjob in self.jobs.values():
+            run = sjob.run
+            if run is not None and sjob.state == "RUNNING" and run.energy_task is not None and rid in sjob.alloc:
+                run.retune()
 
     def on_execute_job(self, data: dict) -> None:
         sjob = self._job(data, "EXECUTE_JOB")
@@ -751,6 +810,8 @@ class Simulator:
             [self.resources[i].host for i in ids]
         # check the profile can run here before starting anything
         self._check_profile_executable(sjob, profile, hosts)
+        if self.power is not None:
+            self.power.check_executable(sjob, alloc)
         sjob.state = "RUNNING"
         self.nb_running += 1
         run = JobRun(sim=self, job=sjob, hosts=hosts, first_host=self.resources[alloc.min].host)
@@ -803,7 +864,9 @@ class Simulator:
         ``min(speed / flops)`` over the hosts that compute (``inf``: nothing to do), so that
         the kernel counts it down itself, exactly as SimGrid would.  None when the task
         communicates or hosts may be shared: SimGrid simulates it then."""
-        if any(matrix) or self.options["enable_compute_sharing"] or len(set(map(id, hosts))) != len(hosts):
+        if self.options["enable_compute_sharing"] or len(set(map(id, hosts))) != len(hosts):
+            return None
+        if any(matrix) and not self._free_comm(hosts, matrix):
             return None
         rate = math.inf
         for host, amount in zip(hosts, flops):
@@ -812,6 +875,40 @@ class Simulator:
                     return None
                 rate = min(rate, host.speed / amount)
         return rate
+
+    def _free_comm(self, hosts: list, matrix: list[float]) -> bool:
+        """Every communication of the task crosses no link and has no latency (hosts of a
+        Vivaldi zone at the same coordinates, e.g. Batsim's ``*_no_net`` energy platforms):
+        under ``ptask_L07`` it then constrains nothing and the task runs at its compute rate."""
+        n = len(hosts)
+        routes = self._free_routes
+        for k, amount in enumerate(matrix):
+            if amount > 0:
+                a, b = hosts[k // n], hosts[k % n]
+                key = (a.name, b.name)
+                free = routes.get(key)
+                if free is None:
+                    try:
+                        links, latency = a.route_to(b) if a is not b else ([None], 0.0)
+                    except Exception:  # noqa: BLE001 - SimGrid: no usable route, let it simulate
+                        links, latency = [None], 0.0
+                    free = routes[key] = not links and latency == 0
+                if not free:
+                    return False
+        return True
+
+    def ptask_latency(self, hosts: list, matrix: list[float]) -> float:
+        """``L07Action``'s latency: the largest route latency among the task's communications."""
+        n = len(hosts)
+        latency = 0.0
+        for k, amount in enumerate(matrix):
+            if amount > 0:
+                a, b = hosts[k // n], hosts[k % n]
+                try:
+                    latency = max(latency, a.route_to(b)[1]) if a is not b else latency
+                except Exception:  # noqa: BLE001 - no route SimGrid can tell
+                    pass
+        return latency
 
     def check_ptask_permission(self, sjob: SimJob, flops: list[float]) -> None:
         """Batsim's ``check_ptask_execution_permission``, when a parallel task starts: no
@@ -866,6 +963,8 @@ class Simulator:
 
     def job_started(self, run: JobRun) -> None:
         """The job's process starts (Batsim's ``update_machines_on_job_run``)."""
+        if self.power is not None:
+            self.power.job_start(run.job, self.kernel.now)
         self._set_machines(run.job.alloc, +1)
         self.traces.job_started(self.kernel.now, run.job.id, run.job.alloc)
         if self.speed_hook is not None:
@@ -888,6 +987,8 @@ class Simulator:
     def _end_job(self, sjob: SimJob, kill_mark: bool = False) -> None:
         self._set_machines(sjob.alloc, -1)
         self.traces.job_ended(self.kernel.now, sjob.id, sjob.alloc, kill_mark=kill_mark)
+        if self.power is not None:
+            self.power.job_end(sjob, self.kernel.now)
         if self.speed_hook is not None:
             self.speed_hook.on_job_end(sjob)
 
@@ -898,7 +999,8 @@ class Simulator:
         self.record(JobRecord(
             job_number=sjob.id.split("!", 1)[1], workload=sjob.job.workload, profile=sjob.job.profile,
             subtime=sjob.job.subtime, res=sjob.job.res, walltime=sjob.job.walltime, final_state=sjob.state,
-            start=sjob.start, finish=sjob.finish, alloc=sjob.alloc, metadata=sjob.job.metadata))
+            start=sjob.start, finish=sjob.finish, alloc=sjob.alloc, metadata=sjob.job.metadata,
+            consumed_energy=sjob.energy))
 
     def on_reject_job(self, data: dict) -> None:
         sjob = self._job(data, "REJECT_JOB")

@@ -135,6 +135,12 @@ class JobRun:
     rate_changed: bool = False  # the current delay leaf's rate changed while it ran
     _sleep_outcome: str = ""  # how the planned end of the current delay leaf ends it
     _rate_cancel: bool = False  # the running chunk was cancelled by set_rate
+    #: -E: the running parallel task's (machines, flops, matrix, hosts, rate or None if SimGrid
+    #: simulates it, kernel Work handle) — its hosts' CPU load for the energy plugin
+    energy_task: tuple | None = None
+    #: -E: (machines, rate) of a parallel task left running after the walltime (Batsim does not
+    #: cancel it: it loads its hosts until the job is deleted)
+    energy_zombie: tuple | None = None
 
     # ----------------------------------------------------------------- process body
     def process(self) -> Generator:
@@ -192,6 +198,11 @@ class JobRun:
         self._plan_delay(self.leaf_start)
         yield Suspend()  # woken by the timer _plan_delay set
         outcome = self._sleep_outcome
+        power = self.sim.power
+        if power is not None:
+            # SimGrid's sleep_for is a CPU action on the actor's host (the allocation's first
+            # machine): its end updates that host's energy like the end of a task
+            power.meter.task_end([self.job.alloc.min], self.sim.kernel.now)
         if self.remaining >= 0:
             if outcome == "timeout":
                 self.remaining = 0.0
@@ -234,7 +245,27 @@ class JobRun:
             if self.remaining >= 0:
                 run.timeout = self.remaining - (kernel.now - before)
             self._rate_cancel = False
+            power = self.sim.power
+            if power is not None:
+                machines = power.machines_of(hosts)
+                power.meter.task_start(machines, kernel.now)
+                power.meter.start_load(machines, chunk_flops, rate)
+                self.energy_task = (machines, chunk_flops, matrix, hosts, rate)
             outcome = yield run
+            if power is not None:
+                machines, flops_now, matrix_now, hosts_now, rate = self.energy_task
+                self.energy_task = None
+                if outcome == "timeout":  # the task keeps running (and loading its hosts)
+                    self.energy_zombie = (machines, rate)
+                elif rate is None and outcome == "done":
+                    # SimGrid simulated it: its lmm value, constant after its latency, is
+                    # 1 / (duration - latency) (exact when no other task shared its resources)
+                    busy = kernel.now - leaf.chunk_start - self.sim.ptask_latency(hosts_now, matrix_now)
+                    value = 1.0 / busy if busy > 0 else 0.0
+                    power.meter.end_sim_task(machines, flops_now, value, kernel.now)
+                else:
+                    power.meter.task_end(machines, kernel.now)
+                    power.meter.stop_load(machines, rate)
             if outcome == "cancelled" and self._rate_cancel:
                 continue  # set_rate() cancelled the chunk after recording the work done
             if self.remaining >= 0:
@@ -244,6 +275,28 @@ class JobRun:
             return outcome
 
     # ----------------------------------------------------------------- from outside
+    def retune(self) -> None:
+        """-E: a machine of the running parallel task changed pstate: the task coburst computes
+        gets SimGrid's new rate (``min(speed / flops)``), its hosts their new load."""
+        machines, flops, matrix, hosts, rate = self.energy_task
+        if rate is None or self.proc is None:
+            return
+        handle = self.proc.activity
+        new = self.sim.computed_rate(hosts, flops, matrix)
+        if new is None or new == rate or handle is None or not hasattr(handle, "number"):
+            return
+        self.sim.kernel.clock.set_rate(handle.number, new)
+        self.sim.power.meter.start_load(machines, flops, new)
+        self.energy_task = (machines, flops, matrix, hosts, new)
+
+    def end_energy_zombie(self) -> None:
+        """-E: the job is deleted; its timed-out parallel task is cancelled now."""
+        machines, rate = self.energy_zombie
+        self.energy_zombie = None
+        meter = self.sim.power.meter
+        meter.task_end(machines, self.sim.kernel.now)
+        meter.stop_load(machines, rate)
+
     def set_rate(self, rate: float) -> None:
         """Change the job's speed factor from now on (the co-scheduling speedup hook)."""
         if rate <= 0 or not math.isfinite(rate):

@@ -182,6 +182,18 @@ class Clock:
         self.n = n + 1
         return number
 
+    def set_rate(self, number: int, rate: float) -> None:
+        """Change a running action's rate from now on (SimGrid: a new lmm value after a host's
+        speed changed; the remaining amount keeps counting down from where it is)."""
+        i = self._where.get(number)
+        if i is None:
+            return
+        if self.rate[i] != 1.0:
+            self._nonunit -= 1
+        if rate != 1.0:
+            self._nonunit += 1
+        self.rate[i] = rate
+
     def remains(self, number: int) -> float | None:
         """What is left of an action (None: over or cancelled)."""
         i = self._where.get(number)

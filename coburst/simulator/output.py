@@ -38,6 +38,14 @@ EPSILON_RUNTIME = np.longdouble("1e-5")
 BATSIM_VERSION = "4.2.1-coburst"
 
 
+def fmt_Lf(value) -> str:
+    """C's ``%Lf`` of a long double (6 decimals, exactly rounded)."""
+    value = LD(value)
+    if not np.isfinite(value):
+        return "nan" if np.isnan(value) else ("inf" if value > 0 else "-inf")
+    return np.format_float_positional(value, precision=6, unique=False, fractional=True, trim="k")
+
+
 def f6(value: float) -> str:
     """Batsim's ``%f`` formatting (6 decimals)."""
     return f"{value:.6f}"
@@ -64,6 +72,7 @@ class JobRecord:
     finish: float | None = None
     alloc: ProcSet | None = None
     metadata: str = ""
+    consumed_energy: object = None  # -E: the job's energy (long double, printed %Lf); None: -1
 
     @property
     def success(self) -> int:
@@ -96,7 +105,8 @@ class JobRecord:
         return (f"{head},{self.success},{self.final_state},{f6(float(start))},{f6(float(runtime))},"
                 f"{f6(float(completion))},{f6(float(start - sub))},{f6(float(turnaround))},"
                 f"{f6(float(turnaround / runtime))},{self.alloc},"
-                f"{f6(-1)},{quote_metadata(self.metadata)}")
+                f"{f6(-1) if self.consumed_energy is None else fmt_Lf(self.consumed_energy)},"
+                f"{quote_metadata(self.metadata)}")
 
 
 class ScheduleStats:

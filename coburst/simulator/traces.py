@@ -43,7 +43,7 @@ Both are produced exactly as Batsim 4.2.1 produces them (``src/export.cpp`` clas
   not counted, ``Machines::create_machines``), and every machine of an allocation moves
   idle -> computing -> idle, so the columns always sum to the number of compute machines
   (an allocation containing storage machines makes ``nb_idle`` smaller, even negative, as
-  in Batsim).  Sleeping/switching states only exist with energy (``-E``), not supported.
+  in Batsim).  Sleeping/switching states only exist with energy (``-E``, see :mod:`coburst.simulator.energy`).
 """
 
 from __future__ import annotations
@@ -236,6 +236,7 @@ class TraceRecorder:
         # counters as in Machines::_nb_machines_in_each_state (only idle/computing move here)
         self.nb_idle = self.nb_compute
         self.nb_computing = 0
+        self.nb_sleeping = self.nb_switching_on = self.nb_switching_off = 0  # only with energy (-E)
         self._paje_jobs: set[str] = set()  # jobs with an entity value (PajeTracer::_jobs)
         self._start_counter = itertools.count()
         self._keys: dict[str, tuple] = {}
@@ -288,7 +289,20 @@ class TraceRecorder:
 
     def _write_states(self, time: float) -> None:
         if self.machine_states:
-            self._states.append(f"{g(time)},0,0,0,{self.nb_idle},{self.nb_computing}\n")
+            self._states.append(f"{g(time)},{self.nb_sleeping},{self.nb_switching_on},{self.nb_switching_off},"
+                                f"{self.nb_idle},{self.nb_computing}\n")
+
+    def write_states(self, time: float) -> None:
+        """A ``_machine_states.csv`` line now (``MachineStateTracer::write_machine_states``,
+        called by the energy part of the server)."""
+        self._write_states(time)
+
+    def machine_state_changed(self, old: str, new: str) -> None:
+        """A machine moves between the idle and the energy states (``sleeping``,
+        ``switching_on``, ``switching_off``; ``Machines::update_nb_machines_in_each_state``)."""
+        for state, delta in ((old, -1), (new, +1)):
+            attr = "nb_idle" if state == "idle" else f"nb_{state}"
+            setattr(self, attr, getattr(self, attr) + delta)
 
     def _top(self, mid: int) -> str | None:
         jobs = self._running[mid]
