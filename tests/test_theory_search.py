@@ -29,6 +29,8 @@ from coburst.theory.search import (
 )
 from coburst.theory.worst_case import monotone_closure
 
+from search_support import reference_search
+
 
 def Phi(x):
     return 0.5 * (1.0 + math.erf(x / math.sqrt(2.0)))
@@ -293,7 +295,7 @@ readings_st = st.builds(Readings, prior=st.sampled_from(PRIORS), floor=st.sample
                         a_plus=st.sampled_from(A_PLUS), after=st.sampled_from(AFTERS))
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(instances(), st.sampled_from(["pi", "ei", "ucb"]), st.sampled_from([0.51, 0.6, 0.9, 0.99, 0.999]),
        st.sampled_from([0.5, 10.0, 1e4]), readings_st)
 def test_every_schedule_is_feasible(inst, strategy, k, interval, readings):
@@ -312,6 +314,26 @@ def test_every_schedule_is_feasible(inst, strategy, k, interval, readings):
     assert r.schedule.makespan >= solve_opt(inst).makespan * (1 - 1e-9)
     # deterministic
     assert run(inst, strategy, k=k, interval=interval, readings=readings).segments == r.schedule.segments
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(instances(), st.sampled_from(["pi", "ei", "ucb"]), st.sampled_from([0.6, 0.9, 0.99]), readings_st)
+def test_kernel_decides_as_the_straightforward_reference(inst, strategy, k, readings):
+    """The compiled search (incremental anchors) against tests/search_support.py (anchors
+    re-derived from every measurement at every step, plain Python)."""
+    r = search(inst, strategy, k=k, interval=10.0, readings=readings)
+    steps, makespan = reference_search(inst, strategy, k, 10.0, readings)
+    assert [(s.mask, s.kind, s.done) for s in r.steps] == steps
+    assert r.schedule.makespan == pytest.approx(makespan, rel=1e-12)
+
+
+def test_kernel_decides_as_the_reference_on_section8_instances():
+    for inst in section8_instances(6, (0.05, 0.95), 3, seed=11):
+        for strategy in ("pi", "ei", "ucb"):
+            for readings in (Readings(), Readings(prior="none", floor="active", a_plus="last", after="commit")):
+                steps, makespan = reference_search(inst, strategy, 0.8, 10.0, readings)
+                r = search(inst, strategy, k=0.8, readings=readings)
+                assert [(s.mask, s.kind, s.done) for s in r.steps] == steps
 
 
 def test_section8_instances_feasible_and_pi_independent_of_k():
@@ -362,3 +384,51 @@ def test_bad_readings_and_instance():
     bad = make_instance("bad", [1, 1], {1: [1, 0], 2: [0, 1], 3: [0.5, 1.0 + 1e-3]})
     with pytest.raises(InputError, match="instance 'bad'"):
         run(bad, "pi")
+
+
+# ----------------------------------------------------------------- Figures 6-7 script
+
+def test_kuchumov_figures_script_end_to_end(tmp_path, monkeypatch):
+    """scripts/kuchumov_figures.py on a tiny setting (2 ranges, 2 instances of n = 4): the
+    table and CSV hold the ratios recomputed here, the figures are PNGs, and the output does
+    not depend on the number of processes."""
+    import csv
+    import importlib.util
+    import sys
+    from pathlib import Path
+
+    from coburst.theory.fcs import fcs
+
+    path = Path(__file__).resolve().parents[1] / "scripts" / "kuchumov_figures.py"
+    spec = importlib.util.spec_from_file_location("kuchumov_figures", path)
+    mod = importlib.util.module_from_spec(spec)
+    monkeypatch.setitem(sys.modules, "kuchumov_figures", mod)  # workers find solve_range by name
+    spec.loader.exec_module(mod)
+    args = ["--count", "2", "--n", "4", "--ranges", "0.45:0.55,0.85:0.95", "--ks", "0.6,0.99",
+            "--reading-ks", "0.6,0.99", "--seed", "5"]
+    a, b = tmp_path / "a", tmp_path / "b"
+    assert mod.main(args + ["--jobs", "1", "-o", str(a)]) == 0
+    assert mod.main(args + ["--jobs", "2", "-o", str(b)]) == 0
+    for name in ("kuchumov_table.md", "kuchumov_ratios.csv"):
+        assert (a / name).read_bytes() == (b / name).read_bytes(), name
+    for name in ("kuchumov_fig6.png", "kuchumov_fig7.png", "kuchumov_readings.png"):
+        data = (a / name).read_bytes()
+        assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) > 10_000
+    table = (a / "kuchumov_table.md").read_text()
+    for heading in ("## Figure 6", "## Figure 7", "## The paper's reading and the measured one",
+                    "## How the readings §5 leaves open move the results", "| [0.45,0.55] |", "| [0.85,0.95] |"):
+        assert heading in table
+    for rd in mod.variants():
+        assert f"| {rd.differences()} |" in table
+    rows = list(csv.DictReader((a / "kuchumov_ratios.csv").open()))
+    assert len(rows) == 2 * (1 + 3 * 2) + 2 * 6 * 3 * 2  # default (FCS + 3 x 2 k) and 6 alternatives
+    got = {(r["readings"], r["alpha_lo"], r["strategy"], r["k"]): float(r["mean_ratio"]) for r in rows}
+    # recompute two entries independently
+    for index, (lo, hi) in enumerate([(0.45, 0.55), (0.85, 0.95)]):
+        insts = section8_instances(4, (lo, hi), 2, 5 + index)
+        opts = [solve_opt(i).makespan for i in insts]
+        f = np.mean([fcs(i).makespan / o for i, o in zip(insts, opts)])
+        assert got[("default", f"{lo:.2f}", "fcs", "")] == pytest.approx(f, abs=1e-6)
+        e = np.mean([run(i, "ei", k=0.99, readings=Readings(floor="mid")).makespan / o for i, o in zip(insts, opts)])
+        assert got[("floor=mid", f"{lo:.2f}", "ei", "0.99")] == pytest.approx(e, abs=1e-6)
+    assert f"{got[('default', '0.45', 'pi', '0.6')]:.3f}" in table
