@@ -45,9 +45,9 @@ pair with each class, or join each class of host (same application, width, speed
 half-free nodes), under the idle-node count, the jobs waiting in each class and one join
 per host; every option with a positive gain is a column (but a pair, or a spread job alone,
 whose jobs would do as much compact on fewer nodes: dropping it keeps the maximum), the
-objective the total speed gained.  It is solved exactly (scipy's HiGHS, ``mip_rel_gap = 0``; absolute gap 1e-6;
-a deterministic ``node_limit`` of branch-and-bound nodes, default 10000, after which the best
-combination found is taken).  The jobs of a class are taken oldest first (submission
+objective the total speed gained.  It is solved exactly (scipy's HiGHS, ``mip_rel_gap =
+0``; absolute gap 1e-6; a deterministic ``node_limit`` of branch-and-bound nodes, default
+10000, after which the best combination found is taken).  The jobs of a class are taken oldest first (submission
 order: the paper breaks ties by the order of the combinations, ``j = 1..m``); combinations
 of equal total speed within the solver's tolerance are broken as HiGHS returns them
 (deterministic for the same inputs).  The search is repeated on the board it leaves
