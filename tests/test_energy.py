@@ -17,6 +17,7 @@ import io
 
 import pytest
 
+from coburst.analysis.tables import load
 from simharness import run_cli, run_sim, workload
 
 pytestmark = pytest.mark.timeout(120)
@@ -85,6 +86,10 @@ def test_delay_and_compute_jobs(tmp_path, platform):
     answers = run.events("ANSWER")
     assert answers and answers[0]["timestamp"] == 1.0 and answers[0]["data"] == {"consumed_energy": 200.0}
     assert open(f"{run.prefix}_pstate_changes.csv").read() == "time,machine_id,new_pstate\n0,0-1,0\n"
+    # the analysis reads it: the run's energy (consumed_joules, and from time 0), each job's
+    runs, jobs = load([run.jobs_csv])
+    assert (runs.loc[0, "energy"], runs.loc[0, "energy_total"]) == (3000.0, 3200.0)
+    assert sorted(jobs["energy"]) == [1000.0, 2000.0]
 
 
 def test_pstates_and_partial_load(tmp_path, platform):
@@ -152,6 +157,8 @@ def test_without_energy_the_columns_stay_batsims_defaults(tmp_path, platform):
     assert run.jobs()["w0!1"]["consumed_energy"] == "-1.000000"
     assert run.schedule()["consumed_joules"] == "0.000000"
     assert not (tmp_path / "out_consumed_energy.csv").exists()
+    runs, jobs = load([run.jobs_csv])
+    assert runs["energy"].isna().all() and jobs["energy"].isna().all()
     failed = run_sim(tmp_path, workloads=[wl], platform=platform, scheduler="energyProbe",
                      options={"query": True}, prefix="q")
     assert failed.returncode != 0 and "-E/--energy" in failed.stderr and "QUERY" in failed.stderr
@@ -170,3 +177,19 @@ def test_platform_without_power_is_an_input_error(tmp_path):
     short.write_text(PLATFORM.replace("100:120:200, 90:100:150, 5:5:5, 150:150:150, 160:160:160", "100:200"))
     proc = run_cli(tmp_path, ["-p", str(short), "-w", str(wl), "-E"])
     assert proc.returncode == 2 and "1 entries for 5 pstates" in proc.stderr
+
+
+def test_read_energy_checks_the_files(tmp_path):
+    from coburst.analysis.metrics import read_energy
+    from coburst.errors import InputError
+
+    prefix = tmp_path / "r"
+    assert all(v != v for v in read_energy(prefix).values())  # no energy file: NaN
+    (tmp_path / "r_consumed_energy.csv").write_text(
+        "time,energy,event_type,wattmin,epower\n0.000000,0.000000,s,240.000000,NA\n5.000000,1200.500000,e,240,240\n")
+    (tmp_path / "r_schedule.csv").write_text("batsim_version,consumed_joules\n4.2.1,1200.500000\n")
+    assert read_energy(prefix) == {"energy": 1200.5, "energy_total": 1200.5}
+    (tmp_path / "r_consumed_energy.csv").write_text("time,energy,event_type,wattmin,epower\n1.0,abc,s,1,NA\n")
+    with pytest.raises(InputError) as err:
+        read_energy(prefix)
+    assert "line 2, column energy" in str(err.value) and "abc" in str(err.value)

@@ -326,3 +326,60 @@ def metrics_table(runs: dict[str, pd.DataFrame], nb_compute: int | None = None, 
                       cell(m.utilisation, base.utilisation if base else None, ".1%"),
                       cell(m.makespan, base.makespan if base else None, ",.0f"))
     return table
+
+
+def _csv_numbers(path: Path, columns: tuple[str, ...], what: str) -> pd.DataFrame:
+    """A small numeric CSV of Batsim's (header first), its ``columns`` checked finite numbers
+    ("NA" allowed where Batsim writes it), errors naming line and column."""
+    import io
+
+    from coburst.validate import decode_text, read_bytes
+
+    text = decode_text(read_bytes(path, what), str(path))
+    try:
+        df = pd.read_csv(io.StringIO(text), dtype=str, keep_default_na=False)
+    except (pd.errors.ParserError, pd.errors.EmptyDataError) as exc:
+        raise InputError(path, None, f"not a Batsim {what}: {exc}") from None
+    missing = [c for c in columns if c not in df.columns]
+    if missing:
+        raise InputError(path, "header", f"not a Batsim {what}: missing columns {missing}")
+    for col in columns:
+        values = pd.to_numeric(df[col], errors="coerce").to_numpy(float)
+        bad = np.flatnonzero(~np.isfinite(values))
+        if len(bad):
+            i = int(bad[0])
+            raise InputError(path, f"line {i + 2}, column {col}", f"{df[col].iloc[i]!r} is not a finite number")
+        df[col] = values
+    return df
+
+
+def read_energy(prefix: str | Path) -> dict[str, float]:
+    """Energy of one run (``coburst sim -E`` or ``batsim -E``), NaN when it ran without it.
+
+    * ``energy`` (J): ``_schedule.csv``'s ``consumed_joules``, Batsim's metric: the
+      platform's energy from the first job submission to the last job end;
+    * ``energy_total`` (J): the last ``energy`` of ``_consumed_energy.csv``: from time 0 to
+      the last traced event (a job start or end, a pstate change).
+
+    A run without ``<prefix>_consumed_energy.csv`` had no energy simulation (its
+    ``consumed_joules`` is Batsim's placeholder 0): both NaN.
+    """
+    trace = Path(f"{prefix}_consumed_energy.csv")
+    if not trace.is_file():
+        return {"energy": float("nan"), "energy_total": float("nan")}
+    energy = _csv_numbers(trace, ("time", "energy"), "_consumed_energy.csv")
+    total = float(energy["energy"].iloc[-1]) if len(energy) else 0.0
+    schedule = Path(f"{prefix}_schedule.csv")
+    joules = float("nan")
+    if schedule.is_file():
+        joules = float(_csv_numbers(schedule, ("consumed_joules",), "_schedule.csv")["consumed_joules"].iloc[0])
+    return {"energy": joules, "energy_total": total}
+
+
+def job_energy(df: pd.DataFrame) -> np.ndarray:
+    """Each job's ``consumed_energy`` (J) from a ``_jobs.csv`` table, NaN where Batsim wrote
+    -1 (no energy simulation) or nothing."""
+    if "consumed_energy" not in df.columns:
+        return np.full(len(df), np.nan)
+    values = pd.to_numeric(df["consumed_energy"], errors="coerce").to_numpy(float)
+    return np.where(values >= 0, values, np.nan)

@@ -26,7 +26,7 @@ max(runtime, tau), 1), ``nodes`` (requested), ``requested_time``, ``final_state`
 ``success``, ``bb_per_node`` and ``bb_bytes`` = nodes x bb_per_node (from the workload; without
 a workload, ``bb_bytes`` is the placement the scheduler wrote in the job's ``bb=`` metadata,
 ``bb_per_node`` NaN), ``speedup`` (co-scheduling hook's ``speedup=`` metadata, NaN if absent),
-``allocated_resources``.
+``allocated_resources``, ``energy`` (the job's ``consumed_energy``, J; NaN without ``-E``).
 
 Run table (``runs_df``), one row per run: ``run``, the run's parameters (``scheduler``,
 ``options``, ``platform``, ``workload``, ``seed``, ``engine`` and any label), ``policy``
@@ -36,6 +36,10 @@ Run table (``runs_df``), one row per run: ``run``, the run's parameters (``sched
 * ``mean_/p50_/p90_/p99_/max_`` of ``waiting``, ``turnaround``, ``slowdown``,
   ``bounded_slowdown`` (linear-interpolation quantiles), ``tau`` the bounded-slowdown bound;
 * ``makespan`` = last finish - first submission (s);
+* ``energy`` (J) = ``_schedule.csv``'s ``consumed_joules`` (first submission to last job end)
+  and ``energy_total`` (J) = the last value of ``_consumed_energy.csv`` (time 0 to its last
+  event), for runs simulated with energy (``-E``), NaN otherwise
+  (:func:`coburst.analysis.metrics.read_energy`);
 * ``utilisation`` = sum(nodes x runtime) / (compute nodes x makespan);
 * ``bb_utilisation`` = sum(bb_bytes x runtime) / (total BB capacity x makespan);
 * ``mean_queue_nodes`` / ``max_queue_nodes``: time mean and maximum over the makespan of the
@@ -70,7 +74,8 @@ import numpy as np
 import pandas as pd
 
 from coburst.analysis import timeseries
-from coburst.analysis.metrics import STATIC_WORKLOAD, TAU, bounded_slowdown_of, fold_io_jobs, read_raw_jobs
+from coburst.analysis.metrics import (STATIC_WORKLOAD, TAU, bounded_slowdown_of, fold_io_jobs, job_energy, read_energy,
+                                     read_raw_jobs)
 from coburst.campaign.runner import DONE, list_runs, run_folder_state
 from coburst.errors import InputError
 
@@ -381,7 +386,8 @@ def read_run(run: RunInput, *, tau: float = TAU, workload: str | Path | None = N
         "final_state": df["final_state"].astype(str).to_numpy(object),
         "success": pd.to_numeric(df["success"], errors="coerce").to_numpy(float) if "success" in df else np.nan,
         "bb_per_node": bb_per_node, "bb_bytes": bb_bytes, "speedup": speedup,
-        "allocated_resources": df["allocated_resources"].astype(str).to_numpy(object)})
+        "allocated_resources": df["allocated_resources"].astype(str).to_numpy(object),
+        "energy": job_energy(df)})
 
     row: dict = {"run": run.run, **params, "policy": policy_label(params), "path": str(run.prefix)}
     row["jobs"] = len(jobs)
@@ -400,6 +406,7 @@ def read_run(run: RunInput, *, tau: float = TAU, workload: str | Path | None = N
     row["makespan"] = makespan
     row["nb_compute"] = nb_compute
     row["bb_capacity"] = bb_capacity
+    row.update(read_energy(run.prefix))
     ok = makespan > 0 and nb_compute > 0
     row["utilisation"] = float(np.sum(nodes * runtime) / (nb_compute * makespan)) if ok else float("nan")
     row["mean_queue_nodes"] = timeseries.interval_mean(submit, start, nodes, t0, t1) if makespan > 0 else float("nan")
@@ -488,7 +495,7 @@ def _param_names(rows: list[dict]) -> list[str]:
 #: run-level metric columns (those present in a given table: :func:`metric_columns`)
 METRIC_COLUMNS = (
     [f"{s}_{m}" for m in DISTRIBUTION_METRICS for s in STATS]
-    + ["makespan", "utilisation", "bb_utilisation", "mean_queue_nodes", "max_queue_nodes", "queue_load_compute",
+    + ["makespan", "energy", "energy_total", "utilisation", "bb_utilisation", "mean_queue_nodes", "max_queue_nodes", "queue_load_compute",
        "mean_queue_bb", "max_queue_bb", "queue_load_storage", "cosched_mean_slowdown", "cosched_std_slowdown",
        "cosched_mean_slowdown_per_processor", "cosched_utilisation", "cosched_mean_job_speedup",
        "cosched_weighted_mean_job_speedup", "cosched_slowdown_count_percent"])
@@ -536,6 +543,10 @@ def _for_parquet(df: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
+#: columns every saved table has (coburst analyze writes them all)
+RUN_COLUMNS = ("run", "policy")
+JOB_COLUMNS = ("run", "policy", "job_id", "submit", "start", "finish", "runtime", "waiting", "turnaround", "slowdown",
+               "bounded_slowdown", "nodes")
 #: per-job columns that must hold numbers (NaN allowed) in a saved table
 JOB_NUMBERS = ("submit", "start", "finish", "runtime", "waiting", "turnaround", "slowdown", "bounded_slowdown",
                "nodes", "requested_time", "bb_per_node", "bb_bytes", "speedup")
@@ -567,13 +578,38 @@ def read_tables(path: str | Path) -> tuple[pd.DataFrame, pd.DataFrame]:
     for ext, reader in (("parquet", pd.read_parquet), ("csv", pd.read_csv)):
         r, j = p / f"runs.{ext}", p / f"jobs.{ext}"
         if r.is_file() and j.is_file():
-            try:
-                runs = reader(r)
-                jobs = reader(j) if ext == "parquet" else reader(j, dtype={"job_id": str, "run": str})
-            except Exception as exc:  # pyarrow / pandas parse errors of a damaged table
-                raise InputError(r, None, f"cannot read the analysis tables: {exc}") from None
-            if "run" not in runs.columns or "run" not in jobs.columns:
-                raise InputError(r, "header", "not a coburst analyze table: no 'run' column")
+            tables = []
+            for f in (r, j):
+                try:
+                    tables.append(reader(f) if ext == "parquet" else reader(f, dtype={"job_id": str, "run": str}))
+                except Exception as exc:  # pyarrow / pandas parse errors of a damaged table
+                    reason = " ".join(str(exc).split()) or type(exc).__name__
+                    raise InputError(f, None, f"cannot read this analysis table ({reason}): rebuild it with "
+                                              "coburst analyze") from None
+            runs, jobs = tables
+            for f, df, needed in ((r, runs, RUN_COLUMNS), (j, jobs, JOB_COLUMNS)):
+                if "run" not in df.columns:
+                    raise InputError(f, "header", "not a coburst analyze table: no 'run' column")
+                missing = [c for c in needed if c not in df.columns]
+                if missing:
+                    raise InputError(f, "header", f"column {missing[0]!r} is missing"
+                                     + (f" (and {len(missing) - 1} more)" if len(missing) > 1 else "")
+                                     + ": the table is damaged; rebuild it with coburst analyze")
+            if runs.empty:
+                raise InputError(r, None, "no run in this table (empty or cut short): rebuild it with coburst analyze")
+            for f, df in ((r, runs), (j, jobs)):
+                for c in ("run", "policy") + (("allocated_resources",) if df is jobs and
+                                                "allocated_resources" in df.columns else ()):
+                    empty = df[c].isna() | (df[c].astype(str).str.strip() == "")
+                    if empty.any():
+                        i = int(np.flatnonzero(empty.to_numpy())[0])
+                        where = f"line {i + 2}" if ext == "csv" else f"row {i + 1}"
+                        raise InputError(f, f"{where}, column {c}", "empty cell: the table is damaged or cut short; "
+                                                                   "rebuild it with coburst analyze")
+            unknown = sorted(set(jobs["run"].astype(str)) - set(runs["run"].astype(str)))
+            if unknown:
+                raise InputError(j, "column run", f"run {unknown[0]!r} is not in {r.name}: the tables do not belong "
+                                                  "together; rebuild them with coburst analyze")
             _check_numbers(runs, r, [c for c in METRIC_COLUMNS if c in runs.columns], ext)
             _check_numbers(jobs, j, [c for c in JOB_NUMBERS if c in jobs.columns], ext)
             runs["run"] = runs["run"].astype(str)
