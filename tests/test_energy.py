@@ -193,3 +193,27 @@ def test_read_energy_checks_the_files(tmp_path):
     with pytest.raises(InputError) as err:
         read_energy(prefix)
     assert "line 2, column energy" in str(err.value) and "abc" in str(err.value)
+
+
+def test_coburst_run_with_energy(tmp_path, platform):
+    """``coburst run -E`` (the engine in-process, the scheduler in the same process) writes the
+    same energy as ``coburst sim -E`` (test_delay_and_compute_jobs)."""
+    import os
+    import subprocess
+
+    from simharness import COBURST, SCHEDULERS, TESTS
+
+    wl = workload(tmp_path / "w.json", [{"id": 1, "subtime": 1, "res": 1, "profile": "delay"},
+                                        {"id": 2, "subtime": 1, "res": 1, "profile": "compute"}],
+                  {"delay": {"type": "delay", "delay": 10},
+                   "compute": {"type": "parallel_homogeneous", "cpu": 1e9, "com": 0}}, nb_res=2)
+    proc = subprocess.run([str(COBURST), "run", "-p", str(platform), "-w", str(wl), "-E", "-e", str(tmp_path / "r"),
+                           "-o", '{"query": true}', str(SCHEDULERS / "energyProbe.py")],
+                          capture_output=True, text=True, timeout=120, cwd=tmp_path,
+                          env={**os.environ, "PYTHONPATH": str(TESTS)})
+    assert proc.returncode == 0, proc.stderr
+    assert (tmp_path / "r_consumed_energy.csv").read_text().splitlines()[-1] == \
+        "11.000000,3200.000000,e,240.000000,NA"
+    assert "consumed_joules" in (tmp_path / "r_schedule.csv").read_text()
+    header, values = (tmp_path / "r_schedule.csv").read_text().splitlines()
+    assert dict(zip(header.split(","), values.split(",")))["consumed_joules"] == "3000.000000"
