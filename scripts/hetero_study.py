@@ -150,14 +150,24 @@ def collect(out: Path):
     runs, _ = load([out], tau=TAU)
     runs = runs.copy()
     runs["energy"] = [energy_of(p) / 1e6 for p in runs["path"]]
+    runs["run_wall"] = [_run_wall(p) for p in runs["path"]]
     return runs
+
+
+def _run_wall(prefix: str) -> float:
+    """Wall-clock seconds of one run, as the campaign recorded it (``status.json``)."""
+    try:
+        return float(json.loads((Path(prefix).parent / "status.json").read_text())["wall_s"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return float("nan")
 
 
 def summarise(runs) -> dict:
     """platform -> policy -> metric -> (mean, std, n) over the workloads (seeds)."""
     out: dict = {}
     for (plat, pol), grp in runs.groupby(["platform_name", "scheduler"]):
-        entry = {"runs": int(len(grp)), "rejected": int(grp["rejected"].sum()), "failed": int(grp["failed"].sum())}
+        entry = {"runs": int(len(grp)), "rejected": int(grp["rejected"].sum()), "failed": int(grp["failed"].sum()),
+                 "run_wall_mean": float(grp["run_wall"].mean())}
         for key, _, _ in METRICS:
             vals = grp[key].astype(float)
             entry[key] = {"mean": float(vals.mean()), "std": float(vals.std(ddof=0)) if len(vals) > 1 else 0.0}
@@ -234,6 +244,7 @@ def print_report(summary: dict, claims: list[dict], policies: list[str], console
         for key, label, unit in METRICS:
             table.add_column(label + (f" ({unit})" if unit else ""), justify="right")
         table.add_column("rejected", justify="right")
+        table.add_column("run (s)", justify="right")
         for pol in policies:
             if pol not in summary[plat]:
                 continue
@@ -242,7 +253,7 @@ def print_report(summary: dict, claims: list[dict], policies: list[str], console
             for key, _, _ in METRICS:
                 m, s = e[key]["mean"], e[key]["std"]
                 cells.append("-" if not math.isfinite(m) else f"{m:.4g} ({s:.2g})")
-            table.add_row(pol, *cells, str(e["rejected"]))
+            table.add_row(pol, *cells, str(e["rejected"]), f"{e['run_wall_mean']:.1f}")
         console.print(table)
         for key, label, _ in METRICS[:4]:
             console.print(f"  {label}, best first: {' < '.join(ordering(summary, plat, key))}")
@@ -316,8 +327,13 @@ def main() -> int:
            "orderings": {plat: {key: ordering(summary, plat, key) for key, _, _ in METRICS} for plat in summary}}
     with atomic_write(camp.out / "summary.json") as fh:
         fh.write(json.dumps(_clean(doc), indent=1) + "\n")
+    total_run = float(runs["run_wall"].sum())
+    doc["runs_wall_sum"] = total_run
+    with atomic_write(camp.out / "summary.json") as fh:
+        fh.write(json.dumps(_clean(doc), indent=1) + "\n")
+    console.print(f"{len(runs)} runs, {total_run:.0f} s of run wall time in all")
     if wall is not None:
-        console.print(f"campaign wall time {wall:.0f} s ({len(runs)} runs done)")
+        console.print(f"campaign wall time {wall:.0f} s")
     return 0
 
 

@@ -22,7 +22,7 @@ def test_the_campaign_file_pairs_each_environment_with_its_platforms():
     assert len(camp.runs) == 4 * 5 * 8  # platforms x seeds x policies
     assert {r.params["scheduler"] for r in camp.runs} == {"shortest_fastest", "longest_fastest", "first_first",
                                                           "full_random", "min_min", "max_min", "duplex", "astar"}
-    assert all(r.task["sim_args"] == ["-E"] for r in camp.runs)
+    assert all(r.task["sim_args"][0] == "-E" for r in camp.runs)
 
 
 def test_reduced_study_end_to_end(tmp_path):
