@@ -40,9 +40,9 @@ from coburst.analysis.cosched import cosched_metrics, makespan_bound_of  # noqa:
 from coburst.models.heatmap import load_heatmap  # noqa: E402
 from coburst.policies.cosched import LABELS  # noqa: E402
 
-#: Kellari's schedulers (Tables 6.1-6.2) and the heatmap-greedy pairing
+#: Kellari's schedulers (Tables 6.1-6.2), the heatmap-greedy pairing and Kuchumov & Korkhov's FCS
 POLICIES = ["SJF", "SJF-Co", "SJF-Filler", "Filler", "Pop-Filler", "Popularity", "EASY", "EASY-Co",
-            "Conservative", "FCFS", "LJF-Co", "LAF-Co", "LJF", "Pair-Greedy"]
+            "Conservative", "FCFS", "LJF-Co", "LAF-Co", "LJF", "Pair-Greedy", "FCS"]
 HEATMAP = REPO / "models" / "heatmaps" / "aris-nas.heatmap.csv"
 COLUMNS_1 = [("mean slowdown", "mean_slowdown", ".1f"), ("mean slowdown pp", "mean_slowdown_per_processor", ".3f"),
              ("slowdown (%)", "slowdown_count_percent", ".2f"), ("utilization", "utilisation", ".3f")]
