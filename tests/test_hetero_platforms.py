@@ -342,3 +342,39 @@ def test_platform_info_summarises_a_heterogeneous_platform(tmp_path):
     r = cli("platform", "info", str(PLATFORMS / "hetero_dist1.xml"), cwd=tmp_path)
     assert r.returncode == 0, r.stderr
     assert "2.6e+09 .. 7.2e+09 flop/s (4 distinct)" in r.stdout and "272" in r.stdout
+
+
+PSTATES_SPEC = """\
+[[types]]
+id = "dvfs"
+count = 2
+cores = 2
+clock = 3.0
+dynamic_power = 9.0
+pstates = [2.0, [1.0, 2.5]]
+"""
+
+
+def test_pstates_are_batsim_speeds_and_wattages(tmp_path):
+    (tmp_path / "s.toml").write_text(PSTATES_SPEC)
+    types, _ = hetero.load_spec(tmp_path / "s.toml")
+    text = hetero.render_xml(hetero.build(types, 0))
+    assert text.count('speed="3000000000f, 2000000000f, 1000000000f"') == 4
+    # idle 6 W per core (default static power); full = idle + 9 W, + 2.5 W/GHz x 2 GHz, + 2.5 W
+    assert text.count('<prop id="wattage_per_state" value="6:15, 6:11, 6:8.5"/>') == 4
+    assert '<prop id="speed" value="3000000000"/>' in text  # pstate 0
+    (tmp_path / "bad.toml").write_text(PSTATES_SPEC.replace("[1.0, 2.5]", "[1.0, 2.5, 3]"))
+    with pytest.raises(InputError) as err:
+        hetero.load_spec(tmp_path / "bad.toml")
+    assert err.value.where == "types[0].pstates[1]" and "[clock, dynamic_power]" in err.value.problem
+
+
+@needs_batsim
+def test_pstates_platform_identical_on_batsim_and_coburst(tmp_path):
+    (tmp_path / "s.toml").write_text(PSTATES_SPEC)
+    plat = tmp_path / "p.xml"
+    plat.write_text(hetero.render_xml(hetero.build(hetero.load_spec(tmp_path / "s.toml")[0], 0)))
+    w = _workload(tmp_path, [_job(0, 1, 2, 6 * 10**9), _job(1, 2, 1, 3 * 10**9)])
+    assert_identical(*run_both(tmp_path, workloads=[w], platform=plat, scheduler="fixed",
+                               options={"allocs": {"w0!0": "0-1", "w0!1": "3"}}, args=["-E"]))
+    assert [float(e) for e in jobs_rows_energy(tmp_path)] == pytest.approx([2 * 2 * 15, 1 * 15])

@@ -69,6 +69,8 @@ Custom platforms (:func:`load_spec`): a TOML or JSON file listing node types::
     min_power = 0.05               # fraction of the static power when off (default 0.05)
     mem = 64                       # GB per node (optional)
     mem_bw = 25.6                  # GB/s per node (optional)
+    pstates = [2.4, [1.6, 3.0]]    # further pstates (Batsim DVFS): GHz, or [GHz, dynamic W];
+                                   # pstate 0 = clock; same idle power (optional)
 
 Network (linear in the number of cores; both engines route every pair)::
 
@@ -135,6 +137,7 @@ class CoreModel:
     idle: float           # W while idle (= static power of the core)
     dynamic: float        # W added while computing
     off: float            # W when switched off
+    pstates: tuple[tuple[float, float], ...] = ()   # further pstates: (flop/s, dynamic W), same idle
 
 
 @dataclass(frozen=True)
@@ -163,6 +166,7 @@ class NodeType:
     min_power: float = MIN_POWER
     mem: float | None = None
     mem_bw: float | None = None
+    pstates: tuple[tuple[float, float | None], ...] = ()   # (GHz, dynamic W or None: the default model)
 
 
 @dataclass(frozen=True)
@@ -236,7 +240,9 @@ def _core_models(t: NodeType, clock: float) -> tuple[CoreModel, ...]:
     static_node = t.static_power if t.static_power is not None else _exact(STATIC_W_PER_CORE, t.cores)
     idle = float(Decimal(repr(float(static_node))) / Decimal(t.cores))
     dynamic = t.dynamic_power if t.dynamic_power is not None else _exact(DYNAMIC_W_PER_GHZ, clock)
-    core = CoreModel(speed=speed, idle=idle, dynamic=float(dynamic), off=_exact(t.min_power, idle))
+    pstates = tuple((_exact(c, t.flops_per_cycle, 1e9), float(d) if d is not None else _exact(DYNAMIC_W_PER_GHZ, c))
+                    for c, d in t.pstates)
+    core = CoreModel(speed=speed, idle=idle, dynamic=float(dynamic), off=_exact(t.min_power, idle), pstates=pstates)
     return (core,) * t.cores
 
 
@@ -320,7 +326,9 @@ def host_properties(plat: HeteroPlatform, node: int, core: int) -> dict[str, str
         props["mem"] = _num(n.mem)
     if n.mem_bw is not None:
         props["mem_bw"] = _num(n.mem_bw)
-    props.update({"wattage_per_state": f"{_num(c.idle)}:{_num(c.idle + c.dynamic)}", "wattage_off": _num(c.off),
+    states = [(c.speed, c.dynamic), *c.pstates]
+    props.update({"wattage_per_state": ", ".join(f"{_num(c.idle)}:{_num(c.idle + d)}" for _, d in states),
+                  "wattage_off": _num(c.off),
                   "static_power": _num(c.idle), "dynamic_power": _num(c.dynamic)})
     props.update(dict(n.extra))
     return props
@@ -349,7 +357,8 @@ def render_xml(plat: HeteroPlatform, command: str | None = None) -> str:
     out.append("    <zone id=\"cluster\" routing=\"Dijkstra\">\n")
     for i, node in enumerate(plat.nodes):
         for j, core in enumerate(node.cores):
-            out.append(f"      <host id={q(host_name(plat, i, j))} speed={q(_num(core.speed) + 'f')}>\n")
+            speeds = ", ".join(_num(v) + "f" for v in (core.speed, *(sp for sp, _ in core.pstates)))
+            out.append(f"      <host id={q(host_name(plat, i, j))} speed={q(speeds)}>\n")
             for key, value in host_properties(plat, i, j).items():
                 out.append(_prop(key, value, "        "))
             out.append("      </host>\n")
@@ -377,7 +386,7 @@ def render_xml(plat: HeteroPlatform, command: str | None = None) -> str:
 
 # ------------------------------------------------------------------------------ spec files
 _TYPE_KEYS = ("id", "count", "cores", "clock", "flops_per_cycle", "static_power", "dynamic_power", "min_power",
-              "mem", "mem_bw")
+              "mem", "mem_bw", "pstates")
 _TOP_KEYS = ("description", "seed", "types")
 
 
@@ -417,6 +426,24 @@ def _number(value: Any, source: str, where: str, *, minimum: float, exclusive: b
 
     return number(value, source, where, minimum=minimum, exclusive_minimum=exclusive, integer=integer,
                   maximum=maximum)
+
+
+def _pstates(raw: Any, source: str, where: str) -> tuple[tuple[float, float | None], ...]:
+    """Further pstates: a list of clocks (GHz) or of [clock, dynamic_power] pairs."""
+    if not isinstance(raw, list) or not raw:
+        raise InputError(source, where, "expected a non-empty list of clocks (GHz) or [clock, dynamic_power] pairs")
+    out = []
+    for i, entry in enumerate(raw):
+        if isinstance(entry, list):
+            if len(entry) != 2:
+                raise InputError(source, f"{where}[{i}]", f"a pstate is [clock, dynamic_power], got {len(entry)} "
+                                                         "values")
+            clock = _number(entry[0], source, f"{where}[{i}][0]", minimum=0, maximum=1e6)
+            dyn = float(_number(entry[1], source, f"{where}[{i}][1]", minimum=0, exclusive=False, maximum=1e15))
+            out.append((float(clock), dyn))
+        else:
+            out.append((float(_number(entry, source, f"{where}[{i}]", minimum=0, maximum=1e6)), None))
+    return tuple(out)
 
 
 def types_from_doc(doc: Any, source: str) -> tuple[list[NodeType], dict[str, Any]]:
@@ -477,6 +504,8 @@ def types_from_doc(doc: Any, source: str) -> tuple[list[NodeType], dict[str, Any
             if key in t:
                 fields[key] = float(_number(t[key], source, f"{where}.{key}", minimum=minimum, exclusive=exclusive,
                                             maximum=1e15))
+        if "pstates" in t:
+            fields["pstates"] = _pstates(t["pstates"], source, f"{where}.pstates")
         if fields.get("min_power", 0) > 1:
             raise InputError(source, f"{where}.min_power", "a fraction of the static power: must be <= 1")
         types.append(NodeType(id=tid, count=count, cores=cores, clock=rng, **fields))
