@@ -122,6 +122,10 @@ def claims_rows(sm: dict, ranges, ks) -> list[tuple[str, str, str]]:
         ("Figure 7's maximum is 2.6, UCB at α in [0.45, 0.55]",
          f"Figure 7's maximum {sm['top'][0]:.2f} ({NAMES[sm['top'][2]]} at {range_label(sm['top'][1])}); "
          f"UCB's maximum {sm['ucb_max'][0]:.2f} at {range_label(sm['ucb_max'][1])}"),
+        ("Figure 7's lowest ratios are reached at k = 0.99 (§8)",
+         "lowest at k = " + f"{ks[-1]}: " + ", ".join(
+             f"{NAMES[s]} {sum(sm['argk'][(r, s)] == ks[-1] for r in ranges)}/{nr}" for s in STRATEGIES)
+         + " ranges (ties go to the larger k)"),
         ("search strategies are worse than FCS (§8)",
          f"the best search strategy is worse than FCS in {sm['worse_than_fcs']}/{nr} ranges"),
     ]
