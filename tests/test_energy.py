@@ -217,3 +217,40 @@ def test_coburst_run_with_energy(tmp_path, platform):
     assert "consumed_joules" in (tmp_path / "r_schedule.csv").read_text()
     header, values = (tmp_path / "r_schedule.csv").read_text().splitlines()
     assert dict(zip(header.split(","), values.split(",")))["consumed_joules"] == "3000.000000"
+
+
+from hypothesis import HealthCheck, given, settings, strategies as st  # noqa: E402
+
+
+@settings(max_examples=4, deadline=None, suppress_health_check=list(HealthCheck))
+@given(st.lists(st.tuples(st.integers(1, 2), st.sampled_from(["delay", "compute"]), st.integers(1, 20),
+                          st.integers(0, 30)), min_size=1, max_size=6))
+def test_energy_is_the_integral_of_idle_and_full_power(tmp_path_factory, jobs):
+    """Random delay (Idle power) and compute (AllCores power) jobs at pstate 0: the platform's
+    energy at each traced event is 2 hosts x 100 W x t plus, per compute job, its hosts x
+    (200 - 100) W x the time it ran until then; each job's energy is its hosts x its power x
+    its run time; the trace never decreases."""
+    tmp_path = tmp_path_factory.mktemp("prop")
+    platform = tmp_path / "energy2.xml"
+    platform.write_text(PLATFORM)
+    spec = [{"id": k + 1, "subtime": sub, "res": res, "profile": f"{kind}{length}"}
+            for k, (res, kind, length, sub) in enumerate(jobs)]
+    profiles = {}
+    for res, kind, length, _ in jobs:
+        profiles[f"{kind}{length}"] = ({"type": "delay", "delay": length} if kind == "delay" else
+                                       {"type": "parallel_homogeneous", "cpu": length * 1e8, "com": 0})
+    run = run_probe(tmp_path, platform, spec, profiles, {"query": False})
+    rows = run.rows()
+    for row in rows:
+        watts = 200.0 if row["profile"].startswith("compute") else 100.0
+        expected = int(row["requested_number_of_resources"]) * watts * float(row["execution_time"])
+        assert float(row["consumed_energy"]) == pytest.approx(expected, abs=2e-3)
+    trace = energy_rows(run)
+    energies = [float(r["energy"]) for r in trace]
+    assert energies == sorted(energies)
+    for r in trace:
+        t = float(r["time"])
+        extra = sum(int(j["requested_number_of_resources"]) * 100.0 *
+                    max(0.0, min(t, float(j["finish_time"])) - float(j["starting_time"]))
+                    for j in rows if j["profile"].startswith("compute"))
+        assert float(r["energy"]) == pytest.approx(2 * 100.0 * t + extra, abs=5e-3)
