@@ -76,6 +76,16 @@ Further decisions (fixed)
   run for ever).  The search ends: every iteration either measures a new combination or
   completes a task.
 * Consecutive segments of the same combination are merged.
+
+Implementation
+--------------
+The search is one numba kernel (:func:`_search`, ``cache=True``).  The anchors S_p / S_q of
+every (combination, task) are kept incrementally: a measurement of S_x can only change the
+anchors of the super-combinations of S_x (as S_p) and of its sub-combinations (as S_q), so
+only those rows are re-estimated; a decision scans the candidates once for a⁺ and once for
+the acquisition.  ``tests/search_support.py`` is a straightforward reference (anchors
+re-derived from every measurement at every step, plain Python); the tests check that the
+kernel's decisions equal it, ``benchmarks/bench_theory_search.py`` times both.
 """
 
 from __future__ import annotations
