@@ -183,6 +183,19 @@ def report(res, ranges, ks, reading_ks, readings, n, count, seed, elapsed) -> tu
     return text.getvalue(), csv_rows
 
 
+def _range_axis(ax, x, labels) -> None:
+    ax.set_xticks(x, labels, rotation=45, ha="right", fontsize=8)
+    ax.set_xlabel("α range")
+    ax.grid(alpha=0.3)
+
+
+def _save(plt, fig, path: Path) -> None:
+    fig.tight_layout()
+    with atomic_write(path, "wb") as fh:
+        fig.savefig(fh, format="png", dpi=110, metadata={"Software": None})
+    plt.close(fig)
+
+
 def figures(res, ranges, ks, out: Path) -> None:
     import matplotlib
 
@@ -199,31 +212,21 @@ def figures(res, ranges, ks, out: Path) -> None:
             ax.plot(x, [sm["mean"][(r, s, k)] for r in ranges], marker="o", ms=3,
                     color=cmap(c / max(1, len(ks) - 1)), label=f"k = {k}")
         ax.set_title(NAMES[s])
-        ax.set_xticks(x, labels, rotation=45, ha="right", fontsize=8)
-        ax.set_xlabel("α range")
-        ax.grid(alpha=0.3)
+        _range_axis(ax, x, labels)
     axes[0].set_ylabel("competitive ratio (mean makespan / OPT)")
     axes[-1].legend(fontsize=8)
     fig.suptitle("Kuchumov & Korkhov 2021, Figure 6 reproduced (coburst): search strategies by α range and k")
-    fig.tight_layout()
-    with atomic_write(out / "kuchumov_fig6.png", "wb") as fh:
-        fig.savefig(fh, format="png", dpi=110, metadata={"Software": None})
-    plt.close(fig)
+    _save(plt, fig, out / "kuchumov_fig6.png")
     fig, ax = plt.subplots(figsize=(7.5, 4.6))
     for s, m in zip(STRATEGIES, ("o", "s", "^")):
         ax.plot(x, [sm["low"][(r, s)] for r in ranges], marker=m, label=f"{NAMES[s]} (lowest over k)")
     ax.plot(x, [sm["mean"][(r, "fcs", None)] for r in ranges], marker="D", color="black", label="FCS")
     ax.axhline(1.0, color="grey", lw=0.8)
-    ax.set_xticks(x, labels, rotation=45, ha="right", fontsize=8)
-    ax.set_xlabel("α range")
+    _range_axis(ax, x, labels)
     ax.set_ylabel("competitive ratio (mean makespan / OPT)")
     ax.set_title("Kuchumov & Korkhov 2021, Figure 7 reproduced (coburst)")
-    ax.grid(alpha=0.3)
     ax.legend(fontsize=8)
-    fig.tight_layout()
-    with atomic_write(out / "kuchumov_fig7.png", "wb") as fh:
-        fig.savefig(fh, format="png", dpi=110, metadata={"Software": None})
-    plt.close(fig)
+    _save(plt, fig, out / "kuchumov_fig7.png")
 
 
 def readings_figure(res, ranges, reading_ks, readings, out: Path) -> None:
@@ -247,16 +250,11 @@ def readings_figure(res, ranges, reading_ks, readings, out: Path) -> None:
                     color="black" if default else cmap(c % 10), label=rd.differences())
         ax.plot(x, fcs_line, ls="--", color="grey", label="FCS")
         ax.set_title(f"{NAMES[s]}: lowest ratio over k in {{{', '.join(map(str, reading_ks))}}}")
-        ax.set_xticks(x, labels, rotation=45, ha="right", fontsize=8)
-        ax.set_xlabel("α range")
-        ax.grid(alpha=0.3)
+        _range_axis(ax, x, labels)
     axes[0].set_ylabel("competitive ratio (mean makespan / OPT)")
     axes[-1].legend(fontsize=7)
     fig.suptitle("§5's open readings (coburst.theory.search.Readings): how they move Figure 7")
-    fig.tight_layout()
-    with atomic_write(out / "kuchumov_readings.png", "wb") as fh:
-        fig.savefig(fh, format="png", dpi=110, metadata={"Software": None})
-    plt.close(fig)
+    _save(plt, fig, out / "kuchumov_readings.png")
 
 
 def parse_ranges(text: str) -> list[tuple[float, float]]:

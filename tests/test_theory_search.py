@@ -59,7 +59,7 @@ def three() -> Instance:
 # ----------------------------------------------------------------- §5.1 bounds, (24)-(26)
 
 def test_interpolation_24_between_the_speed_alone_and_the_floor():
-    kn = Knowledge(3)  # prior "ideal": the three speeds alone known; floor "beyond": 0 at size 4
+    kn = Knowledge(3)  # floor "beyond": 0 at size 4; the speeds alone recorded as under "ideal"
     for i in range(3):
         kn.record(1 << i, np.eye(3)[i])
     # pair: S_p = {T_i} (1 at size 1), S_q virtual (0 at size 4): 0 + (1-0)/(1-4)*(2-4) = 2/3
@@ -96,7 +96,7 @@ def test_ambiguity_rule_of_figure_3_narrowest_interval():
 def test_largest_sub_and_smallest_super_combination_first():
     """The rule ranks by size first: the largest measured S_p even when a smaller one is a
     tighter upper bound; among equal sizes the smaller a_{i,p}."""
-    kn = Knowledge(4, prior="none")
+    kn = Knowledge(4)
     kn.record(0b1001, [0.4, 0, 0, 0.4])        # size 2, a_0 = 0.4
     kn.record(0b0111, [0.7, 0.7, 0.7, 0])      # size 3, a_0 = 0.7 (not nested with the other)
     assert kn.anchors(0b1111, 0)[:2] == (3, 0.7)
@@ -108,7 +108,7 @@ def test_largest_sub_and_smallest_super_combination_first():
     mean, delta, lo, hi = kn.estimate(0b1111, 0)
     assert (lo, hi) == (0.0, 0.7) and mean == pytest.approx(0.7 / (3 - 5) * (4 - 5))
     # for {T0,T1} (measured 0.9): sub-combinations of equal size compete by the smaller a
-    kn3 = Knowledge(3, prior="none")
+    kn3 = Knowledge(3)
     kn3.record(0b011, [0.9, 0.9, 0])
     kn3.record(0b101, [0.6, 0, 0.6])
     assert kn3.anchors(0b111, 0)[:2] == (2, 0.6)
@@ -148,7 +148,7 @@ def test_active_floor_follows_the_tasks_left():
 
 
 def test_prior_none_measures_a_task_alone_before_knowing_it():
-    kn = Knowledge(2, prior="none")
+    kn = Knowledge(2)
     m, d, lo, hi = kn.estimate(1, 0)   # virtual S_p: 1 at size 0; floor 0 at size 3
     assert (lo, hi) == (0.0, 1.0) and m == pytest.approx(2 / 3) and d == pytest.approx(1 / 3)
     kn.record(1, [1.0, 0])

@@ -246,10 +246,12 @@ class Knowledge:
     """What a search knows (Kuchumov & Korkhov 2021, §5.1): measured combinations and, for
     every (combination j, task i in j), the anchors S_p / S_q of the paper's rule, giving
     ã_{i,j} (24) and Δ_{i,j} (25).  The same compiled functions as :func:`search`; this
-    class exists for inspection and tests."""
+    class exists for inspection and tests.  It starts with nothing measured (the prior
+    ``"none"``); :func:`search` records the speeds alone first under ``"ideal"``.
+    ``n_active`` (tasks still running) matters only to the ``"active"`` floor."""
 
-    def __init__(self, n: int, prior: str = "ideal", floor: str = "beyond"):
-        Readings(prior=prior, floor=floor)
+    def __init__(self, n: int, floor: str = "beyond"):
+        Readings(floor=floor)
         self.n = n
         self.floor = FLOORS.index(floor)
         self.n_active = n
