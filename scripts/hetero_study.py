@@ -181,6 +181,16 @@ def ordering(summary: dict, plat: str, metric: str) -> list[str]:
     return sorted((p for p in pols if math.isfinite(pols[p][metric]["mean"])), key=lambda p: pols[p][metric]["mean"])
 
 
+def ordering_text(summary: dict, plat: str, metric: str) -> str:
+    """``a < b = c < d``: best first, ``=`` between equal means (relative 1e-9)."""
+    order = ordering(summary, plat, metric)
+    out = order[:1]
+    for prev, cur in zip(order, order[1:]):
+        a, b = summary[plat][prev][metric]["mean"], summary[plat][cur][metric]["mean"]
+        out += ["=" if abs(a - b) <= 1e-9 * max(abs(a), abs(b), 1e-300) else "<", cur]
+    return " ".join(out)
+
+
 def check_claims(summary: dict) -> list[dict]:
     rows = []
     for plat, metric, expected, text in CLAIMS:
@@ -256,7 +266,7 @@ def print_report(summary: dict, claims: list[dict], policies: list[str], console
             table.add_row(pol, *cells, str(e["rejected"]), f"{e['run_wall_mean']:.1f}")
         console.print(table)
         for key, label, _ in METRICS[:4]:
-            console.print(f"  {label}, best first: {' < '.join(ordering(summary, plat, key))}")
+            console.print(f"  {label}, best first: {ordering_text(summary, plat, key)}")
         means = [e["makespan"]["mean"] for e in summary[plat].values()]
         lo, hi = THESIS_TOTAL[plat]
         console.print(f"  total time over the policies {min(means):.0f}-{max(means):.0f} s "
@@ -324,7 +334,7 @@ def main() -> int:
         console.print(f"wrote {path}")
     doc = {"campaign": str(spec), "out": str(camp.out), "tau": TAU, "wall_seconds": wall, "summary": summary,
            "claims": claims,
-           "orderings": {plat: {key: ordering(summary, plat, key) for key, _, _ in METRICS} for plat in summary}}
+           "orderings": {plat: {key: ordering_text(summary, plat, key) for key, _, _ in METRICS} for plat in summary}}
     with atomic_write(camp.out / "summary.json") as fh:
         fh.write(json.dumps(_clean(doc), indent=1) + "\n")
     total_run = float(runs["run_wall"].sum())
