@@ -8,7 +8,7 @@ strategies UCB, PI, EI and of FCS against OPT), as one command.
 For each α range (default the nine of width 0.1, [0.05, 0.15] ... [0.85, 0.95], issue 24),
 ``--count`` §8 instances with ``--n`` tasks (:func:`coburst.theory.generate.section8_instances`,
 seed ``--seed`` + the range's index) are solved by OPT (LP (3)), FCS (Listing 1) and the
-search strategies at every k of ``--ks`` (measuring interval 10 time units, §8).  The ratio
+search strategies at every k of ``--ks`` (measuring interval ``--interval``, 10 in §8).  The ratio
 of an instance is makespan / OPT; tables and figures show the mean over the instances.
 
 Writes into ``-o DIR`` (default ``docs/figures``): ``kuchumov_fig6.png`` (ratio by α range
@@ -69,7 +69,7 @@ def range_label(r: tuple[float, float]) -> str:
 
 def solve_range(job: tuple) -> dict:
     """Every ratio of one α range: {("fcs", None, None): [...], (strategy, k, readings label): [...]}."""
-    index, rng, n, count, seed, ks, reading_ks, readings = job
+    index, rng, n, count, seed, ks, reading_ks, readings, interval = job
     insts = section8_instances(n, rng, count, seed + index)
     out: dict = {}
     for inst in insts:
@@ -81,7 +81,7 @@ def solve_range(job: tuple) -> dict:
         for rd in readings:
             for strategy in STRATEGIES:
                 for k in (sorted(set(ks) | set(reading_ks)) if rd == Readings() else reading_ks):
-                    sched = run(inst, strategy, k=k, interval=INTERVAL, readings=rd, check=False)
+                    sched = run(inst, strategy, k=k, interval=interval, readings=rd, check=False)
                     out.setdefault((strategy, k, rd.differences()), []).append(sched.makespan / opt)
     return out
 
@@ -140,11 +140,11 @@ def md_table(head: list[str], rows: list[list[str]]) -> str:
     return out.getvalue()
 
 
-def report(res, ranges, ks, reading_ks, readings, n, count, seed, elapsed) -> tuple[str, list[list]]:
+def report(res, ranges, ks, reading_ks, readings, n, count, seed, interval, elapsed) -> tuple[str, list[list]]:
     sm = summary(res, ranges, ks)
     text = io.StringIO()
     text.write(f"# Kuchumov & Korkhov 2021, §8: competitive ratios (mean makespan / OPT over {count} "
-               f"instances of n = {n}, seed {seed}, measuring interval {INTERVAL:g})\n\n")
+               f"instances of n = {n}, seed {seed}, measuring interval {interval:g})\n\n")
     head = ["α range", "FCS"] + [f"{NAMES[s]} k={k}" for s in STRATEGIES for k in ks]
     rows = [[range_label(r), f"{sm['mean'][(r, 'fcs', None)]:.3f}"]
             + [f"{sm['mean'][(r, s, k)]:.3f}" for s in STRATEGIES for k in ks] for r in ranges]
@@ -285,24 +285,29 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--ks", default=",".join(map(str, KS)), help="k values of Figure 6")
     ap.add_argument("--reading-ks", default="0.6,0.9,0.99", help="k values of the readings' comparison")
     ap.add_argument("--no-readings", action="store_true", help="skip the readings' comparison")
+    ap.add_argument("--interval", type=float, default=INTERVAL, help="measuring interval (§8: 10)")
     ap.add_argument("--jobs", type=int, default=min(2, os.cpu_count() or 1), help="processes (2)")
     ap.add_argument("-o", "--out", default=str(REPO / "docs" / "figures"), help="output folder")
     args = ap.parse_args(argv)
     if args.count < 1 or args.n < 1 or args.jobs < 1:
         raise SystemExit("kuchumov_figures.py: --count, --n and --jobs must be >= 1")
+    if not 0 < args.interval < float("inf"):
+        raise SystemExit("kuchumov_figures.py: --interval must be a finite number > 0")
     ranges, ks = parse_ranges(args.ranges), parse_ks(args.ks)
     reading_ks = parse_ks(args.reading_ks)
     readings = [Readings()] if args.no_readings else variants()
     out = Path(args.out)
     t0 = time.perf_counter()
-    jobs = [(i, r, args.n, args.count, args.seed, ks, reading_ks, readings) for i, r in enumerate(ranges)]
+    jobs = [(i, r, args.n, args.count, args.seed, ks, reading_ks, readings, args.interval)
+            for i, r in enumerate(ranges)]
     if args.jobs == 1 or len(jobs) == 1:
         res = [solve_range(j) for j in jobs]
     else:
         with ProcessPoolExecutor(max_workers=args.jobs) as pool:
             res = list(pool.map(solve_range, jobs))
     elapsed = time.perf_counter() - t0
-    text, csv_rows = report(res, ranges, ks, reading_ks, readings, args.n, args.count, args.seed, elapsed)
+    text, csv_rows = report(res, ranges, ks, reading_ks, readings, args.n, args.count, args.seed, args.interval,
+                            elapsed)
     sys.stdout.write(text)
     out.mkdir(parents=True, exist_ok=True)
     with atomic_write(out / "kuchumov_table.md") as fh:
