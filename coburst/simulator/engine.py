@@ -746,6 +746,8 @@ class Simulator:
     def pstate_changed(self, rid: int) -> None:
         """Machine ``rid`` changed computation pstate: the parallel tasks coburst computes on it
         get SimGrid's new rate (those SimGrid simulates follow its host's pstate by themselves)."""
+        if not self.machine_busy[rid]:
+            return
         for sjob in self.jobs.values():
             run = sjob.run
             if run is not None and sjob.state == "RUNNING" and run.energy_task is not None and rid in sjob.alloc:
