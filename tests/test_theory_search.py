@@ -255,6 +255,21 @@ def test_a_plus_last_by_hand():
     assert r.schedule.makespan == pytest.approx(20 + 7 / 0.9 + 16, rel=1e-12)
 
 
+def test_prior_none_by_hand():
+    """Nothing known at the start: anchors 1 at size 0 and 0 at size 4.  Tasks alone:
+    ã = 0.75; pairs 0.5 + 0.5 = 1 = a⁺ (PI 1/2, the first pair); the triple 0.75.  {T0,T1}
+    measured at 1.8 is then the best known (PI = 1) and runs until T0, T1 complete; T2 alone
+    is still unmeasured (ã = 0.75, Δ = 0.25): measured for 10, then run to its end."""
+    inst = three()
+    r = search(inst, "pi", readings=Readings(prior="none"))
+    check_feasible(inst, r.schedule)
+    assert [(s.mask, s.kind) for s in r.steps] == [(3, "measure"), (3, "run"), (4, "measure"), (4, "run")]
+    assert r.steps[0].a_plus == pytest.approx(1.0) and r.steps[0].mean == pytest.approx(1.0)
+    assert r.steps[2].mean == pytest.approx(0.75) and r.steps[2].sigma == pytest.approx(0.25 / z(0.9))
+    assert r.schedule.makespan == pytest.approx(10 + 11 / 0.9 + 10 + 10, rel=1e-12)
+    assert [g.mask for g in r.schedule.segments] == [3, 4]
+
+
 def test_commit_by_hand():
     """after = "commit": a measured combination at least as fast as the a⁺ it was chosen
     against keeps running until a task completes.  PI: {T0,T1} measured at 1.8 >= 4/3: runs
