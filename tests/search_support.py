@@ -17,7 +17,7 @@ INF = math.inf
 
 def _anchor(measured: dict, j: int, i: int, n: int, n_active: int, r: Readings):
     size = bin(j).count("1")
-    p = (0, 1.0) if True else None  # virtual: a = 1 at size 0 (§3)
+    p = (0, 1.0)  # virtual: a = 1 at size 0 (§3)
     q = None
     for m, a in measured.items():
         s = bin(m).count("1")
