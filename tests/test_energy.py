@@ -212,6 +212,7 @@ def test_coburst_run_with_energy(tmp_path, platform):
                           capture_output=True, text=True, timeout=120, cwd=tmp_path,
                           env={**os.environ, "PYTHONPATH": str(TESTS)})
     assert proc.returncode == 0, proc.stderr
+    assert "energy" in proc.stdout and "3.0" in proc.stdout  # the metrics table: 3000 J = 3.0 kJ
     assert (tmp_path / "r_consumed_energy.csv").read_text().splitlines()[-1] == \
         "11.000000,3200.000000,e,240.000000,NA"
     assert "consumed_joules" in (tmp_path / "r_schedule.csv").read_text()

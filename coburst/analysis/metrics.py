@@ -303,13 +303,16 @@ def compute_metrics(df: pd.DataFrame, nb_compute: int | None = None, tau: float 
     )
 
 
-def metrics_table(runs: dict[str, pd.DataFrame], nb_compute: int | None = None, baseline: str | None = None):
-    """A rich table comparing runs; ratios against ``baseline`` when given."""
+def metrics_table(runs: dict[str, pd.DataFrame], nb_compute: int | None = None, baseline: str | None = None,
+                  energy: dict[str, float] | None = None):
+    """A rich table comparing runs; ratios against ``baseline`` when given; an ``energy (kJ)``
+    column when ``energy`` gives runs their energy in J (:func:`read_energy`'s ``energy``)."""
     from rich.table import Table
 
+    energy = {k: v for k, v in (energy or {}).items() if v == v}  # NaN: the run had no -E
     table = Table(title="Scheduling metrics" + (f" (ratio vs {baseline})" if baseline else ""))
     for col in ("scheduler", "jobs", "mean wait (s)", "mean bounded slowdown (tau=600s)", "utilisation",
-                "makespan (s)"):
+                "makespan (s)") + (("energy (kJ)",) if energy else ()):
         table.add_column(col, justify="left" if col == "scheduler" else "right")
     computed = {name: compute_metrics(df, nb_compute) for name, df in runs.items()}
     base = computed.get(baseline) if baseline else None
@@ -324,7 +327,9 @@ def metrics_table(runs: dict[str, pd.DataFrame], nb_compute: int | None = None, 
                       cell(m.mean_waiting, base.mean_waiting if base else None, ",.1f"),
                       cell(m.mean_bounded_slowdown, base.mean_bounded_slowdown if base else None, ",.2f"),
                       cell(m.utilisation, base.utilisation if base else None, ".1%"),
-                      cell(m.makespan, base.makespan if base else None, ",.0f"))
+                      cell(m.makespan, base.makespan if base else None, ",.0f"),
+                      *([cell(energy[name] / 1e3, energy.get(baseline, 0) / 1e3 if base else None, ",.1f")
+                         if name in energy else "-"] if energy else []))
     return table
 
 

@@ -192,7 +192,7 @@ def check_scheduler_options(spec: str, options: dict) -> None:
         return
     import importlib.util
 
-    from coburst.adapter.scheduler import CoburstScheduler, parse_options
+    from coburst.adapter.scheduler import CoburstScheduler
 
     path = Path(spec)
     name = path.stem[:1].upper() + path.stem[1:]  # pybatsim's rule: the class is named after its file
@@ -210,8 +210,7 @@ def check_scheduler_options(spec: str, options: dict) -> None:
     if not getattr(cls.__init__, "__module__", "").startswith("coburst.adapter"):
         return  # its own __init__ may take options of its own: only it can judge them
     try:
-        parse_options(options, default_policy=cls.default_policy, fixed_policy=cls.fixed_policy,
-                      registry=cls.registry)
+        cls.check_options(options)
     except InputError as err:
         raise InputError("-o/--options", err.where, err.problem) from None
 
@@ -251,7 +250,12 @@ def run_command(args: argparse.Namespace) -> int:
         if nb_io:
             console.print(f"{nb_io} IO-Aware jobs ran as dynamic sub-jobs (rejected rows + workload 'io' in "
                           "_jobs.csv); the metrics fold them back into one row each")
-        console.print(metrics_table({args.scheduler: jobs}, nb_compute=result.nb_compute))
+        energy = None
+        if args.energy:
+            from coburst.analysis.metrics import read_energy
+
+            energy = {args.scheduler: read_energy(result.prefix)["energy"]}
+        console.print(metrics_table({args.scheduler: jobs}, nb_compute=result.nb_compute, energy=energy))
         zone = cosched_platform(args.platform)
         if zone is not None:
             console.print(cosched_table(result.jobs_csv, zone))
