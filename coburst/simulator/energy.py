@@ -39,7 +39,6 @@ hosts until the job is deleted, but is assumed not to end by itself before that.
 
 from __future__ import annotations
 
-import math
 import re
 from dataclasses import dataclass, field
 
@@ -47,6 +46,7 @@ import numpy as np
 
 from coburst.errors import InputError
 from coburst.simulator.output import fmt_Lf
+from coburst.simulator.traces import g
 
 LD = np.longdouble
 
@@ -328,13 +328,7 @@ class EnergyTracer:
 
     def pstate_change(self, now: float, machines: str, pstate: int) -> None:
         """``PStateChangeTracer::add_pstate_change`` (``%g,%s,%d``)."""
-        self.pstate_out.write(f"{_g(now)},{machines},{pstate}\n")
-
-
-def _g(value: float) -> str:
-    if math.isnan(value):
-        return "nan"
-    return "%g" % value
+        self.pstate_out.write(f"{g(now)},{machines},{pstate}\n")
 
 
 _STOI = re.compile(r"\s*[+-]?\d+")
