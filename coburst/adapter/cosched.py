@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import json
 import logging
-import sys
 from typing import Any, ClassVar, Mapping, Sequence
 
 from coburst.adapter.scheduler import CoburstScheduler, _bb_request, bb_metadata
@@ -42,19 +41,6 @@ class CoschedScheduler(CoburstScheduler):
     """A pybatsim scheduler running a node-sharing policy (module doc)."""
 
     registry: ClassVar[Any] = cosched
-    #: entry files of one policy set this: the policy's parameters stay options, ``policy`` may not
-    only_policy: ClassVar[str | None] = None
-
-    def __init__(self, options: Mapping[str, Any] | None = None):
-        options = dict(options or {})
-        if self.only_policy is not None:
-            if "policy" in options:
-                print(f"coburst: scheduler options: policy: this scheduler always runs {self.only_policy!r}; "
-                      f"use schedulers/coschedPolicy.py to choose a policy", file=sys.stderr)
-                raise SystemExit(2)
-            options["policy"] = self.only_policy
-        super().__init__(options)
-
     def onSimulationBegins(self):
         self.cluster = NodeSharingCluster.from_resources(*self.resources())
         self.state = NodeSharingState(self.cluster, self._now())

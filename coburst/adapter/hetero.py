@@ -28,7 +28,6 @@ from __future__ import annotations
 import json
 import logging
 import math
-import sys
 from typing import Any, ClassVar, Mapping, Sequence
 
 from procset import ProcSet
@@ -53,24 +52,6 @@ class HeteroScheduler(CoburstScheduler):
     """A pybatsim scheduler running a heterogeneous-cluster policy (module doc)."""
 
     registry: ClassVar[Any] = hetero
-    #: entry files of one policy set this: the policy's parameters stay options, ``policy`` may not
-    only_policy: ClassVar[str | None] = None
-
-    def __init_subclass__(cls, **kwargs):
-        super().__init_subclass__(**kwargs)
-        if cls.only_policy is not None:  # option checks before a run (coburst run) see the policy
-            cls.default_policy = cls.only_policy
-
-    def __init__(self, options: Mapping[str, Any] | None = None):
-        options = dict(options or {})
-        if self.only_policy is not None:
-            if "policy" in options:
-                print(f"coburst: scheduler options: policy: this scheduler always runs {self.only_policy!r}",
-                      file=sys.stderr)
-                raise SystemExit(2)
-            options["policy"] = self.only_policy
-        super().__init__(options)
-
     def onSimulationBegins(self):
         compute, _ = self.resources()
         # a platform without the properties: InputError (coburst run: exit 2, the message)

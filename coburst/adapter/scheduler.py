@@ -179,14 +179,27 @@ class CoburstScheduler(BatsimScheduler):
     default_policy: ClassVar[str | None] = None
     fixed_policy: ClassVar[str | None] = None
     registry: ClassVar[Any] = policies  # where policy names are looked up (parse_options)
+    #: entry files of one policy of a family registry set this: the policy's parameters stay
+    #: options, ``policy`` may not be given
+    only_policy: ClassVar[str | None] = None
+
+    @classmethod
+    def check_options(cls, options: Mapping[str, Any] | None) -> tuple[Policy, dict[str, Any]]:
+        """``(policy, adapter settings)`` from pybatsim options, by this entry file's rules; an
+        InputError names a bad option.  ``coburst run`` calls it before anything starts."""
+        options = dict(options or {})
+        if cls.only_policy is not None:
+            if "policy" in options:
+                raise InputError(_SOURCE, "policy", f"this scheduler always runs {cls.only_policy!r}")
+            options["policy"] = cls.only_policy
+        return parse_options(options, default_policy=cls.default_policy, fixed_policy=cls.fixed_policy,
+                             registry=cls.registry)
 
     def __init__(self, options: Mapping[str, Any] | None = None):
         options = dict(options or {})
         super().__init__(options)
         try:
-            self.policy, self.settings = parse_options(
-                options, default_policy=self.default_policy, fixed_policy=self.fixed_policy,
-                registry=self.registry)
+            self.policy, self.settings = self.check_options(options)
         except InputError as err:
             # bad input: a message, no traceback (pybatsim instantiates us from its CLI)
             print(f"coburst: {err}", file=sys.stderr)

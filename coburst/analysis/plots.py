@@ -330,8 +330,11 @@ def timeseries_plot(runs, jobs, *, baseline=None, max_runs: int = 5, points: int
     for k, setting in enumerate(list(dict.fromkeys(label))[:max_runs]):
         sel = runs[label == setting].drop_duplicates("policy")
         sel = sel.set_index("policy").reindex([p for p in order if p in set(sel["policy"])]).reset_index()
-        t1 = max(float(by_run[r]["finish"].max()) for r in sel["run"] if r in by_run)
-        t0 = min(float(by_run[r]["submit"].min()) for r in sel["run"] if r in by_run)
+        with_jobs = [r for r in sel["run"] if r in by_run and len(by_run[r])]
+        if not with_jobs:
+            continue  # runs whose every job was rejected: nothing happened in time
+        t1 = max(float(by_run[r]["finish"].max()) for r in with_jobs)
+        t0 = min(float(by_run[r]["submit"].min()) for r in with_jobs)
         grid = np.linspace(t0, t1, points)
         fig, axes = plt.subplots(4, 1, figsize=(9, 8), sharex=True)
         for _, r in sel.iterrows():

@@ -548,8 +548,21 @@ RUN_COLUMNS = ("run", "policy")
 JOB_COLUMNS = ("run", "policy", "job_id", "submit", "start", "finish", "runtime", "waiting", "turnaround", "slowdown",
                "bounded_slowdown", "nodes")
 #: per-job columns that must hold numbers (NaN allowed) in a saved table
-JOB_NUMBERS = ("submit", "start", "finish", "runtime", "waiting", "turnaround", "slowdown", "bounded_slowdown",
+JOB_NUMBERS = ("submit", "start", "finish", "runtime", "waiting", "turnaround", "slowdown", "bounded_slowdown", "energy",
                "nodes", "requested_time", "bb_per_node", "bb_bytes", "speedup")
+
+
+def _procset_text(text: str) -> bool:
+    """Whether ``text`` is an interval set as Batsim writes them (``0-3 8``, increasing bounds)."""
+    from procset import ProcSet
+
+    if not re.fullmatch(r"\d+(?:-\d+)?(?: \d+(?:-\d+)?)*", text):
+        return False
+    try:
+        ProcSet.from_str(text)
+    except (ValueError, TypeError):
+        return False
+    return True
 
 
 def _check_numbers(df: pd.DataFrame, path: Path, columns: list[str], ext: str) -> None:
@@ -606,6 +619,16 @@ def read_tables(path: str | Path) -> tuple[pd.DataFrame, pd.DataFrame]:
                         where = f"line {i + 2}" if ext == "csv" else f"row {i + 1}"
                         raise InputError(f, f"{where}, column {c}", "empty cell: the table is damaged or cut short; "
                                                                    "rebuild it with coburst analyze")
+            if "allocated_resources" in jobs.columns:
+                cells = jobs["allocated_resources"].astype(str)
+                bad_values = {v for v in cells.unique() if not _procset_text(v)}
+                bad = cells.isin(bad_values)
+                if bad.any():
+                    i = int(np.flatnonzero(bad.to_numpy())[0])
+                    where = f"line {i + 2}" if ext == "csv" else f"row {i + 1}"
+                    raise InputError(j, f"{where}, column allocated_resources",
+                                     f"expected resource ids like '0-3 8', got {jobs['allocated_resources'].iloc[i]!r}: "
+                                     "the table is damaged or cut short; rebuild it with coburst analyze")
             unknown = sorted(set(jobs["run"].astype(str)) - set(runs["run"].astype(str)))
             if unknown:
                 raise InputError(j, "column run", f"run {unknown[0]!r} is not in {r.name}: the tables do not belong "

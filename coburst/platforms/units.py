@@ -8,6 +8,7 @@ prefixes k, M, G, T, P, E (powers of 1000), binary prefixes Ki, Mi, Gi, Ti, Pi, 
 
 from __future__ import annotations
 
+import math
 import re
 
 from coburst.errors import InputError
@@ -27,7 +28,10 @@ def _split(text: str, what: str, source: str) -> tuple[float, str]:
         if re.fullmatch(r"-\s*" + _NUM + r"\s*[A-Za-z]*", str(text).strip()):
             raise InputError(source, None, f"{what} {text!r} is negative: it must be >= 0")
         raise InputError(source, None, f"cannot read {what} {text!r} (expected a number and a unit)")
-    return float(match.group(1)), match.group(2)
+    value = float(match.group(1))
+    if not math.isfinite(value):
+        raise InputError(source, None, f"{what} {text!r} is too large (not a finite number)")
+    return value, match.group(2)
 
 
 def _prefixed(text: str, what: str, source: str, units: tuple[str, ...]) -> tuple[float, str]:
