@@ -499,3 +499,15 @@ def test_a_platform_without_speeds_is_refused(tmp_path):
                            "cluster4.xml"), "-w", str(wl), "-e", str(tmp_path / "flat"), "-q"],
                           capture_output=True, text=True, timeout=60)
     assert proc.returncode == 2 and "'speed' properties" in proc.stderr and "Traceback" not in proc.stderr, proc.stderr
+
+
+def test_coburst_run_takes_the_policy_name(tmp_path, plat):
+    """``coburst run duplex`` (a policy name, through schedulers/heteroPolicy.py) is the run of
+    the entry file schedulers/heteroDuplex.py, byte for byte."""
+    wl = hf.workload(tmp_path / "w.json", random_jobs(5, 10, "batches"), 8)
+    by_file = run(tmp_path, "heteroDuplex", plat, wl, prefix="file")
+    proc = subprocess.run([str(COBURST), "run", "duplex", "-p", str(plat), "-w", str(wl), "-e", str(tmp_path / "name"),
+                           "-q"], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert (tmp_path / "name_jobs.csv").read_bytes() == (tmp_path / "file_jobs.csv").read_bytes()
+    assert len(by_file) == 10

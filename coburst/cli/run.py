@@ -42,7 +42,8 @@ def cosched_platform(platform: str | None) -> dict[str, str] | None:
 def resolve_scheduler(spec: str, options: dict, platform: str | None = None) -> tuple[str, dict]:
     """A scheduler file path, a pybatsim bundled name, or a coburst policy name: a
     co-scheduling policy (``easy-co``, ``EASY-Co``...) when the name is one and the platform
-    is a node-sharing one or the name belongs to no burst-buffer policy, else a
+    is a node-sharing one or the name belongs to no burst-buffer policy, a heterogeneous
+    mapping policy (``min-min``, ``duplex``, ``astar``...) when it names no other, else a
     burst-buffer-aware policy."""
     path = Path(spec)
     if spec.endswith(".py"):
@@ -50,7 +51,7 @@ def resolve_scheduler(spec: str, options: dict, platform: str | None = None) -> 
             raise InputError(spec, None, "scheduler file not found")
         return str(path.resolve()), options
     from coburst import policies as bb_policies
-    from coburst.policies import cosched
+    from coburst.policies import cosched, hetero
 
     def known(registry) -> bool:
         try:
@@ -60,6 +61,8 @@ def resolve_scheduler(spec: str, options: dict, platform: str | None = None) -> 
         return True
 
     bb, co = known(bb_policies), known(cosched)
+    if not (bb or co) and known(hetero):
+        return str(REPO_SCHEDULERS / "heteroPolicy.py"), {"policy": spec, **options}
     if co and (not bb or cosched_platform(platform) is not None):
         return str(REPO_SCHEDULERS / "coschedPolicy.py"), {"policy": spec, **options}
     if bb:
