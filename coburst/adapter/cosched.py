@@ -27,7 +27,8 @@ import json
 import logging
 from typing import Any, ClassVar, Mapping, Sequence
 
-from coburst.adapter.scheduler import CoburstScheduler, _bb_request, bb_metadata
+from coburst.adapter.bb import bb_metadata, bb_request
+from coburst.adapter.scheduler import CoburstScheduler
 from coburst.core.decisions import Decisions, Start
 from coburst.core.nodeshare import CoJob, NodeSharingCluster, NodeSharingState
 from coburst.policies import cosched
@@ -52,7 +53,7 @@ class CoschedScheduler(CoburstScheduler):
         state = self.state
         state.advance(self._now())
         res = int(job.requested_resources)
-        bb = _bb_request(job.json_dict or {})
+        bb = bb_request(job.json_dict or {})
         reason = f"malformed bb field {job.json_dict.get('bb')!r}" if bb is None else self.cluster.never_fits(res, bb)
         if reason is not None:
             log.warning("rejecting job %s: %s", job.id, reason)

@@ -103,15 +103,27 @@ from __future__ import annotations
 import logging
 import math
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Mapping, Sequence
+from typing import Any, Mapping, Protocol, Sequence
 
 from procset import ProcSet
 
-from coburst.adapter.scheduler import bb_metadata
+from coburst.adapter.bb import bb_metadata
 from coburst.core.decisions import Start
 
-if TYPE_CHECKING:  # pragma: no cover
-    from coburst.adapter.scheduler import CoburstScheduler
+
+
+class Driver(Protocol):
+    """What the executor uses of the scheduler that drives it
+    (:class:`coburst.adapter.scheduler.CoburstScheduler`): its Batsim link, cluster, state,
+    job tables and end-of-job hook."""
+
+    bs: Any
+    cluster: Any
+    state: Any
+    _jobs: dict
+    _placements: dict
+
+    def _ended_job(self, job_id: str) -> None: ...
 
 __all__ = ["IOAwareExecutor", "IOSpec", "parse_io", "IO_WORKLOAD", "static_metadata", "subjob_metadata",
            "final_state"]
@@ -230,7 +242,7 @@ class IOAwareExecutor:
     :meth:`owns`, :meth:`on_job_completed` and :meth:`after_decisions`.
     """
 
-    def __init__(self, sched: "CoburstScheduler", pfs: int | None, reason: str | None):
+    def __init__(self, sched: Driver, pfs: int | None, reason: str | None):
         self.sched = sched
         self.bs = sched.bs
         self.pfs = pfs
@@ -244,7 +256,7 @@ class IOAwareExecutor:
 
     # ------------------------------------------------------------------ set-up
     @classmethod
-    def create(cls, sched: "CoburstScheduler", enabled: bool = True) -> "IOAwareExecutor":
+    def create(cls, sched: Driver, enabled: bool = True) -> "IOAwareExecutor":
         """The executor for this simulation (IO-Aware execution off when it cannot run)."""
         bs = sched.bs
         pfs, reason = None, None

@@ -54,7 +54,6 @@ from __future__ import annotations
 
 import json
 import logging
-import math
 import sys
 import time
 from typing import Any, ClassVar, Mapping, Sequence
@@ -64,6 +63,7 @@ from batsim.batsim import BatsimScheduler
 from coburst import policies
 from coburst.core.cluster import Cluster
 from coburst.core.decisions import Decisions, Start
+from coburst.adapter.bb import bb_metadata, bb_request
 from coburst.core.state import Job, SchedulerState
 from coburst.errors import InputError
 from coburst.policies.base import Policy
@@ -149,24 +149,6 @@ def parse_options(
     except InputError as err:
         raise InputError(_SOURCE, err.where or "policy", err.problem) from None
     return policy, settings
-
-
-def bb_metadata(bb_bytes: Mapping[int, int]) -> str:
-    """``bb=<id>:<bytes>/<id>:<bytes>`` (ascending BB resource ids) from BB id -> bytes;
-    ``""`` when nothing is taken."""
-    if not bb_bytes:
-        return ""
-    return "bb=" + "/".join(f"{b}:{v}" for b, v in sorted(bb_bytes.items()))
-
-
-def _bb_request(job_json: Mapping[str, Any]) -> int | None:
-    """The job's ``bb`` field (bytes per compute node); None if malformed."""
-    value = job_json.get("bb", 0)
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        return None
-    if value < 0 or not math.isfinite(value) or value != int(value):
-        return None
-    return int(value)
 
 
 class CoburstScheduler(BatsimScheduler):
@@ -257,7 +239,7 @@ class CoburstScheduler(BatsimScheduler):
             return  # echo of a dynamic sub-job (--acknowledge-dynamic-jobs)
         state = self.state
         state.advance(self._now())
-        bb = _bb_request(job.json_dict or {})
+        bb = bb_request(job.json_dict or {})
         if bb is None:
             reason = f"malformed bb field {job.json_dict.get('bb')!r}"
         else:

@@ -16,7 +16,7 @@ A job ``i`` ran ``t_run`` seconds (``execution_time``) after waiting ``t_wait``
 
 Only jobs that ran are counted (rejected rows are skipped).
 
-Makespan lower bound (:func:`makespan_bound_of`, :func:`add_bound_columns`; ``coburst analyze
+Makespan lower bound (:func:`makespan_bound_of`; per run: :func:`coburst.analysis.tables.add_bound_columns`, ``coburst analyze
 --heatmap``, ``scripts/cosched_study.py``): the fluid LP of
 :mod:`coburst.theory.cosched_bound` for the run's workload, platform and heatmap, and
 makespan / bound, an upper bound on how far the run is from the best possible schedule.
@@ -116,33 +116,3 @@ def makespan_bound_of(workload: str | Path, platform: str | Path, heatmap, *, al
         jobs, _ = jobs_from_workload(workload, cluster)
         cache[key] = makespan_bound(jobs, heatmap, Machine(cluster.n, cluster.can_spread and spread), alone=alone)
     return cache[key]
-
-
-def add_bound_columns(runs_df, paths, heatmap, *, workload=None, platform=None, alone: str | float = "best",
-                      option: str = "--heatmap"):
-    """``runs_df`` (:func:`coburst.analysis.tables.analyze` of ``paths``) with two columns:
-    ``cosched_bound`` (the makespan lower bound of each run's workload on its platform with
-    ``heatmap``; files from ``workload`` / ``platform`` or the run's ``params.json``) and
-    ``makespan_over_bound`` (``makespan`` / bound: how far the run is from the best possible
-    schedule, at most; ``_jobs.csv`` rounds dates to the microsecond, so a run that reaches the
-    bound may show 0.9999999).  A run whose workload or platform is unknown is an error naming it."""
-    from coburst.analysis.tables import _resolve, discover
-
-    runs = {r.run: r for r in discover(paths, notice=None)}
-    cache: dict = {}
-    bounds = []
-    for run_id in runs_df["run"]:
-        run = runs[run_id]
-        files = {}
-        for name, given in (("workload", workload), ("platform", platform)):
-            path = Path(given) if given else _resolve(run.params.get(name), run.base)
-            if path is None:
-                raise InputError(option, f"run {run_id}", f"the makespan bound needs the run's {name}: give "
-                                 f"--{name} (or analyse a campaign whose params.json names it)")
-            files[name] = path
-        bounds.append(makespan_bound_of(files["workload"], files["platform"], heatmap, alone=alone,
-                                        cache=cache).makespan)
-    out = runs_df.copy()
-    out["cosched_bound"] = bounds
-    out["makespan_over_bound"] = [m / b if b > 0 else math.nan for m, b in zip(out["makespan"], bounds)]
-    return out

@@ -12,12 +12,19 @@ parameters are an error.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 from pathlib import Path
 from typing import Any
 
 from coburst.errors import InputError
+
+
+def params_hash(params: dict) -> str:
+    """8 hex digits of the SHA-1 of the parameters' canonical JSON (sorted keys)."""
+    return hashlib.sha1(json.dumps(params, sort_keys=True, separators=(",", ":")).encode()).hexdigest()[:8]
+
 
 MAX_LEN = 150
 _BAD = re.compile(r"[^A-Za-z0-9.+-]+")
@@ -32,14 +39,12 @@ def _text(value: Any, width: int = 0) -> str:
         return repr(value)
     if isinstance(value, str):
         return _BAD.sub("_", value).strip("_") or "_"
-    from coburst.campaign.spec import params_hash
 
     return "h" + params_hash({"v": value})  # lists, tables: a short hash
 
 
 def assign_run_ids(src: Path, runs: list, *, grid_keys: list[str], label_names: list[str], nb_platforms: int,
                    nb_engines: int) -> None:
-    from coburst.campaign.spec import params_hash
 
     if not runs:
         return

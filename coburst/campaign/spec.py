@@ -49,7 +49,6 @@ order (a workload's runs finish together).
 
 from __future__ import annotations
 
-import hashlib
 import itertools
 import json
 import os
@@ -60,6 +59,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from coburst.campaign.naming import assign_run_ids
 from coburst.errors import InputError
 
 ENGINES = ("coburst", "batsim")
@@ -396,7 +396,6 @@ def load_campaign(path: str | Path, *, out: str | Path | None = None, engines: l
                                 "scheduler_place": f"{place}.scheduler"}
                         params["sim_args"] = json.dumps(task["sim_args"], separators=(",", ":"))
                         runs.append(Run("", params, task))
-    from coburst.campaign.naming import assign_run_ids
 
     assign_run_ids(src, runs, grid_keys=[k for s in schedulers for k in s[4][0]], label_names=label_names,
                    nb_platforms=len(platforms), nb_engines=len(engines))
@@ -413,10 +412,6 @@ def _subst(src: Path, where: str, value: Any, ctx: dict) -> Any:
     if isinstance(value, dict):
         return {k: _subst(src, f"{where}.{k}", v, ctx) for k, v in value.items()}
     return value
-
-
-def params_hash(params: dict) -> str:
-    return hashlib.sha1(json.dumps(params, sort_keys=True, separators=(",", ":")).encode()).hexdigest()[:8]
 
 
 # ---------------------------------------------------------------------------- writing specs

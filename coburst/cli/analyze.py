@@ -81,7 +81,7 @@ def analyze_command(args: argparse.Namespace) -> int:
         raise InputError("--heatmap-alone", str(args.heatmap_alone), "only with --heatmap (the makespan bound)")
     runs_df, jobs_df = analyze(args.outputs, args.tau, workload=args.workload, platform=args.platform)
     if heatmap is not None:
-        from coburst.analysis.cosched import add_bound_columns
+        from coburst.analysis.tables import add_bound_columns
 
         runs_df = add_bound_columns(runs_df, args.outputs, heatmap, workload=args.workload, platform=args.platform,
                                     alone=args.heatmap_alone or "best")

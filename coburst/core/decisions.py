@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from coburst.core.placement import Allocation
-from coburst.core.state import Job
+from coburst.core.job import Job
 
 __all__ = ["Decisions", "Start", "Reject", "Reservation"]
 

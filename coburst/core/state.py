@@ -9,11 +9,11 @@ availability profile of the running jobs.  It is changed only by events
 
 from __future__ import annotations
 
-import math
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from coburst.core.cluster import Cluster
+from coburst.core.job import Job
 from coburst.core.placement import Allocation
 from coburst.core.profile import Profile
 
@@ -21,28 +21,6 @@ if TYPE_CHECKING:
     from coburst.core.decisions import Decisions
 
 __all__ = ["Job", "RunningJob", "SchedulerState"]
-
-
-@dataclass(frozen=True, slots=True)
-class Job:
-    """A rigid job: ``res`` compute nodes for at most ``walltime`` seconds, ``bb`` bytes of
-    burst buffer per compute node.  ``walltime`` <= 0 (Batsim's "none") is stored as inf."""
-
-    id: str
-    subtime: float
-    res: int
-    walltime: float
-    bb: int = 0
-    profile: str | None = None
-    extra: Any = field(default=None, compare=False, repr=False)
-
-    def __post_init__(self):
-        if not self.walltime > 0:
-            object.__setattr__(self, "walltime", math.inf)
-
-    @property
-    def bb_total(self) -> int:
-        return self.bb * self.res
 
 
 @dataclass(slots=True)

@@ -10,9 +10,18 @@ Each part is then numbered and shifted like a full workload (its first job at ti
 from __future__ import annotations
 
 import math
+from typing import Protocol, TypeVar
 
 from coburst.errors import InputError
-from coburst.workloads.jobmodels import ConvertedJob
+
+
+class Submitted(Protocol):
+    """What the split needs of a job (e.g. :class:`coburst.workloads.jobmodels.ConvertedJob`)."""
+
+    submit: float
+
+
+J = TypeVar("J", bound=Submitted)
 
 
 def period_index(t: float, t_first: float, t_last: float, parts: int) -> int:
@@ -23,11 +32,11 @@ def period_index(t: float, t_first: float, t_last: float, parts: int) -> int:
     return min(int(math.floor((t - t_first) * parts / span)), parts - 1)
 
 
-def split_jobs(jobs: list[ConvertedJob], parts: int) -> list[list[ConvertedJob]]:
+def split_jobs(jobs: list[J], parts: int) -> list[list[J]]:
     """Split ``jobs`` (ordered by submit time) into ``parts`` lists, one per period."""
     if parts < 1:
         raise InputError("--split", None, f"must be >= 1, got {parts}")
-    out: list[list[ConvertedJob]] = [[] for _ in range(parts)]
+    out: list[list[J]] = [[] for _ in range(parts)]
     if not jobs:
         return out
     t_first = min(j.submit for j in jobs)
@@ -37,7 +46,7 @@ def split_jobs(jobs: list[ConvertedJob], parts: int) -> list[list[ConvertedJob]]
     return out
 
 
-def period_bounds(jobs: list[ConvertedJob], parts: int) -> list[tuple[float, float]]:
+def period_bounds(jobs: list[Submitted], parts: int) -> list[tuple[float, float]]:
     """The absolute (start, end) of each period, in SWF time."""
     if not jobs:
         return [(0.0, 0.0)] * parts
