@@ -284,3 +284,18 @@ def test_simulator_config_carries_options(tmp_path):
     run_args = build_parser().parse_args(["run", "easy", "-p", "p.xml", "-w", "w.json", "--disable-schedule-tracing"])
     run_args.socket_endpoint = "ipc:///tmp/x"
     assert simcli.simulator_config_from_args(run_args).batsim_options["schedule_tracing"] is False
+
+
+def test_the_engine_defaults_are_the_command_line_defaults():
+    """coburst.simulator.options.DEFAULTS (what the engine uses without a command line) is what
+    `coburst sim` parses from no option at all."""
+    import argparse
+
+    from coburst.simulator.options import DEFAULTS, default_batsim_options
+
+    parser = argparse.ArgumentParser(add_help=False)
+    simcli.add_sim_options(parser)
+    assert simcli.batsim_options(parser.parse_args(["-p", "unused"])) == DEFAULTS
+    fresh = default_batsim_options()
+    fresh["sg_cfg"].append("x:y")
+    assert DEFAULTS["sg_cfg"] == []

@@ -18,6 +18,7 @@ import sys
 from pathlib import Path
 
 from coburst.errors import InputError
+from coburst.simulator.options import default_batsim_options, machine_limit, simulation_begins_config  # noqa: F401
 from coburst.validate import TIMEOUT, check_output
 
 #: what ``batsim --version`` prints for the real 4.2.1; coburst prints the string it writes
@@ -225,53 +226,6 @@ def batsim_options(args: argparse.Namespace) -> dict:
         "verbosity": "quiet" if args.quiet else args.verbosity,
         "workflow_jobs_limit": jobs_limit,
         "ignore_beyond_last_workflow": bool(args.ignore_beyond_last_workflow),
-    }
-
-
-def default_batsim_options() -> dict:
-    """Batsim 4.2.1's defaults for every option of :func:`batsim_options` (no command line)."""
-    parser = argparse.ArgumentParser(add_help=False)
-    add_sim_options(parser)
-    args = parser.parse_args(["-p", "unused"])
-    return batsim_options(args)
-
-
-def machine_limit(options: dict, workload_nb_res: list[int]) -> int | None:
-    """How many compute machines Batsim keeps (``load_workloads_and_workflows``): None = all.
-
-    ``workload_nb_res``: the ``nb_res`` field of every ``-w`` workload.  With both options the
-    smaller of ``--mmax`` and the largest ``nb_res``; the engine must then keep the first N
-    compute machines in id order (``Machines::create_machines``) and fail with "Impossible to
-    compute on M=N machines: only K machines are described in the PLATFORM_FILE." if N > K.
-    """
-    largest = max(workload_nb_res, default=-1)
-    mmax = options["mmax"]
-    if options["mmax_workload"] and mmax > 0:
-        limit = min(mmax, largest)
-    elif options["mmax_workload"]:
-        limit = largest
-    elif mmax > 0:
-        limit = mmax
-    else:
-        limit = -1
-    return None if limit == -1 else limit
-
-
-def simulation_begins_config(options: dict, *, dynamic_jobs: bool, ack_dynamic_jobs: bool,
-                             profile_reuse: bool) -> dict:
-    """SIMULATION_BEGINS ``data.config`` exactly as Batsim 4.2.1 builds it (``set_configuration``),
-    keys in Batsim's order."""
-    return {
-        "redis-enabled": False,
-        "redis-hostname": options["redis_hostname"],
-        "redis-port": options["redis_port"],
-        "redis-prefix": options["redis_prefix"],
-        "profiles-forwarded-on-submission": options["forward_profiles_on_submission"],
-        "dynamic-jobs-enabled": dynamic_jobs,
-        "dynamic-jobs-acknowledged": ack_dynamic_jobs,
-        "profile-reuse-enabled": dynamic_jobs and profile_reuse,
-        "sched-config": options["sched_config"],
-        "forward-unknown-events": options["forward_unknown_events"],
     }
 
 

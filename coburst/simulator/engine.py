@@ -46,7 +46,8 @@ from coburst.simulator.protocol import RawJSON, SchedulerLink, encode_text, enco
 
 _json_string = json.encoder.encode_basestring
 from coburst.simulator.traces import TraceRecorder
-from coburst.simulator.workload import Job, Profile, Workload, job_from_json, load_workload, validate_profile
+from coburst.simulator.workload import (Job, Profile, Workload, job_from_json, load_workload, referenced_profiles,
+                                       validate_profile)
 
 _DEBUG = bool(os.environ.get("COBURST_DEBUG_SIM"))
 #: SimGrid 3.32's ``network/loopback-bw`` default (bytes/s) and the routings that use it
@@ -80,7 +81,7 @@ class SimulatorConfig:
     peer_alive: Callable[[], str | None] | None = None
     #: called with the simulated time after each scheduler exchange (progress bars)
     on_progress: Callable[[float, int, int], None] | None = None
-    #: the other Batsim 4.2.1 options (``coburst.cli.sim.batsim_options``; None: defaults)
+    #: the other Batsim 4.2.1 options (``coburst.cli.sim.batsim_options``; None: ``simulator.options.DEFAULTS``)
     batsim_options: dict | None = None
 
 
@@ -229,7 +230,7 @@ class Simulator:
         check_xml(self.config.platform)
         if self.config.profile_reuse and not self.config.dynamic_jobs:
             raise InputError("--enable-profile-reuse", None, "profile reuse needs --enable-dynamic-jobs")
-        from coburst.cli.sim import default_batsim_options, machine_limit, simulation_begins_config
+        from coburst.simulator.options import default_batsim_options, machine_limit, simulation_begins_config
 
         self._begins_config = simulation_begins_config
 
@@ -613,8 +614,9 @@ class Simulator:
             "compute_resources": [res_json(r) for r in compute],
             "storage_resources": [res_json(r) for r in storage],
             "workloads": {name: str(Path(wl.path).resolve()) for name, wl in sorted(self.workloads.items())},
-            "profiles": {name: {p.name: p.data for p in wl.profiles.values()}
-                         for name, wl in sorted(self.workloads.items())},
+            "profiles": {name: {p.name: p.data for p in wl.profiles.values() if p.name in kept}
+                         for name, wl in sorted(self.workloads.items())
+                         for kept in (referenced_profiles(wl),)},
         }
 
     # ================================================================== protocol: incoming
