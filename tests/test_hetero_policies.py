@@ -319,6 +319,7 @@ def test_work_of_a_job_and_its_fallbacks():
     from coburst.core.hetero import job_work
     prof = {"type": "parallel_homogeneous", "cpu": 5e9, "com": 0}
     assert job_work({"req_ops": 3e9}, prof, math.inf, 1e9) == 3e9          # req_ops first
+    assert job_work({"req_ops": 10, "ipc": 4}, prof, math.inf, 1e9) == 3.0          # IRMaSim: ceil(req_ops / ipc), as the converter
     assert job_work({"req_ops": True}, prof, math.inf, 1e9) == 5e9         # then the profile's cpu
     assert job_work({"req_time": 7}, {"type": "delay", "delay": 3}, math.inf, 2e9) == 14e9   # req_time on the slowest
     assert job_work({}, None, 10.0, 2e9) == 20e9                           # walltime on the slowest

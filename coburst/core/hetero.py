@@ -145,14 +145,18 @@ def nonneg_number(value: Any) -> float | None:
 
 def job_work(info: Mapping[str, Any] | None, profile: Mapping[str, Any] | None, walltime: float,
              min_speed: float) -> float | None:
-    """Operations per task of a job: its ``req_ops`` field, else its ``parallel_homogeneous``
+    """Operations per task of a job: its ``req_ops`` field (divided by its ``ipc`` when given,
+    rounded up, as the workload converter does), else its ``parallel_homogeneous``
     profile's ``cpu``, else the requested time (``req_time`` field, else the walltime) on the
     slowest node (the thesis' ``req_time``: the time on the slowest node, §3.3.2).  None when
     nothing gives an estimate."""
     info = info or {}
     ops = nonneg_number(info.get("req_ops"))
     if ops is not None:
-        return ops
+        ipc = nonneg_number(info.get("ipc"))
+        # IRMaSim counts instructions: a core runs ipc of them per flop-cycle, so the flops the
+        # engine runs are ceil(req_ops / ipc) (coburst workload from-irmasim writes that cpu)
+        return float(math.ceil(ops / ipc)) if ipc else ops
     if profile and profile.get("type") == "parallel_homogeneous":
         cpu = nonneg_number(profile.get("cpu"))
         if cpu is not None:
