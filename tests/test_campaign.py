@@ -295,3 +295,34 @@ def test_load_campaign_api_errors_are_input_errors(tmp_path):
     with pytest.raises(InputError) as info:
         load_campaign(write(tmp_path / "c.toml", "[[schedulers]]\n"))
     assert "schedulers[0]: missing key 'scheduler'" in str(info.value)
+
+
+def test_a_workload_entry_runs_on_the_platforms_it_names(tmp_path):
+    """``[[workloads]] platforms = [...]`` pairs a workload with some platforms only; a name no
+    platform has is an error naming the place."""
+    delay_workloads(tmp_path / "wl", [20])
+    other = tmp_path / "other.xml"
+    other.write_text(PLATFORM.read_text())
+    text = f'''
+[[platforms]]
+path = "{PLATFORM}"
+name = "kth"
+[[platforms]]
+path = "{other}"
+name = "copy"
+[[schedulers]]
+scheduler = "fcfs"
+[[workloads]]
+path = "wl/d20.json"
+name = "only_kth"
+platforms = ["kth"]
+[[workloads]]
+path = "wl/d20.json"
+name = "both"
+'''
+    camp = load_campaign(write(tmp_path / "c.toml", text))
+    assert sorted(r.run_id for r in camp.runs) == ["sched=fcfs__wl=both__plat=copy__seed=0",
+                                                   "sched=fcfs__wl=both__plat=kth__seed=0",
+                                                   "sched=fcfs__wl=only_kth__plat=kth__seed=0"]
+    with pytest.raises(InputError, match=r"workloads\[0\]\.platforms\[0\].*no platform named 'nope'"):
+        load_campaign(write(tmp_path / "d.toml", text.replace('platforms = ["kth"]', 'platforms = ["nope"]')))
