@@ -29,6 +29,7 @@ from typing import Any, Iterable, Mapping
 import numpy as np
 
 from coburst.core.decisions import Decisions, Start
+from coburst.core.resources import indexed_resources
 from coburst.errors import InputError
 
 __all__ = ["HNode", "HeteroCluster", "HJob", "CoreAlloc", "HeteroDecisions", "RunningHJob", "HeteroState",
@@ -90,27 +91,10 @@ class HeteroCluster:
         """From Batsim's compute resource descriptions (``id``, ``name``, ``properties``)."""
         cells: dict[int, dict[int, int]] = {}
         info: dict[int, dict[str, Any]] = {}
-        for res in compute:
-            try:
-                rid = int(res["id"])
-                name = str(res.get("name", rid))
-            except (KeyError, TypeError, ValueError):
-                raise InputError(source, None, f"malformed resource description {res!r}") from None
-            props = res.get("properties") or {}
+        needs = ("a heterogeneous-cluster policy needs hosts with 'node', 'core' and 'speed' properties "
+                 "(coburst platform hetero)")
+        for rid, name, props, (node, core) in indexed_resources(compute, ("node", "core"), source, needs):
             where = f"host {name!r}"
-            idx = []
-            for key in ("node", "core"):
-                if key not in props:
-                    raise InputError(source, where, f"a heterogeneous-cluster policy needs hosts with 'node', 'core' "
-                                     f"and 'speed' properties (coburst platform hetero); {key!r} is missing")
-                try:
-                    value = int(str(props[key]).strip())
-                except ValueError:
-                    value = -1
-                if value < 0:
-                    raise InputError(source, where, f"property {key!r} must be an integer >= 0, got {props[key]!r}")
-                idx.append(value)
-            node, core = idx
             speed = _number(props, "speed", source, where, None)
             if speed <= 0:
                 raise InputError(source, where, f"property 'speed' must be > 0, got {props['speed']!r}")

@@ -39,6 +39,7 @@ from procset import ProcInt, ProcSet
 from sortedcontainers import SortedList
 
 from coburst.core.decisions import Decisions, Start
+from coburst.core.resources import indexed_resources
 from coburst.errors import InputError
 
 __all__ = ["COMPACT", "SPREAD", "MAX_PER_NODE", "CoJob", "Placement", "NodeSharingCluster", "Board",
@@ -171,30 +172,13 @@ class NodeSharingCluster:
         property (bytes) are the burst-buffer nodes; others (the PFS) are ignored."""
         cells: dict[tuple[int, int, int], int] = {}
         cores = set()
-        for res in compute:
-            try:
-                rid = int(res["id"])
-                name = str(res.get("name", rid))
-            except (KeyError, TypeError, ValueError):
-                raise InputError(source, None, f"malformed resource description {res!r}") from None
-            props = res.get("properties") or {}
+        needs = ("a co-scheduling policy needs a node-sharing platform whose hosts carry 'node', 'socket' and "
+                 "'unit' properties (coburst platform cosched)")
+        for rid, name, props, key in indexed_resources(compute, ("node", "socket", "unit"), source, needs):
             where = f"host {name!r}"
-            key = []
-            for prop in ("node", "socket", "unit"):
-                if prop not in props:
-                    raise InputError(source, where, f"a co-scheduling policy needs a node-sharing platform whose "
-                                     f"hosts carry 'node', 'socket' and 'unit' properties (coburst platform "
-                                     f"cosched); property {prop!r} is missing")
-                try:
-                    value = int(str(props[prop]).strip())
-                except ValueError:
-                    value = -1
-                if value < 0:
-                    raise InputError(source, where, f"property {prop!r} must be an integer >= 0, got {props[prop]!r}")
-                key.append(value)
-            if tuple(key) in cells:
+            if key in cells:
                 raise InputError(source, where, f"node {key[0]} socket {key[1]} unit {key[2]} appears twice")
-            cells[tuple(key)] = rid
+            cells[key] = rid
             try:
                 cores.add(int(str(props.get("cores", 1)).strip()))
             except ValueError:
