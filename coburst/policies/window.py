@@ -5,9 +5,15 @@ that can all start now and maximises the objective of Alg. 6 (compute, storage, 
 or storage, compute, mean wait, chosen by the queue's loads and ``beta``); jobs that spent
 more than ``M`` calls in the window and are among its first ``D`` are mandatory.  A
 combination fits when its nodes fit the free compute nodes and its burst-buffer requests
-fit the free BB nodes as the integer program (3.1)-(3.3), solved with Z3.  The best
-combination is started, then SJF backfilling (Alg. 5) runs on the rest of the queue
-(depth 0; depth ``D`` when no combination was found).
+fit the free BB nodes as the integer program (3.1)-(3.3).  The best combination is
+started, then SJF backfilling (Alg. 5) runs on the rest of the queue (depth 0; depth ``D``
+when no combination was found).
+
+Every decision runs within a deterministic work budget (``budget`` search steps, see
+:class:`StepPool`): the search is anytime -- past the budget it returns the best fitting
+combination found so far -- and the burst-buffer placement found by the check of a
+combination is cached with it and is the one :func:`launch` falls back to, never solved
+again.
 """
 
 from __future__ import annotations
@@ -24,7 +30,8 @@ from coburst.core.state import Job, SchedulerState
 from coburst.policies.base import Param, Policy, fill, reserve, start_in_order
 from coburst.policies.maxutil import compute_first, util_score
 
-__all__ = ["Window", "BBFit", "bb_fits", "bb_assign", "bb_counts", "search_window", "search_window_literal", "backfill_sjf"]
+__all__ = ["Window", "BBFit", "StepPool", "bb_fits", "bb_assign", "bb_counts", "search_window",
+           "search_window_literal", "backfill_sjf", "launch", "bb_key", "DEFAULT_BUDGET"]
 
 
 def backfill_sjf(profile: Profile, jobs: Sequence[Job], depth: int, decisions: Decisions) -> None:
@@ -37,6 +44,38 @@ def backfill_sjf(profile: Profile, jobs: Sequence[Job], depth: int, decisions: D
 
 class _Budget(Exception):
     """An exact method gave up (step or resource budget reached)."""
+
+
+#: search steps per window decision by default (``budget``): ~0.15-0.5 s of CPU on the
+#: development machine (about 0.7-2 M steps/s, by load), and more than any decision of the
+#: 16 KTH parts used (benchmarks/bench_window_scale.py)
+DEFAULT_BUDGET = 300_000
+
+
+class StepPool:
+    """A deterministic work budget shared by the searches of one decision: ``limit`` steps,
+    ``left`` of them not yet spent.  A step is one node of the combination search
+    (:func:`search_window`), one node of the fillings search or of the pattern generation
+    (:func:`bb_assign`, :func:`patterns_lp_infeasible`), or one LP column.  Counting steps
+    instead of seconds keeps decisions independent of the machine and its load (same inputs,
+    same decisions)."""
+
+    __slots__ = ("limit", "left")
+
+    def __init__(self, limit: int):
+        self.limit = int(limit)
+        self.left = int(limit)
+
+    @property
+    def used(self) -> int:
+        return self.limit - max(self.left, 0)
+
+    @property
+    def exhausted(self) -> bool:
+        return self.left <= 0
+
+    def __repr__(self) -> str:
+        return f"StepPool(limit={self.limit}, used={self.used})"
 
 
 def ilp_counts(counts: Sequence[int], sizes: Sequence[int], avail: Sequence[int], rlimit: int | None = None):
@@ -74,7 +113,7 @@ def ilp_counts(counts: Sequence[int], sizes: Sequence[int], avail: Sequence[int]
 
 
 def patterns_lp_infeasible(sizes: Sequence[int], counts: Sequence[int], caps: Sequence[int],
-                           limit: int = 20_000) -> bool:
+                           limit: int = 20_000, steps: list | None = None) -> bool:
     """True when the configuration LP proves that the requests (``counts[t]`` of
     ``sizes[t]`` bytes) cannot fit BB nodes of free capacities ``caps``: variables = how
     many nodes of each capacity take each maximal filling (pattern), covering every
@@ -82,15 +121,20 @@ def patterns_lp_infeasible(sizes: Sequence[int], counts: Sequence[int], caps: Se
     a solution (complete each node's filling to a maximal one), so an infeasible LP means
     an infeasible integer program.  Its matrix holds only small counts, so HiGHS's verdict
     is not at the mercy of byte-sized coefficients.  False when it proves nothing or there
-    are more than ``limit`` patterns."""
+    are more than ``limit`` patterns.  ``steps``: a one-item list of steps left (each
+    generation node and each LP column costs one); past zero, raises :class:`_Budget`."""
     from scipy.optimize import linprog
 
     m = len(sizes)
     cols: list = []
+    steps = steps if steps is not None else [1 << 62]
     for cap in sorted(set(caps)):
         cur = [0] * m
 
         def gen(t: int, left: int) -> None:
+            steps[0] -= 1
+            if steps[0] < 0:
+                raise _Budget
             if len(cols) > limit:
                 return
             if t == m:
@@ -105,6 +149,9 @@ def patterns_lp_infeasible(sizes: Sequence[int], counts: Sequence[int], caps: Se
         gen(0, cap)
     if not cols or len(cols) > limit:
         return False
+    steps[0] -= len(cols)
+    if steps[0] < 0:
+        raise _Budget
     kinds = sorted(set(caps))
     a_ub = np.zeros((m + len(kinds), len(cols)))
     for k, (cap, pat) in enumerate(cols):
@@ -115,11 +162,13 @@ def patterns_lp_infeasible(sizes: Sequence[int], counts: Sequence[int], caps: Se
     return res.status == 2
 
 
-def bb_assign(reqs: Sequence[tuple[int, int]], avail: Sequence[int], budget: int = 1_000_000):
+def bb_assign(reqs: Sequence[tuple[int, int]], avail: Sequence[int], budget: int = 1_000_000,
+              pool: StepPool | None = None):
     """Exact solution of the integer program (3.1)-(3.3) for ``reqs`` = ``((count, size),
     ...)`` on BB nodes with ``avail`` free bytes: the matrix ``x[i][j]`` (requests of
     ``reqs[i]`` on BB node ``j``) or None when infeasible, as :func:`ilp_counts` (possibly
-    another matrix).  Raises :class:`_Budget` after ``budget`` search steps.
+    another matrix).  Raises :class:`_Budget` after ``budget`` search steps (or the steps
+    left in ``pool``, if fewer; the steps spent are taken from ``pool``).
 
     Search by whole BB-node fillings: the nodes are filled one at a time, largest free
     capacity first; a node takes a *maximal* filling (a count of each request size, no
@@ -132,6 +181,18 @@ def bb_assign(reqs: Sequence[tuple[int, int]], avail: Sequence[int], budget: int
     the nodes left.  A tight KTH instance (479.5 of 480 GB on 12 nodes) is proved
     infeasible in ~0.1 s, a loose one (88 requests, 463 of 480 GB, where one request at a
     time and Z3 both ran for minutes) solved in ms."""
+    if pool is None:
+        return _bb_assign(reqs, avail, [budget])
+    steps = [min(budget, pool.left)]
+    start = steps[0]
+    try:
+        return _bb_assign(reqs, avail, steps)
+    finally:
+        pool.left -= start - max(steps[0], 0)
+
+
+def _bb_assign(reqs: Sequence[tuple[int, int]], avail: Sequence[int], steps: list):
+    """:func:`bb_assign` with ``steps`` = a one-item list of the steps left."""
     nb = len(avail)
     x = [[0] * nb for _ in reqs]
     order = sorted((i for i, (c, _) in enumerate(reqs) if c > 0), key=lambda i: (-reqs[i][1], i))
@@ -151,10 +212,9 @@ def bb_assign(reqs: Sequence[tuple[int, int]], avail: Sequence[int], budget: int
             slots[t][bi] = slots[t][bi + 1] + caps[bi] // sizes[t]
     if capsuf[0] < sum(int(reqs[i][0]) * s for i, s in zip(order, sizes)):
         return None
-    if patterns_lp_infeasible(sizes, [int(reqs[i][0]) for i in order], caps):
+    if patterns_lp_infeasible(sizes, [int(reqs[i][0]) for i in order], caps, steps=steps):
         return None
     failed: set = set()
-    steps = [budget]
     chosen: list = [None] * B
 
     def fillings(bi: int, rem: tuple, slack: int) -> list:
@@ -216,10 +276,6 @@ def bb_assign(reqs: Sequence[tuple[int, int]], avail: Sequence[int], budget: int
     return x
 
 
-#: Z3's deterministic resource limit when it is the last resort (after bb_assign gave up)
-Z3_RLIMIT = 20_000_000
-
-
 def bb_fits(reqs: Sequence[tuple[int, int]], avail: Sequence[int], budget: int = 1_000_000) -> bool | None:
     """Does the integer program (3.1)-(3.3) have a solution (:func:`bb_assign`)?  None
     (unknown) when the search gives up after ``budget`` steps."""
@@ -229,73 +285,114 @@ def bb_fits(reqs: Sequence[tuple[int, int]], avail: Sequence[int], budget: int =
         return None
 
 
-def bb_counts(reqs: Sequence[tuple[int, int]], avail: Sequence[int]):
-    """A solution matrix of the integer program (:func:`bb_assign`; Z3, :func:`ilp_counts`
-    within :data:`Z3_RLIMIT`, when the search gives up), or None when infeasible or
-    undecided (see :class:`BBFit`)."""
+def bb_counts(reqs: Sequence[tuple[int, int]], avail: Sequence[int], budget: int = 1_000_000):
+    """A solution matrix of the integer program (:func:`bb_assign` within ``budget`` steps),
+    or None when infeasible or undecided.  The policy does not call it: :func:`launch` takes
+    the matrix its check found (:meth:`BBFit.placement`)."""
     try:
-        return bb_assign(reqs, avail)
+        return bb_assign(reqs, avail, budget)
     except _Budget:
-        try:
-            return ilp_counts([c for c, _ in reqs], [b for _, b in reqs], avail, rlimit=Z3_RLIMIT)
-        except _Budget:
+        return None
+
+
+def bb_key(jobs: Sequence[Job]) -> tuple:
+    """The key of a set of jobs for :class:`BBFit`: the ``(nodes, bytes per node)`` of the
+    jobs with a BB request, sorted (jobs with equal requests are interchangeable)."""
+    return tuple(sorted((j.res, j.bb) for j in jobs if j.bb))
+
+
+def first_fit_decreasing(reqs: Sequence[tuple[int, int]], avail: Sequence[int]):
+    """A solution matrix of the integer program found by first-fit decreasing (requests of
+    the largest size first, each on the BB nodes in index order), or None when it does not
+    find one (which proves nothing)."""
+    rem = list(avail)
+    x = [[0] * len(rem) for _ in reqs]
+    for i in sorted(range(len(reqs)), key=lambda i: (-reqs[i][1], i)):
+        c, b = reqs[i]
+        row = x[i]
+        for j in range(len(rem)):
+            if c == 0:
+                break
+            take = min(c, rem[j] // b)
+            if take:
+                rem[j] -= take * b
+                row[j] = take
+                c -= take
+        if c:
             return None
+    return x
+
+
+#: the share of a decision's budget one exact check may use (1/4): a check left undecided
+#: counts as not fitting and the search goes on with the other combinations
+CHECK_SHARE = 4
 
 
 class BBFit:
-    """Does a set of BB requests fit the free BB bytes now?  The integer program, answered
-    by :func:`bb_fits` (exact), with two cheap shortcuts that never change the answer: total
-    bytes (necessary) and first-fit decreasing (sufficient); answers cached per set.  When
-    the search gives up, Z3 decides within :data:`Z3_RLIMIT` (deterministic); should Z3 give
-    up too, the set is taken as not fitting (never over-commits; counted in ``undecided``;
-    not seen on the KTH log)."""
+    """Do a set of BB requests fit the free BB bytes now, and where?  The integer program
+    (3.1)-(3.3), answered by :func:`bb_assign` (exact), with two cheap shortcuts that never
+    change the answer: total bytes (necessary) and first-fit decreasing (sufficient).
 
-    def __init__(self, avail: Sequence[int]):
+    The answer is a *placement*, cached per set: the matrix ``x[i][j]`` (requests of
+    ``reqs[i]`` on BB node ``j``), or None when the set does not fit.  :func:`launch` takes
+    it from here: the placement the check found is the one launched, never solved again.
+
+    ``pool``: the decision's :class:`StepPool` (None: 10^6 steps per check, no pool).  A
+    check may spend at most ``pool.limit // CHECK_SHARE`` steps; a check that gives up, or
+    that finds the pool empty after the shortcuts, counts as not fitting (never
+    over-commits; counted in ``undecided``).  No solver without a step bound runs here (the
+    former Z3 fallback took 40-120 s per check on a 30-BB-node platform)."""
+
+    def __init__(self, avail: Sequence[int], pool: StepPool | None = None):
         self.avail = [int(a) for a in avail]
         self.total = sum(self.avail)
+        self.pool = pool
         self.cache: dict = {}
         self.solver_calls = 0
         self.undecided = 0
 
     def __call__(self, reqs: tuple) -> bool:
-        """``reqs``: ``((count, size), ...)`` of the jobs with a BB request."""
-        hit = self.cache.get(reqs)
-        if hit is not None:
-            return hit
-        ok = self._check(reqs)
-        self.cache[reqs] = ok
-        return ok
+        """``reqs``: ``((count, size), ...)`` of the jobs with a BB request (:func:`bb_key`)."""
+        return self.placement(reqs) is not None
 
-    def _check(self, reqs) -> bool:
+    def placement(self, reqs: tuple):
+        """The cached placement of ``reqs`` (checked on first use): a matrix or None."""
+        try:
+            return self.cache[reqs]
+        except KeyError:
+            pass
+        x = self._check(reqs)
+        self.cache[reqs] = x
+        return x
+
+    def _check(self, reqs):
         if not reqs:
-            return True
+            return []
         if sum(c * b for c, b in reqs) > self.total:
-            return False
-        rem = self.avail[:]
-        for c, b in sorted(reqs, key=lambda r: -r[1]):
-            for j in range(len(rem)):
-                if c == 0:
-                    break
-                take = min(c, rem[j] // b)
-                rem[j] -= take * b
-                c -= take
-            if c:
-                break
-        else:
-            return True
+            return None
+        x = first_fit_decreasing(reqs, self.avail)
+        if x is not None:
+            return x
+        pool = self.pool
+        if pool is not None and pool.exhausted:
+            self.undecided += 1
+            return None
         self.solver_calls += 1
-        ok = bb_fits(reqs, self.avail)
-        if ok is None:  # the search gave up: Z3 decides, within a deterministic budget
-            try:
-                ok = ilp_counts([c for c, _ in reqs], [b for _, b in reqs], self.avail, rlimit=Z3_RLIMIT) is not None
-            except _Budget:
-                self.undecided += 1
-                ok = False
-        return ok
+        try:
+            if pool is None:
+                return bb_assign(reqs, self.avail)
+            return bb_assign(reqs, self.avail, max(1, pool.limit // CHECK_SHARE), pool=pool)
+        except _Budget:
+            self.undecided += 1
+            return None
 
 
 def _score(jobs, members, now, cfirst):
     return util_score(jobs, members, now, cfirst)
+
+
+class _Stop(Exception):
+    """The decision's step pool is empty: the search returns what it has."""
 
 
 def search_window(jobs: Sequence[Job], mandatory: Sequence[int], free: int, avail: Sequence[int],
@@ -309,9 +406,20 @@ def search_window(jobs: Sequence[Job], mandatory: Sequence[int], free: int, avai
     fits is strictly worse than any fitting superset (one more job adds nodes), so its
     answer is the fitting combination with the highest score, then the largest, then the
     lexicographically first -- found here directly, pruning branches that cannot fit
-    (supersets of a misfit misfit) or cannot reach the best score's first two fields."""
+    (supersets of a misfit misfit) or cannot reach the best score's first two fields.
+
+    Anytime: with ``fit.pool`` (a :class:`StepPool`), every search node costs a step and
+    the BB checks draw from the same pool; once it is empty the search stops and returns the
+    best fitting combination found so far.  The first leaf the search reaches is the greedy
+    one (each job taken when it fits with the ones before), so one is found early; if the
+    pool ran out before any leaf, that greedy combination is completed with the cheap
+    checks only (:class:`BBFit` after the pool is empty: cached answers, first-fit
+    decreasing).  Every combination returned was accepted by ``fit``, whose cached placement
+    :func:`launch` uses.  Without a pool (``fit`` None or poolless) the search is exact as
+    long as no check gives up (10^6 steps each; a check that gives up counts as a misfit)."""
     n = len(jobs)
     fit = fit or BBFit(avail)
+    pool = fit.pool
     res = [j.res for j in jobs]
     reqs = [(j.res, j.bb) if j.bb else None for j in jobs]
     prim = [j.res if cfirst else j.res * j.bb for j in jobs]
@@ -330,6 +438,10 @@ def search_window(jobs: Sequence[Job], mandatory: Sequence[int], free: int, avai
         return used <= free and fit(tuple(sorted(members_bb)))
 
     def rec(i, members, members_bb, used, p, s):
+        if pool is not None:
+            pool.left -= 1
+            if pool.left < 0:
+                raise _Stop
         if best[0] is not None and (p + rem_p[i], s + rem_s[i]) < best[0][0][:2]:
             return
         if i == n:
@@ -345,8 +457,20 @@ def search_window(jobs: Sequence[Job], mandatory: Sequence[int], free: int, avai
         if i not in mand:
             rec(i + 1, members, members_bb, used, p, s)
 
-    rec(0, [], (), 0, 0, 0)
-    if best[0] is None or not best[1]:
+    try:
+        rec(0, [], (), 0, 0, 0)
+    except _Stop:
+        pool.left = 0
+        if best[0] is None:  # no leaf reached: the greedy combination, cheap checks only
+            members, members_bb, used = [], (), 0
+            for i in range(n):
+                nb = members_bb + ((reqs[i],) if reqs[i] else ())
+                if fits(nb, used + res[i]):
+                    members.append(i)
+                    members_bb, used = nb, used + res[i]
+            if mand.issubset(members):
+                best[1] = members
+    if not best[1]:
         return [], checks[0]
     return best[1], checks[0]
 
@@ -385,11 +509,22 @@ def search_window_literal(jobs: Sequence[Job], mandatory: Sequence[int], free: i
     return best, checks
 
 
-def launch(profile: Profile, jobs: Sequence[Job], decisions: Decisions) -> None:
-    """Start a combination that fits now: each job in turn on the thesis' placement
-    (:meth:`Profile.alloc_now`); if that greedy placement runs out of BB space, the nodes
-    are taken in turn and the BB counts come from the integer program, each node's share
-    on the nearest BB node with a count left."""
+def launch(profile: Profile, jobs: Sequence[Job], decisions: Decisions, placement=None) -> str:
+    """Start a combination that fits now, in window order.
+
+    First the thesis' placement (:meth:`Profile.alloc_now`: nodes by the resource filter,
+    each node's request on the nearest BB node with room), job after job on a trial copy;
+    when it places every job it is used (it is valid by construction: the profile checks
+    each node's bytes).  Otherwise the placement the fit check found for this set is used:
+    ``placement`` = the matrix of :meth:`BBFit.placement` for :func:`bb_key` ``(jobs)``
+    (rows in key order; jobs with equal requests are interchangeable); each job's compute
+    nodes come from the resource filter and each node's share goes to the nearest BB node
+    with a count of that job left.  Nothing is solved here: the check's answer is the one
+    launched.  Returns ``"thesis"`` or ``"checked"`` (the placement used).
+
+    ``placement`` None (callers outside the policy): the check is run here, with its own
+    :class:`BBFit` (step-bounded; :class:`ValueError` when the set does not fit or the check
+    gives up)."""
     trial = profile.copy()
     allocs = []
     for job in jobs:
@@ -402,18 +537,21 @@ def launch(profile: Profile, jobs: Sequence[Job], decisions: Decisions) -> None:
         for job, alloc in zip(jobs, allocs):
             profile.occupy(profile.now, profile.now + job.walltime, alloc)
             decisions.start(job, alloc)
-        return
+        return "thesis"
     cluster = profile.cluster
-    _, avail = profile.free_at(profile.now)
-    bbjobs = [j for j in jobs if j.bb]
-    x = bb_counts([(j.res, j.bb) for j in bbjobs], avail.tolist())
-    if x is None:  # cannot happen for a combination found by the search
-        raise RuntimeError("window: the combination does not fit the burst buffers")
-    counts = {j.id: row for j, row in zip(bbjobs, x)}
+    key = bb_key(jobs)
+    if placement is None:
+        _, avail = profile.free_at(profile.now)
+        placement = BBFit(avail.tolist()).placement(key)
+        if placement is None:
+            raise ValueError("window: launch of a combination whose burst-buffer requests do not fit")
+    rows: dict = {}
+    for req, row in zip(key, placement):
+        rows.setdefault(req, []).append(row)
     for job in jobs:
         nodes = profile.alloc_now(job.res, job.walltime, 0).nodes
         if job.bb:
-            left = list(counts[job.id])
+            left = list(rows[(job.res, job.bb)].pop(0))
             bb_nodes = np.empty(len(nodes), dtype=np.int64)
             for k, node in enumerate(nodes.tolist()):
                 b = next(b for b in cluster.bb_preference[node] if left[b] > 0)
@@ -424,6 +562,7 @@ def launch(profile: Profile, jobs: Sequence[Job], decisions: Decisions) -> None:
             alloc = Allocation.make(cluster.n_bb, nodes)
         profile.occupy(profile.now, profile.now + job.walltime, alloc)
         decisions.start(job, alloc)
+    return "checked"
 
 
 class Window(Policy):
@@ -441,14 +580,25 @@ class Window(Policy):
       release resources, so "free now" is free for every walltime;
     * combinations of a level are taken in lexicographic order of window positions; the
       first strictly better score wins (so: best score, then largest, then
-      lexicographically first); the thesis' 1 s timeout per check is not needed (the
-      answer never depends on the machine's speed);
-    * the best combination starts in window order (:func:`launch`); then BACKFILL-SJF with
-      depth 0 on the rest of the queue (depth ``D`` when no combination is found);
-    * the search is :func:`search_window` (same answer as the literal
-      :func:`search_window_literal`, tests/test_opt_window.py).
+      lexicographically first);
+    * the thesis' 1 s timeout per check becomes a deterministic budget per *decision*:
+      ``budget`` search steps (default :data:`DEFAULT_BUDGET` = 300,000; :class:`StepPool`),
+      so the answer never depends on the machine's speed or load.  Within it the search is
+      exact (:func:`search_window`, same answer as the literal
+      :func:`search_window_literal`, tests/test_opt_window.py); past it, the best fitting
+      combination found so far is started (anytime; a check that used its share of the
+      budget, :data:`CHECK_SHARE`, without an answer counts as not fitting).  The 16 KTH
+      parts on the thesis' dragonfly never reach the budget;
+    * the best combination starts in window order (:func:`launch`): the thesis' placement
+      when it places every job, else the placement the fit check found for that set
+      (cached by :class:`BBFit`, never solved again); then BACKFILL-SJF with depth 0 on the
+      rest of the queue (depth ``D`` when no combination is found).
 
-    ``last_tried``: combinations checked in the last decision.
+    After each decision: ``last_tried`` = combinations checked, ``last_steps`` = steps
+    spent, ``last_exhausted`` = the budget ran out (the answer may not be the exact
+    optimum), ``last_undecided`` = checks that gave up, ``last_placement`` = ``"thesis"``,
+    ``"checked"`` or None (nothing launched), ``last_chosen`` = ids of the combination
+    started, ``last_checked`` = ``(key, matrix)`` of its check.
     """
 
     family = "window"
@@ -458,9 +608,17 @@ class Window(Policy):
         Param("window", int, 10, lambda n: 1 <= n <= 64, "window size N, an integer in 1..64"),
         Param("max_age", int, 5, lambda m: m >= 0, "max age M, an integer >= 0"),
         Param("beta", (int, float), 1.0, lambda b: b > 0 and math.isfinite(b), "balance factor beta, > 0"),
+        Param("budget", int, DEFAULT_BUDGET, lambda b: 1_000 <= b <= 10**9,
+              "search steps per decision, an integer in 1000..10^9"),
     )
 
     last_tried: int = 0
+    last_steps: int = 0
+    last_exhausted: bool = False
+    last_undecided: int = 0
+    last_placement: str | None = None
+    last_checked: tuple | None = None
+    last_chosen: list | None = None
 
     def __init__(self, **kwargs):
         super().__init__(**kwargs)
@@ -472,7 +630,8 @@ class Window(Policy):
         queue = state.queue
         ids = {j.id for j in queue}
         self._ages = {k: v for k, v in self._ages.items() if k in ids}
-        self.last_tried = 0
+        self.last_tried = self.last_steps = self.last_undecided = 0
+        self.last_exhausted, self.last_placement, self.last_checked, self.last_chosen = False, None, None, None
         if not queue:
             return decisions
         cfirst = compute_first(state.cluster, queue, float(self.beta))
@@ -481,13 +640,19 @@ class Window(Policy):
             self._ages[j.id] = self._ages.get(j.id, 0) + 1
         mandatory = [i for i in range(min(self.depth, len(win))) if self._ages[win[i].id] > self.max_age]
         free_mask, avail = profile.free_at(state.now)
-        best, self.last_tried = search_window(win, mandatory, int(free_mask.sum()), avail.tolist(),
-                                              state.now, cfirst)
+        pool = StepPool(self.budget)
+        fit = BBFit(avail.tolist(), pool)
+        best, self.last_tried = search_window(win, mandatory, int(free_mask.sum()), fit.avail,
+                                              state.now, cfirst, fit)
+        self.last_steps, self.last_exhausted, self.last_undecided = pool.used, pool.exhausted, fit.undecided
         if not best:
             backfill_sjf(profile, queue, self.depth, decisions)
             return decisions
         chosen = [win[i] for i in best]
-        launch(profile, chosen, decisions)
+        self.last_chosen = [j.id for j in chosen]
+        key = bb_key(chosen)
+        self.last_checked = (key, fit.cache[key])  # the search checked this very set
+        self.last_placement = launch(profile, chosen, decisions, fit.cache[key])
         taken = {j.id for j in chosen}
         backfill_sjf(profile, [j for j in queue if j.id not in taken], 0, decisions)
         return decisions
