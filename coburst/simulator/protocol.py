@@ -10,6 +10,8 @@ message raises :class:`~coburst.errors.ProtocolError`.
 from __future__ import annotations
 
 import json
+import sys
+import threading
 import time
 from collections.abc import Mapping
 from typing import Any
@@ -294,6 +296,41 @@ class _MemoryNetwork:
         self.channel.outgoing = json.loads(msg)
 
 
+def slow_decision(thread_id: int | None) -> str | None:
+    """What the thread ``thread_id`` computes, if it is inside a policy's ``make_decisions``
+    (the scheduling core's interface, coburst/policies/base.py): ``"'NAME' (queue Q jobs, C
+    compute nodes, B burst-buffer nodes, per-decision budget OPTION=VALUE)"``, read from its Python frames (``sys._current_frames``, as
+    a sampling profiler does); None when it is elsewhere (a scheduler hung in its own code).
+    Used by the in-process watchdog to tell a slow decision from a dead or hung scheduler."""
+    frame = sys._current_frames().get(thread_id) if thread_id is not None else None
+    found = None
+    while frame is not None:
+        if frame.f_code.co_name == "make_decisions":
+            found = frame  # the outermost one (a policy may call another's)
+        frame = frame.f_back
+    if found is None:
+        return None
+    loc = found.f_locals
+    policy, state = loc.get("self"), loc.get("state")
+    name = getattr(policy, "name", type(policy).__name__)
+    parts = []
+    try:
+        queue = getattr(state, "_queue", None)
+        parts.append(f"queue {len(queue if queue is not None else state.queue)} jobs")
+    except Exception:  # pragma: no cover - a state without a queue
+        pass
+    cluster = getattr(state, "cluster", None)
+    for attr, what in (("n_compute", "compute nodes"), ("n_bb", "burst-buffer nodes"), ("n_nodes", "nodes")):
+        value = getattr(cluster, attr, None)
+        if isinstance(value, int):
+            parts.append(f"{value} {what}")
+    params = getattr(policy, "get_params", dict)()
+    budgets = [f"{k}={params[k]!r}" for k in ("budget", "time_cap") if k in params]
+    if budgets:
+        parts.append("per-decision budget " + ", ".join(budgets))
+    return f"{name!r} ({', '.join(parts)})" if parts else repr(name)
+
+
 class InProcessLink:
     """The scheduler side runs in the simulator's process: an unchanged pybatsim scheduler
     (a file, or a name of pybatsim's bundled ``schedulers`` package, as ``pybatsim`` takes
@@ -326,6 +363,7 @@ class InProcessLink:
         self._deadline = None
         self._now = 0.0
         self._watchdog = None
+        self._thread = None
         self.channel = _Channel()
         self.bs = None
         self.wall_time_waiting = 0.0
@@ -369,8 +407,16 @@ class InProcessLink:
                     os._exit(128 + signum)
             deadline = self._deadline
             if deadline is not None and time.perf_counter() > deadline:
-                message = (f"coburst: error: the in-process scheduler did not answer within {self.timeout:g} s "
-                           f"(simulated time {self._now:.6f})")
+                slow = slow_decision(self._thread)
+                if slow is not None:  # alive, still computing one policy decision
+                    message = (f"coburst: error: slow decision: the in-process policy {slow} did not decide "
+                               f"within {self.timeout:g} s (simulated time {self._now:.6f}); the scheduler is "
+                               f"alive, only this decision is slow: give it more time (--timeout) or a "
+                               f"per-decision budget (policy option)")
+                else:
+                    message = (f"coburst: error: the in-process scheduler did not answer within {self.timeout:g} s "
+                               f"and is not in a policy decision: hung in its own code "
+                               f"(simulated time {self._now:.6f})")
                 try:
                     if self.on_timeout is not None:
                         self.on_timeout(message)
@@ -382,11 +428,10 @@ class InProcessLink:
         signals.check()
         start = time.perf_counter()
         if self._watchdog is None and self.timeout and self.timeout > 0:
-            import threading
-
             self._watchdog = threading.Thread(target=self._watch, name="coburst-scheduler-watchdog", daemon=True)
             self._watchdog.start()
         self._now = now
+        self._thread = threading.get_ident()
         self._deadline = start + self.timeout if self.timeout and self.timeout > 0 else None
         channel = self.channel
         channel.incoming = encode_message(now, events)
