@@ -5,6 +5,7 @@ campaign runs only what is missing."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -23,7 +24,15 @@ DASK = Path(sys.executable).with_name("dask")
 
 @pytest.fixture(scope="module")
 def dask_cluster(tmp_path_factory):
-    folder = tmp_path_factory.mktemp("dask")
+    with _cluster(tmp_path_factory.mktemp("dask")) as (address, _procs):
+        yield address
+
+
+@contextlib.contextmanager
+def _cluster(folder: Path, workers: int = 2):
+    """A ``dask scheduler`` and ``workers`` ``dask worker`` processes (each in its own session:
+    procs[1 + i] is worker i) on localhost; (address, procs)."""
+    folder.mkdir(parents=True, exist_ok=True)
     sched_file = folder / "scheduler.json"
     env = {**os.environ, "DASK_DISTRIBUTED__WORKER__DAEMON": "False"}
     procs = [subprocess.Popen([str(DASK), "scheduler", "--host", "127.0.0.1", "--port", "0", "--no-dashboard",
@@ -34,7 +43,7 @@ def dask_cluster(tmp_path_factory):
         while not sched_file.is_file() and time.monotonic() < deadline:
             time.sleep(0.1)
         address = json.loads(sched_file.read_text())["address"]
-        for i in range(2):
+        for i in range(workers):
             procs.append(subprocess.Popen([str(DASK), "worker", address, "--nworkers", "1", "--nthreads", "1",
                                            "--no-dashboard", "--name", f"w{i}", "--local-directory",
                                            str(folder / f"w{i}")], cwd=folder, env=env, start_new_session=True,
@@ -42,8 +51,8 @@ def dask_cluster(tmp_path_factory):
         from distributed import Client
 
         with Client(address, timeout="30s") as client:
-            client.wait_for_workers(2, timeout=60)
-        yield address
+            client.wait_for_workers(workers, timeout=60)
+        yield address, procs
     finally:
         for proc in reversed(procs):
             os.killpg(proc.pid, signal.SIGTERM)
@@ -154,3 +163,104 @@ def test_ctrl_c_stops_the_runs_on_the_dask_workers(tmp_path, dask_cluster):
 
     executors.open_output(load_campaign(spec, out=out))
     assert not list(out.glob(".stop-*"))
+
+
+#: a marked scheduler (campaign_support.MARKED) whose every run lasts a few seconds
+SLOW_MARKED = """
+import os
+import time
+from coburst.adapter import CoburstScheduler
+
+
+class Slow(CoburstScheduler):
+    def __init__(self, options=None):
+        options = dict(options or {})
+        mark, run = options.pop("mark"), options.pop("run")
+        fd = os.open(mark, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        os.write(fd, (run + "\\n").encode())
+        os.close(fd)
+        super().__init__(options)
+
+    def onSimulationBegins(self):
+        time.sleep(4)
+        super().onSimulationBegins()
+"""
+
+
+def _slow_campaign(tmp_path: Path, policies: list[str]) -> Path:
+    from campaign_support import delay_workloads, write_spec
+
+    (wl,) = delay_workloads(tmp_path / "wl", [20])
+    (tmp_path / "slow.py").write_text(SLOW_MARKED)
+    return write_spec(tmp_path / "slow.toml", {"name": "slow", "timeout": 120},
+                      {"scheduler": "slow.py", "options": {"mark": str(tmp_path / "marks.txt"), "run": "{prefix}"},
+                       "grid": {"policy": policies}}, {"path": str(wl)})
+
+
+@pytest.mark.timeout(240)
+def test_sigterm_of_a_dask_worker_mid_run_loses_nothing(tmp_path):
+    """A worker killed (SIGTERM to its process group) while it runs a simulation: Dask runs
+    the task again on the other worker; every run ends published and complete, with the
+    bytes of an uninterrupted local campaign."""
+    from campaign_support import campaign_cmd
+
+    policies = ["fcfs", "backfill-1", "backfill-2", "backfill-sjf-1"]
+    spec = _slow_campaign(tmp_path, policies)
+    out = tmp_path / "o"
+    marks = tmp_path / "marks.txt"
+    with _cluster(tmp_path / "cluster") as (address, procs):
+        proc = subprocess.Popen(campaign_cmd(spec, "--out", out, "--scheduler-address", address, "-q"), cwd=ROOT,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        try:
+            deadline = time.monotonic() + 90
+            while len(marks_of(marks)) < 2 and time.monotonic() < deadline:  # a run started on each worker
+                assert proc.poll() is None, proc.communicate()
+                time.sleep(0.1)
+            assert len(marks_of(marks)) >= 2
+            published_before = {d.name for d in (out / "runs").iterdir() if not d.name.startswith(".")}
+            os.killpg(procs[1].pid, signal.SIGTERM)  # worker 0, mid-run
+            _o, err = proc.communicate(timeout=180)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+    assert proc.returncode == 0, (err, _o)
+    runs = {d.name: d for d in (out / "runs").iterdir() if not d.name.startswith(".")}
+    assert len(runs) == len(policies), sorted(runs)
+    for d in runs.values():
+        assert json.loads((d / "status.json").read_text())["state"] == "done"
+    assert len(published_before) < len(policies)  # the kill did land mid-campaign
+    assert len(marks_of(marks)) > len(policies)  # the killed run started again elsewhere
+    ref = run_campaign(spec, "--out", tmp_path / "ref", "--jobs", "2", timeout=240)
+    assert ref.returncode == 0, ref.stderr
+    assert jobs_files(out) == jobs_files(tmp_path / "ref")
+
+
+@pytest.mark.timeout(240)
+def test_two_campaigns_on_one_folder_never_run_a_run_twice(tmp_path):
+    """Two `coburst campaign` processes started together on the same folder: one runs, the
+    other is refused by the lock (status 2) and touches nothing; every run is published once,
+    complete; a third invocation runs nothing."""
+    from campaign_support import campaign_cmd
+
+    policies = ["fcfs", "backfill-1", "backfill-2"]
+    spec = _slow_campaign(tmp_path, policies)
+    out = tmp_path / "o"
+    marks = tmp_path / "marks.txt"
+    procs = [subprocess.Popen(campaign_cmd(spec, "--out", out, "--jobs", "2", "-q"), cwd=ROOT,
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for _ in range(2)]
+    results = [p.communicate(timeout=200) for p in procs]
+    codes = sorted(p.returncode for p in procs)
+    assert codes == [0, 2], (codes, results)
+    refused = results[[p.returncode for p in procs].index(2)][1]
+    assert "another campaign is running in this folder" in refused
+    assert sorted(marks_of(marks)) == sorted({*marks_of(marks)})  # no run started twice
+    assert len(marks_of(marks)) == len(policies)
+    runs = [d for d in (out / "runs").iterdir() if not d.name.startswith(".")]
+    assert len(runs) == len(policies)
+    for d in runs:
+        assert json.loads((d / "status.json").read_text())["state"] == "done"
+    again = run_campaign(spec, "--out", out, "--jobs", "2")
+    assert again.returncode == 0, again.stderr
+    assert len(marks_of(marks)) == len(policies)  # nothing ran again
+
