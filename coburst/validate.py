@@ -14,8 +14,10 @@ Rules (where the issue tracker left a choice, the decision is written next to it
   Python's ``json`` accepts) are refused with their line and column; absurdly deep
   nesting (Python's decoder stops near 1000 levels) is named, not a ``RecursionError``.
 * **Numbers** (:func:`number`): finite, and inside the declared range.  Dates and durations
-  are at most :data:`TIME_MAX` = 2**32 s (136 years): up to there a double keeps a
-  resolution finer than the microsecond Batsim's messages carry; quantities (flops, bytes)
+  of coburst's own formats (SWF conversion, IRMaSim workloads, model files) are at most
+  :data:`TIME_MAX` = 2**32 s (136 years): up to there a double keeps a resolution finer
+  than the microsecond Batsim's messages carry.  Batsim workloads read by the simulator
+  have no such limit (Batsim has none; :mod:`coburst.simulator.workload`); quantities (flops, bytes)
   at most :data:`AMOUNT_MAX` = 1e30; counts (resources, processors) at most
   :data:`COUNT_MAX` = 2**31 - 1.
 * **Schemas** (:class:`Field`, :func:`check_object`): the JSON parameter files (the
@@ -57,7 +59,8 @@ from typing import Any, Callable, Iterable, Iterator
 
 from coburst.errors import InputError
 
-#: dates and durations (seconds): 2**32 s keeps sub-microsecond resolution in a double
+#: dates and durations (seconds) of coburst's own formats: 2**32 s keeps sub-microsecond
+#: resolution in a double (Batsim workloads in the simulator are not bounded, as in Batsim)
 TIME_MAX = float(2**32)
 #: quantities (flops, bytes, KB)
 AMOUNT_MAX = 1e30

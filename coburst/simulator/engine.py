@@ -244,6 +244,8 @@ class Simulator:
                        *(f"--log={c}" for c in opts["sg_log"])]
         max_compute = machine_limit(opts, [wl.nb_res for wl in self.workloads.values() if wl.nb_res is not None])
         # SimGrid aborts the process on some bad platforms: try them in a child process first
+        # hosts without a route between them: a warning; as in Batsim (SimGrid 3.32), an undeclared
+        # route is empty (no latency, no bandwidth limit) where a run uses it
         prevalidate(self.config.platform, self.config.master_host, self.config.roles, engine_args)
         self.engine = simgrid.Engine(engine_args)
         signals.reinstall()  # SimGrid replaced the SIGINT handler: Ctrl-C must stop cleanly
@@ -261,7 +263,9 @@ class Simulator:
         self.machine_idle = [zero] * len(self.resources)
         self.master_zone = master_zone_routing(self.config.platform, self.machines.master.name)
         self.master_in_empty_zone = self.master_zone == "None"
-        self.master_route = self.route_to_master(self.machines.master)
+        # asked from inside the simulation (SimGrid 4.1 crashes on a host's route to itself
+        # asked from outside any actor when the host sits in a nested Full zone)
+        self.master_route = None
         self.traces = TraceRecorder.from_options([r.name for r in self.resources], len(self.machines.compute),
                                                  opts)
         if opts.get("energy"):
@@ -442,7 +446,12 @@ class Simulator:
 
     def to_server(self, message: tuple, host=None) -> Put:
         """A message to the server from a process on ``host`` (default: the master host)."""
-        latency, bandwidth = self.master_route if host is None else self.route_to_master(host)
+        if host is None:
+            if self.master_route is None:
+                self.master_route = self.route_to_master(self.machines.master)
+            latency, bandwidth = self.master_route
+        else:
+            latency, bandwidth = self.route_to_master(host)
         return Put(self.server_box, message, latency, bandwidth)
 
     # ================================================================== Batsim's actors

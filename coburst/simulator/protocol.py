@@ -216,10 +216,127 @@ def encode_message(now: float, events: list[dict[str, Any]]) -> str:
     return "".join(out)
 
 
+_POW10 = [float(f"1e{k}") for k in range(309)]
+
+
+def rapidjson_double(text: str) -> float:
+    """A JSON number as Batsim reads it: RapidJSON's ``Reader::ParseNumber`` with default
+    flags (``StrtodNormalPrecision``, 64-bit build), not the correctly rounded value.
+
+    The significand is accumulated as an integer up to 2**53 (integer part, then fraction
+    digits), then in double arithmetic ``d * 10 + digit`` up to 17 significant digits, and
+    scaled once: ``d * 10**p`` or ``d / 10**-p``.  Up to 15-16 significant digits this is the
+    correctly rounded value; with 17 (Python's ``repr`` of a far date, e.g.
+    ``100000000000.00003``) it can be one ulp away, and Batsim then dates the decision there.
+    """
+    s, n, pos = text, len(text), 0
+    minus = s.startswith("-")
+    pos += minus
+    i = i64 = 0
+    use64 = use_double = False
+    sig = 0
+    d = 0.0
+    if s[pos] == "0":
+        pos += 1
+    else:
+        i = ord(s[pos]) - 48
+        pos += 1
+        lim, last = (214748364, "8") if minus else (429496729, "5")
+        while pos < n and s[pos].isdigit():
+            if i >= lim and (i != lim or s[pos] > last):
+                i64, use64 = i, True
+                break
+            i = i * 10 + ord(s[pos]) - 48
+            sig += 1
+            pos += 1
+    if use64:
+        lim, last = (0x0CCCCCCCCCCCCCCC, "8") if minus else (0x1999999999999999, "5")
+        while pos < n and s[pos].isdigit():
+            if i64 >= lim and (i64 != lim or s[pos] > last):
+                d, use_double = float(i64), True
+                break
+            i64 = i64 * 10 + ord(s[pos]) - 48
+            sig += 1
+            pos += 1
+    if use_double:
+        while pos < n and s[pos].isdigit():
+            d = d * 10 + (ord(s[pos]) - 48)
+            pos += 1
+    exp_frac = 0
+    if pos < n and s[pos] == ".":
+        pos += 1
+        if not use_double:
+            if not use64:
+                i64 = i
+            while pos < n and s[pos].isdigit():
+                if i64 > 0x1FFFFFFFFFFFFF:
+                    break
+                i64 = i64 * 10 + ord(s[pos]) - 48
+                exp_frac -= 1
+                if i64:
+                    sig += 1
+                pos += 1
+            d, use_double = float(i64), True
+        while pos < n and s[pos].isdigit():
+            if sig < 17:
+                d = d * 10.0 + (ord(s[pos]) - 48)
+                exp_frac -= 1
+                if d > 0.0:
+                    sig += 1
+            pos += 1
+    exp = 0
+    if pos < n and s[pos] in "eE":
+        if not use_double:
+            d, use_double = float(i64 if use64 else i), True
+        pos += 1
+        exp_minus = pos < n and s[pos] == "-"
+        pos += pos < n and s[pos] in "+-"
+        exp = int(s[pos:]) if s[pos:].isdigit() else 0
+        exp = -exp if exp_minus else exp
+    if not use_double:
+        value = float(i64 if use64 else i)
+        return -value if minus else value
+
+    def fast_path(x: float, e: int) -> float:
+        if e < -308:
+            return 0.0
+        return x * _POW10[e] if e >= 0 else x / _POW10[-e]
+
+    p = exp + exp_frac
+    d = fast_path(fast_path(d, -308), p + 308) if p < -308 else fast_path(d, p)
+    return -d if minus else d
+
+
+def batsim_date(value: float | int) -> float:
+    """A number of a scheduler message as Batsim gets it: pybatsim writes it with Python's
+    ``repr`` (``json.dumps``), Batsim reads it back with RapidJSON (:func:`rapidjson_double`)."""
+    if type(value) is not float:
+        return value
+    text = repr(value)
+    if len(text) <= 16 and "e" not in text:  # at most 15 significant digits: RapidJSON's fast path is exact
+        return value
+    return rapidjson_double(text)
+
+
+def batsim_dates(msg: Any) -> Any:
+    """The dates of a decoded scheduler message (``now``, each event's ``timestamp``, a
+    ``CALL_ME_LATER``'s date) as Batsim reads them (:func:`batsim_date`): for messages that
+    reach the simulator as Python objects, without JSON text (the in-process link)."""
+    if isinstance(msg, dict) and "now" in msg:
+        msg["now"] = batsim_date(msg["now"])
+        for event in msg.get("events") or ():
+            if isinstance(event, dict) and "timestamp" in event:
+                event["timestamp"] = batsim_date(event["timestamp"])
+                data = event.get("data")
+                if isinstance(data, dict) and "timestamp" in data:
+                    data["timestamp"] = batsim_date(data["timestamp"])
+    return msg
+
+
 def decode_reply(raw: str) -> dict[str, Any]:
     """Parse and check the envelope of a scheduler message."""
     try:
-        msg = json.loads(raw)
+        msg = json.loads(raw, parse_float=rapidjson_double)  # Batsim's RapidJSON reading of numbers
     except json.JSONDecodeError as exc:
         raise ProtocolError(f"malformed message from the scheduler (invalid JSON: {exc.msg} at "
                             f"column {exc.colno}): {raw[:200]!r}") from None
@@ -290,10 +407,10 @@ class _MemoryNetwork:
     def send(self, msg) -> None:
         # pybatsim builds a fresh message of JSON types each time: it is read as is (what a
         # socket would carry, without the encoding round trip)
-        self.channel.outgoing = msg
+        self.channel.outgoing = batsim_dates(msg)
 
     def send_string(self, msg: str) -> None:
-        self.channel.outgoing = json.loads(msg)
+        self.channel.outgoing = json.loads(msg, parse_float=rapidjson_double)
 
 
 def slow_decision(thread_id: int | None) -> str | None:

@@ -13,7 +13,13 @@ from pathlib import Path
 from typing import Any
 
 from coburst.errors import InputError
-from coburst.validate import AMOUNT_MAX, COUNT_MAX, TIME_MAX, number, read_json
+from coburst.validate import AMOUNT_MAX, COUNT_MAX, number, read_json
+
+#: dates and durations of a Batsim workload: any finite double, as Batsim 4.2 reads them
+#: (``GetDouble()``, no bound; its own test_long_workload.json submits jobs up to 1e17 s).
+#: Far dates lose resolution (at 1e10 s a double still resolves 2e-6 s, at 1e17 s 16 s)
+#: exactly as they do in Batsim, whose arithmetic coburst repeats.
+BATSIM_TIME_MAX = float("inf")
 
 #: profile type -> (required fields, optional fields with defaults)
 PROFILE_FIELDS: dict[str, tuple[tuple[str, ...], dict[str, Any]]] = {
@@ -87,7 +93,7 @@ def validate_profile(name: str, prof: Any, source: str, where: str) -> Profile:
         if key not in prof:
             raise InputError(source, where, f"profile of type {ptype!r} needs field {key!r}")
     if ptype == "delay":
-        _num(prof["delay"], source, f"{where}.delay", positive=True, maximum=TIME_MAX)
+        _num(prof["delay"], source, f"{where}.delay", positive=True, maximum=BATSIM_TIME_MAX)
     elif ptype in ("parallel_homogeneous", "parallel_homogeneous_total"):
         _num(prof["cpu"], source, f"{where}.cpu")
         _num(prof["com"], source, f"{where}.com")
@@ -155,6 +161,19 @@ def check_composed_references(profiles: dict[str, Profile], source: str) -> None
         visit(name, [])
 
 
+def referenced_profiles(wl: "Workload") -> set[str]:
+    """The profiles Batsim 4.2 keeps after loading a workload (``Profiles::
+    remove_unreferenced_profiles``): those a job uses or a composed profile lists; the others
+    are dropped from memory and left out of ``SIMULATION_BEGINS``.  (Batsim drops by
+    reference count while iterating a hash map, so a profile listed only by an unused composed
+    profile may or may not survive there; coburst keeps it.)"""
+    used = {job.profile for job in wl.jobs}
+    for prof in wl.profiles.values():
+        if prof.type == "composed":
+            used.update(prof.data["seq"])
+    return used
+
+
 def job_from_json(obj: Any, workload: str, source: str, where: str, profiles: dict[str, Profile],
                   nb_compute: int | None = None) -> Job:
     """Validate one job object and build a :class:`Job` (id becomes ``workload!id``)."""
@@ -172,9 +191,9 @@ def job_from_json(obj: Any, workload: str, source: str, where: str, profiles: di
         if wl != workload:
             raise InputError(source, f"{where}.id",
                              f"job id names workload {wl!r} but belongs to workload {workload!r}")
-    subtime = _num(obj["subtime"], source, f"{where}.subtime", maximum=TIME_MAX)
+    subtime = _num(obj["subtime"], source, f"{where}.subtime", maximum=BATSIM_TIME_MAX)
     walltime = _num(obj.get("walltime", -1), source, f"{where}.walltime", positive=True, allow_neg1=True,
-                    maximum=TIME_MAX)
+                    maximum=BATSIM_TIME_MAX)
     if isinstance(obj["res"], bool) or not isinstance(obj["res"], int):
         raise InputError(source, f"{where}.res", f"expected an integer number of resources, got {json.dumps(obj['res'])}")
     res = int(_num(obj["res"], source, f"{where}.res", positive=True, integer=True, maximum=COUNT_MAX))
