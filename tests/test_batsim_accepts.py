@@ -90,12 +90,14 @@ def test_rapidjson_is_exact_up_to_15_digits(digits, decimals):
 
 # ------------------------------------------------------------------ far dates
 def far_workload(tmp: Path) -> Path:
+    """Far dates, some of whose message dates print with 17 digits (RapidJSON one ulp off)."""
     return workload(tmp / "far.json", [
         {"id": 0, "subtime": 1, "res": 2, "profile": "d"},
         {"id": 1, "subtime": 1e10, "res": 1, "profile": "d"},
         {"id": 2, "subtime": 1e11, "walltime": 30, "res": 1, "profile": "d"},
         {"id": 3, "subtime": 123456789012.5, "walltime": 10, "res": 2, "profile": "long"},
-    ], {"d": {"type": "delay", "delay": 20.2}, "long": {"type": "delay", "delay": 50}}, nb_res=2)
+    ] + [{"id": 10 + i, "subtime": 1e11 * (1 + i / 7) + i * 0.123, "res": 1, "profile": "d"} for i in range(12)],
+        {"d": {"type": "delay", "delay": 20.2}, "long": {"type": "delay", "delay": 50}}, nb_res=2)
 
 
 def test_far_dates_run(tmp_path):
@@ -107,6 +109,15 @@ def test_far_dates_run(tmp_path):
     assert rows["w0!2"]["submission_time"] == "100000000000.000000"
     assert rows["w0!3"]["final_state"] == "COMPLETED_WALLTIME_REACHED"
     assert float(rows["w0!2"]["finish_time"]) > 1e11 + 20
+
+
+def test_far_dates_same_in_process_and_over_zeromq(tmp_path):
+    """The in-process link gets pybatsim's floats without JSON text: they are read back as
+    Batsim would read their ``repr`` (1e11 + 2 ulp -> 1e11 + 3 ulp), as over ZeroMQ."""
+    from test_inprocess import assert_same_outputs
+
+    p = write(tmp_path, "p.xml", full_zone(NODES))
+    assert_same_outputs(tmp_path, scheduler="easyBackfill", workloads=[far_workload(tmp_path)], platform=p)
 
 
 @needs_batsim
