@@ -19,6 +19,7 @@ from coburst.core.state import Job, SchedulerState
 from coburst.errors import InputError
 from coburst.policies.window import (BBFit, StepPool, _Budget, bb_assign, bb_key, first_fit_decreasing, launch,
                                      search_window)
+from opt_support import NOW, states
 from simharness import CLUSTER4, workload
 
 GB = 1_000_000_000
@@ -222,3 +223,28 @@ def test_a_hung_scheduler_is_not_called_a_slow_decision(tmp_path):
     assert proc.returncode == 4, proc.stderr
     assert "did not answer within 2 s" in proc.stderr and "hung in its own code" in proc.stderr
     assert "slow decision" not in proc.stderr
+
+
+@settings(max_examples=40, deadline=None)
+@given(states(max_queue=7), st.integers(0, 3), st.data())
+def test_within_the_default_budget_the_search_is_alg7_as_written(state, depth, data):
+    """With the default budget (small states never reach it) the anytime search returns the
+    combination of Alg. 7 as written (Z3 on every combination), and its cached placement is
+    a solution of the integer program."""
+    from coburst.policies.maxutil import compute_first
+    from coburst.policies.window import DEFAULT_BUDGET, search_window_literal
+    jobs = state.queue
+    mand = [i for i in range(min(depth, len(jobs))) if data.draw(st.booleans())]
+    free, avail = state.profile().free_at(NOW)
+    cfirst = compute_first(state.cluster, jobs, 1.0)
+    pool = StepPool(DEFAULT_BUDGET)
+    fit = BBFit(avail.tolist(), pool)
+    fast, _ = search_window(jobs, mand, int(free.sum()), avail.tolist(), NOW, cfirst, fit)
+    lit, _ = search_window_literal(jobs, mand, int(free.sum()), avail.tolist(), NOW, cfirst)
+    assert fast == lit and not pool.exhausted
+    if fast:
+        key = bb_key([jobs[i] for i in fast])
+        x = fit.cache[key]
+        assert [sum(r) for r in x] == [c for c, _ in key]
+        for j, a in enumerate(avail.tolist()):
+            assert sum(row[j] * b for row, (_, b) in zip(x, key)) <= a
