@@ -46,9 +46,9 @@ class _Budget(Exception):
     """An exact method gave up (step or resource budget reached)."""
 
 
-#: search steps per window decision by default (``budget``): ~0.15-0.5 s of CPU on the
-#: development machine (about 0.7-2 M steps/s, by load), and more than any decision of the
-#: 16 KTH parts used (benchmarks/bench_window_scale.py)
+#: search steps per window decision by default (``budget``): at most ~0.5-1 s of CPU on the
+#: development machine (0.3-0.7 M steps/s, by load and instance); the whole KTH log replayed
+#: on the thesis' dragonfly (56,152 decisions) used at most 150,226 (benchmarks/bench_window_scale.py)
 DEFAULT_BUDGET = 300_000
 
 
@@ -587,8 +587,9 @@ class Window(Policy):
       exact (:func:`search_window`, same answer as the literal
       :func:`search_window_literal`, tests/test_opt_window.py); past it, the best fitting
       combination found so far is started (anytime; a check that used its share of the
-      budget, :data:`CHECK_SHARE`, without an answer counts as not fitting).  The 16 KTH
-      parts on the thesis' dragonfly never reach the budget;
+      budget, :data:`CHECK_SHARE`, without an answer counts as not fitting).  The whole
+      KTH log replayed on the thesis' dragonfly (56,152 decisions) never reaches the
+      budget; 4 of its checks give up their share (counted as misfits);
     * the best combination starts in window order (:func:`launch`): the thesis' placement
       when it places every job, else the placement the fit check found for that set
       (cached by :class:`BBFit`, never solved again); then BACKFILL-SJF with depth 0 on the
