@@ -442,7 +442,7 @@ def slow_decision(thread_id: int | None) -> str | None:
         if isinstance(value, int):
             parts.append(f"{value} {what}")
     params = getattr(policy, "get_params", dict)()
-    budgets = [f"{k}={params[k]!r}" for k in ("budget", "time_cap") if k in params]
+    budgets = [f"{k}={params[k]!r}" for k in ("budget", "time_cap", "steps") if k in params]
     if budgets:
         parts.append("per-decision budget " + ", ".join(budgets))
     return f"{name!r} ({', '.join(parts)})" if parts else repr(name)
