@@ -37,23 +37,35 @@ HARD_AVAIL = [34325871688, 7237780991, 40000000000, 40000000000, 29128691459, 29
               40000000000, 24127201378, 40000000000, 9172608041, 2162769298, 40000000000, 40000000000,
               39608604829, 40000000000]
 
+# Another such state, where the former launch() (exact search from scratch up to 10^6 steps,
+# then Z3 within its resource limit) took 338 s before placing the set.
+SLOW_REQS = [(8, 18417841009), (8, 4056914049), (12, 19348045598), (8, 5864295528), (12, 11120495521),
+             (12, 11931906006)]
+SLOW_AVAIL = [8716848706, 40000000000, 26144221965, 40000000000, 40000000000, 31293184292, 40000000000,
+              40000000000, 37048218683, 33295031322, 10593547340, 313320546, 40000000000, 16630880629,
+              40000000000, 40000000000, 40000000000, 28758985631, 2093003964, 16066570304, 8421007781,
+              9034525166, 1399475752, 34691626868, 10061675031, 38479897843, 38041591121, 17014810732,
+              40000000000, 28826919282]
+
 
 def _bb_counts_of(alloc, n_bb):
     return np.bincount(alloc.bb_nodes, minlength=n_bb).tolist() if len(alloc.bb_nodes) else [0] * n_bb
 
 
-def test_launch_uses_the_checked_placement_on_the_hard_state():
+@pytest.mark.parametrize("reqs, avail", [(HARD_REQS, HARD_AVAIL), (SLOW_REQS, SLOW_AVAIL)], ids=["hard", "slow"])
+def test_launch_uses_the_checked_placement_on_the_hard_state(reqs, avail):
     """Regression (issue 20): the check accepted a set that launch(), re-solving from
-    scratch, could not place.  Now launch takes the check's placement: no search, the
-    launched BB counts are the checked ones, every BB node within its capacity."""
+    scratch, could not place (or placed after minutes of Z3).  Now launch takes the check's
+    placement: no search, the launched BB counts are the checked ones, every BB node within
+    its capacity."""
     with pytest.raises(_Budget):  # what re-solving from scratch would face
-        bb_assign(HARD_REQS, HARD_AVAIL, budget=50_000)
-    cluster = Cluster.build(sum(r for r, _ in HARD_REQS), HARD_AVAIL)
+        bb_assign(reqs, avail, budget=50_000)
+    cluster = Cluster.build(sum(r for r, _ in reqs), avail)
     state = SchedulerState(cluster, 0.0)
-    jobs = [Job(f"j{i}", 0.0, r, 100.0, b) for i, (r, b) in enumerate(HARD_REQS)]
+    jobs = [Job(f"j{i}", 0.0, r, 100.0, b) for i, (r, b) in enumerate(reqs)]
     for job in jobs:
         state.submit(job)
-    fit = BBFit(HARD_AVAIL, StepPool(5_000))
+    fit = BBFit(avail, StepPool(5_000))
     key = bb_key(jobs)
     x = fit.placement(key)
     assert x is not None and fit.solver_calls == 0  # accepted by first-fit decreasing
