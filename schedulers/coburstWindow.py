@@ -3,7 +3,8 @@
 
     pybatsim schedulers/coburstWindow.py -o '{"policy": "window-1", "window": 16, "max_age": 5}'
 
-Parameters ``depth``, ``window``, ``max_age``, ``beta`` (coburst/policies/window.py).
+Parameters ``depth``, ``window``, ``max_age``, ``beta``, ``budget`` (search steps per decision)
+(coburst/policies/window.py).
 Other options: bb_capacity, dragonfly, trace, io_aware, decision_log
 (coburst/adapter/scheduler.py).
 """
