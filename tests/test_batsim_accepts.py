@@ -7,7 +7,8 @@ Each case is a small input of our own reproducing what Batsim's own corpus showe
 ``BATSIM_REPO`` and ``BATSIM`` are set):
 
 * far dates (Batsim's ``test_long_workload.json`` submits jobs up to 1e17 s): no 2**32 s
-  limit, and the scheduler's dates read back as RapidJSON reads them;
+  limit, and the scheduler's dates read back as RapidJSON reads them; negative submission
+  times (Batsim does not check them): a warning;
 * white space before the ``<?xml ...?>`` declaration (six of Batsim's platforms);
 * hosts without a route between them (``small_platform_pfs0.xml``,
   ``simple_coalloc_platform.xml``): a warning; where a run uses such a route it is empty
@@ -124,6 +125,28 @@ def test_far_dates_same_in_process_and_over_zeromq(tmp_path):
 def test_far_dates_identical_to_batsim(tmp_path):
     p = write(tmp_path, "p.xml", full_zone(NODES))
     assert_identical(*run_both(tmp_path, platform=p, workloads=[far_workload(tmp_path)], scheduler="easyBackfill"))
+
+
+def test_negative_submission_time_warns_and_runs(tmp_path):
+    """Batsim does not check subtime >= 0: such a job is submitted at the start and keeps its
+    date in the outputs (measured on Batsim 4.2.1: waiting_time 5.000060 for subtime -5)."""
+    w = workload(tmp_path / "neg.json", [{"id": 0, "subtime": -5, "res": 1, "profile": "d"},
+                                         {"id": 1, "subtime": 3, "res": 1, "profile": "d"}],
+                 {"d": {"type": "delay", "delay": 7}}, nb_res=2)
+    p = write(tmp_path, "p.xml", full_zone(NODES))
+    run = run_sim(tmp_path, platform=p, workloads=[w], scheduler="easyBackfill").check()
+    assert f"warning: {w}: jobs[0].subtime: negative submission time -5" in run.stderr
+    row = run.jobs()["w0!0"]
+    assert row["submission_time"] == "-5.000000" and float(row["waiting_time"]) >= 5
+
+
+@needs_batsim
+def test_negative_submission_time_identical_to_batsim(tmp_path):
+    w = workload(tmp_path / "neg.json", [{"id": 0, "subtime": -5, "res": 1, "profile": "d"},
+                                         {"id": 1, "subtime": 3, "res": 1, "profile": "d"}],
+                 {"d": {"type": "delay", "delay": 7}}, nb_res=2)
+    p = write(tmp_path, "p.xml", full_zone(NODES))
+    assert_identical(*run_both(tmp_path, platform=p, workloads=[w], scheduler="easyBackfill"))
 
 
 # ------------------------------------------------------------------ XML declaration after blank lines

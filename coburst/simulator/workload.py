@@ -191,7 +191,12 @@ def job_from_json(obj: Any, workload: str, source: str, where: str, profiles: di
         if wl != workload:
             raise InputError(source, f"{where}.id",
                              f"job id names workload {wl!r} but belongs to workload {workload!r}")
-    subtime = _num(obj["subtime"], source, f"{where}.subtime", maximum=BATSIM_TIME_MAX)
+    subtime = number(obj["subtime"], source, f"{where}.subtime")  # any finite double, as Batsim
+    if subtime < 0:
+        from coburst.simulator.platform import warn
+
+        warn(source, f"{where}.subtime", f"negative submission time {subtime:g}: the job is submitted when the "
+             "simulation starts and keeps this submission_time in the outputs (as in Batsim)")
     walltime = _num(obj.get("walltime", -1), source, f"{where}.walltime", positive=True, allow_neg1=True,
                     maximum=BATSIM_TIME_MAX)
     if isinstance(obj["res"], bool) or not isinstance(obj["res"], int):
