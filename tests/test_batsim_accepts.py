@@ -127,6 +127,30 @@ def test_far_dates_identical_to_batsim(tmp_path):
     assert_identical(*run_both(tmp_path, platform=p, workloads=[far_workload(tmp_path)], scheduler="easyBackfill"))
 
 
+def edge_workload(tmp: Path, subtime: float) -> Path:
+    return workload(tmp / "edge.json", [{"id": 0, "subtime": 1, "res": 1, "profile": "d"},
+                                        {"id": 1, "subtime": subtime, "res": 1, "profile": "d"}],
+                    {"d": {"type": "delay", "delay": 10}}, nb_res=2)
+
+
+def test_dates_batsim_cannot_print_are_refused(tmp_path):
+    """Batsim's one bound: ``%6f`` into 32 characters (an assertion aborts it from 1e23 s)."""
+    p = write(tmp_path, "p.xml", full_zone(NODES))
+    run = run_sim(tmp_path, platform=p, workloads=[edge_workload(tmp_path, 2e23)], start_scheduler=False)
+    assert run.returncode == 2
+    assert "edge.json: jobs[1].subtime: 2e+23 s: Batsim 4.2.1 aborts on such a date" in run.stderr
+
+
+@needs_batsim
+def test_the_last_dates_batsim_prints(tmp_path):
+    p = write(tmp_path, "p.xml", full_zone(NODES))
+    assert_identical(*run_both(tmp_path, platform=p, workloads=[edge_workload(tmp_path, 9e22)],
+                               scheduler="easyBackfill"))
+    run = run_sim(tmp_path, platform=p, workloads=[edge_workload(tmp_path, 2e23)], scheduler="easyBackfill",
+                  engine="batsim", prefix="b23", wait=60)
+    assert run.returncode != 0 and "buf_size" in run.stderr, run.report()
+
+
 def test_negative_submission_time_warns_and_runs(tmp_path):
     """Batsim does not check subtime >= 0: such a job is submitted at the start and keeps its
     date in the outputs (measured on Batsim 4.2.1: waiting_time 5.000060 for subtime -5)."""

@@ -15,8 +15,9 @@ from typing import Any
 from coburst.errors import InputError
 from coburst.validate import AMOUNT_MAX, COUNT_MAX, number, read_json
 
-#: dates and durations of a Batsim workload: any finite double, as Batsim 4.2 reads them
-#: (``GetDouble()``, no bound; its own test_long_workload.json submits jobs up to 1e17 s).
+#: dates and durations of a Batsim workload: any finite double Batsim can print, as Batsim
+#: 4.2 reads them (``GetDouble()``; its own test_long_workload.json submits jobs up to
+#: 1e17 s; :func:`batsim_writable` is the one bound, Batsim's message writer's).
 #: Far dates lose resolution (at 1e10 s a double still resolves 2e-6 s, at 1e17 s 16 s)
 #: exactly as they do in Batsim, whose arithmetic coburst repeats.
 BATSIM_TIME_MAX = float("inf")
@@ -72,6 +73,17 @@ class Workload:
     profiles: dict[str, Profile] = field(default_factory=dict)
 
 
+def batsim_writable(value: float, source: str, where: str) -> float:
+    """Batsim 4.2.1's only bound on dates: its message writer prints a number with ``%6f``
+    into 32 characters and aborts (``Assertion `ret < buf_size - 1' failed``) beyond 30,
+    i.e. past about 1e23 s (-1e22 s).  A date or duration past it is refused here, naming
+    it (a run whose dates grow past it later, e.g. by a huge computation, is not caught)."""
+    if len("%6f" % value) > 30:
+        raise InputError(source, where, f"{value:g} s: Batsim 4.2.1 aborts on such a date (its messages print "
+                                        "numbers with %6f into 30 characters: dates from -1e22 to 1e23 s)")
+    return value
+
+
 def _num(value: Any, source: str, where: str, *, positive: bool = False, integer: bool = False,
          allow_neg1: bool = False, maximum: float = AMOUNT_MAX) -> float:
     """A finite number >= 0 (> 0 with ``positive``) and <= ``maximum`` (see coburst.validate)."""
@@ -93,7 +105,8 @@ def validate_profile(name: str, prof: Any, source: str, where: str) -> Profile:
         if key not in prof:
             raise InputError(source, where, f"profile of type {ptype!r} needs field {key!r}")
     if ptype == "delay":
-        _num(prof["delay"], source, f"{where}.delay", positive=True, maximum=BATSIM_TIME_MAX)
+        batsim_writable(_num(prof["delay"], source, f"{where}.delay", positive=True, maximum=BATSIM_TIME_MAX),
+                        source, f"{where}.delay")
     elif ptype in ("parallel_homogeneous", "parallel_homogeneous_total"):
         _num(prof["cpu"], source, f"{where}.cpu")
         _num(prof["com"], source, f"{where}.com")
@@ -191,14 +204,14 @@ def job_from_json(obj: Any, workload: str, source: str, where: str, profiles: di
         if wl != workload:
             raise InputError(source, f"{where}.id",
                              f"job id names workload {wl!r} but belongs to workload {workload!r}")
-    subtime = number(obj["subtime"], source, f"{where}.subtime")  # any finite double, as Batsim
+    subtime = batsim_writable(number(obj["subtime"], source, f"{where}.subtime"), source, f"{where}.subtime")
     if subtime < 0:
         from coburst.simulator.platform import warn
 
         warn(source, f"{where}.subtime", f"negative submission time {subtime:g}: the job is submitted when the "
              "simulation starts and keeps this submission_time in the outputs (as in Batsim)")
-    walltime = _num(obj.get("walltime", -1), source, f"{where}.walltime", positive=True, allow_neg1=True,
-                    maximum=BATSIM_TIME_MAX)
+    walltime = batsim_writable(_num(obj.get("walltime", -1), source, f"{where}.walltime", positive=True,
+                                    allow_neg1=True, maximum=BATSIM_TIME_MAX), source, f"{where}.walltime")
     if isinstance(obj["res"], bool) or not isinstance(obj["res"], int):
         raise InputError(source, f"{where}.res", f"expected an integer number of resources, got {json.dumps(obj['res'])}")
     res = int(_num(obj["res"], source, f"{where}.res", positive=True, integer=True, maximum=COUNT_MAX))
