@@ -448,7 +448,7 @@ class PowerManager:
     def set_resource_state(self, data: dict) -> None:
         """``handle_set_resource_state`` then ``server_on_pstate_modification``."""
         from coburst.errors import ProtocolError
-        from coburst.simulator.engine import parse_allocation
+        from coburst.simulator.allocation import parse_allocation
 
         if len(data) != 2 or not isinstance(data.get("resources"), str) or not isinstance(data.get("state"), str):
             raise ProtocolError("SET_RESOURCE_STATE: 'data' must be {\"resources\": \"1 2 3-5\", \"state\": \"42\"}")

@@ -33,10 +33,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Generator
 
-from procset import ProcInt, ProcSet
+from procset import ProcSet
 
 from coburst import signals
 from coburst.errors import CoburstError, InputError, Interrupted, ProtocolError
+from coburst.simulator.allocation import parse_allocation
 from coburst.simulator._simgrid import simgrid
 from coburst.simulator.execution import JobRun
 from coburst.simulator.kernel import Get, Kernel, Mailbox, Put, Sleep
@@ -135,32 +136,6 @@ class SimResult:
                 f"{s['nb_jobs_rejected']} rejected), makespan {float(s['makespan']):.3f} s, "
                 f"mean waiting time {float(s['mean_waiting_time']):.3f} s; simulated in {self.wall_seconds:.2f} s "
                 f"-> {self.jobs_csv}, {self.schedule_csv}")
-
-
-def parse_allocation(text: str) -> tuple[ProcSet, bool]:
-    """``ProcSet.from_str``, fast for the canonical strings schedulers send (``0-3 8 10-11``:
-    sorted, disjoint, not adjacent), and whether ``text`` is already ``str()`` of the result."""
-    itvs = []
-    last = -2
-    canonical = True
-    try:
-        for token in text.split(" "):
-            lo, sep, hi = token.partition("-")
-            a = int(lo)
-            b = int(hi) if sep else a
-            if a < 0 or b < a or a <= last + 1:
-                return ProcSet.from_str(text), False
-            if sep and (a == b or hi != str(b) or lo != str(a)):
-                canonical = False
-            elif not sep and lo != str(a):
-                canonical = False
-            itvs.append(ProcInt(a, b))
-            last = b
-    except ValueError:
-        return ProcSet.from_str(text), False
-    result = ProcSet()
-    result._itvs = itvs  # already canonical
-    return result, canonical
 
 
 def load_speed_hook(spec: str) -> type:
