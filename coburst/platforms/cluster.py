@@ -40,11 +40,10 @@ from xml.sax.saxutils import escape, quoteattr
 
 from coburst.errors import InputError
 from coburst.platforms.units import known_options, parse_bandwidth, parse_latency, parse_speed
+from coburst.platforms.xml import HEADER
 
 __all__ = ["ClusterSpec", "kth_sp2_spec", "render_xml", "spec_from_options"]
 
-_HEADER = ("<?xml version='1.0'?>\n"
-           "<!DOCTYPE platform SYSTEM \"https://simgrid.org/simgrid.dtd\">\n")
 
 
 @dataclass(frozen=True)
@@ -105,7 +104,7 @@ def render_xml(spec: ClusterSpec, command: str | None = None) -> str:
     validate(spec)
     q = quoteattr
     router = f"{spec.prefix}{spec.cluster_id}_router"  # SimGrid's name for a flat cluster's router
-    out = [_HEADER]
+    out = [HEADER]
     if spec.description:
         out.append(f"<!-- {escape(spec.description)} -->\n")
     out.append("<!-- Master host in its own routing=\"Full\" zone with a loopback route to itself: Batsim 4.2.1 "

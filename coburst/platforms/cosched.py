@@ -71,10 +71,11 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from xml.sax.saxutils import escape, quoteattr
+from xml.sax.saxutils import quoteattr
 
 from coburst.errors import InputError
 from coburst.platforms.units import known_options, parse_bandwidth, parse_latency, parse_speed
+from coburst.platforms.xml import opening, prop, width
 
 __all__ = ["PRESETS", "UNITS", "CoschedSpec", "aris_small_spec", "host_name", "render_xml", "resource_id",
            "spec_from_options", "units"]
@@ -83,8 +84,6 @@ __all__ = ["PRESETS", "UNITS", "CoschedSpec", "aris_small_spec", "host_name", "r
 PRESETS = {"aris": (2, 10), "marconi": (2, 24), "grvingt": (2, 16)}
 UNITS = ("half-socket", "core")
 
-_HEADER = ("<?xml version='1.0'?>\n"
-           "<!DOCTYPE platform SYSTEM \"https://simgrid.org/simgrid.dtd\">\n")
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_.-]*\Z")
 
 
@@ -196,15 +195,11 @@ def validate(spec: CoschedSpec) -> None:
         raise InputError("--description", None, "cannot contain '--' (XML comment)")
 
 
-def _width(count: int) -> int:
-    return len(str(count - 1))
-
-
 def host_name(spec: CoschedSpec, node: int, socket: int, unit: int) -> str:
     """The (zero-padded) host name of a unit (module doc)."""
     letter = "h" if spec.unit == "half-socket" else "c"
-    return (f"n{node:0{_width(spec.nodes)}d}_s{socket:0{_width(spec.nb_sockets)}d}"
-            f"_{letter}{unit:0{_width(spec.units_per_socket)}d}")
+    return (f"n{node:0{width(spec.nodes)}d}_s{socket:0{width(spec.nb_sockets)}d}"
+            f"_{letter}{unit:0{width(spec.units_per_socket)}d}")
 
 
 def resource_id(spec: CoschedSpec, node: int, socket: int, unit: int) -> int:
@@ -235,27 +230,16 @@ def host_properties(spec: CoschedSpec, node: int, socket: int, unit: int) -> dic
             "cores": str(spec.cores_per_unit)}
 
 
-def _prop(key: str, value: str, indent: str) -> str:
-    return f"{indent}<prop id={quoteattr(key)} value={quoteattr(value)}/>\n"
-
-
 def render_xml(spec: CoschedSpec, command: str | None = None) -> str:
     """The platform XML (module doc); same spec -> same text."""
     validate(spec)
     q = quoteattr
     unit_speed = _number(parse_speed(spec.core_speed, "--core-speed") * spec.cores_per_unit) + "f"
-    wn = _width(spec.nodes)
-    out = [_HEADER]
-    if spec.description:
-        out.append(f"<!-- {escape(spec.description)} -->\n")
-    out.append("<!-- Co-scheduling platform (coburst/platforms/cosched.py): one host per allocatable unit, "
-               "the units of a node in a per-node zone behind its memory bus; master host in its own "
-               "routing=\"Full\" zone with a loopback route to itself (Batsim 4.2.1). -->\n")
-    out.append("<platform version=\"4.1\">\n  <zone id=\"root\" routing=\"Full\">\n")
-    if command:
-        out.append(_prop("generated_by", command, "    "))
-    for key, value in zone_properties(spec).items():
-        out.append(_prop(key, value, "    "))
+    wn = width(spec.nodes)
+    out = opening(spec.description, "Co-scheduling platform (coburst/platforms/cosched.py): one host per allocatable "
+                  "unit, the units of a node in a per-node zone behind its memory bus; master host in its own "
+                  "routing=\"Full\" zone with a loopback route to itself (Batsim 4.2.1).", command,
+                  zone_properties(spec))
     all_units = units(spec)
     per_node = spec.units_per_node
     for node in range(spec.nodes):
@@ -267,7 +251,7 @@ def render_xml(spec: CoschedSpec, command: str | None = None) -> str:
         for (n, s, u), name in zip(mine, names):
             out.append(f"      <host id={q(name)} speed={q(unit_speed)}>\n")
             for key, value in host_properties(spec, n, s, u).items():
-                out.append(_prop(key, value, "        "))
+                out.append(prop(key, value, "        "))
             out.append("      </host>\n")
         out.append(f"      <router id={q(router)}/>\n")
         out.append(f"      <link id={q(bus)} bandwidth={q(spec.membus_bw)} latency={q(spec.membus_lat)}/>\n")
@@ -317,14 +301,14 @@ def storage_zone(spec: CoschedSpec) -> str:
     from coburst.platforms.units import parse_size
 
     q = quoteattr
-    wb = _width(spec.bb_nodes)
+    wb = width(spec.bb_nodes)
     cap = str(parse_size(spec.bb_capacity, "--bb-capacity"))
     names = [f"bb{i:0{wb}d}" for i in range(spec.bb_nodes)]
     out = ["    <zone id=\"storage_zone\" routing=\"Full\">\n"]
     for name in names:
-        out.append(f"      <host id={q(name)} speed=\"1f\">\n" + _prop("role", "storage", "        ")
-                   + _prop("bb_capacity", cap, "        ") + "      </host>\n")
-    out.append("      <host id=\"pfs\" speed=\"1f\">\n" + _prop("role", "storage", "        ") + "      </host>\n")
+        out.append(f"      <host id={q(name)} speed=\"1f\">\n" + prop("role", "storage", "        ")
+                   + prop("bb_capacity", cap, "        ") + "      </host>\n")
+    out.append("      <host id=\"pfs\" speed=\"1f\">\n" + prop("role", "storage", "        ") + "      </host>\n")
     out.append("      <router id=\"storage_router\"/>\n")
     for name in names:
         out.append(f"      <link id={q(name + '_link')} bandwidth={q(spec.bb_bw)} latency={q(spec.link_lat)}/>\n")

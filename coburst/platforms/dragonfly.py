@@ -62,6 +62,7 @@ from xml.sax.saxutils import quoteattr
 
 from coburst.errors import InputError
 from coburst.platforms.units import parse_bandwidth, parse_latency, parse_size, parse_speed
+from coburst.platforms.xml import HEADER, prop
 
 #: Batsim 4.2 role of a host that computes
 ROLE_COMPUTE = "compute_node"
@@ -317,13 +318,7 @@ def node_route(spec: DragonflySpec, links: _Links, src: int, dst: int) -> list[L
 
 
 # ---------------------------------------------------------------------- XML output
-_HEADER = ("<?xml version='1.0'?>\n"
-           "<!DOCTYPE platform SYSTEM \"https://simgrid.org/simgrid.dtd\">\n"
-           "<platform version=\"4.1\">\n")
-
-
-def _prop(key: str, value: object, indent: str) -> str:
-    return f"{indent}<prop id={quoteattr(key)} value={quoteattr(str(value))}/>\n"
+_HEADER = HEADER + "<platform version=\"4.1\">\n"
 
 
 def zone_properties(spec: DragonflySpec) -> dict[str, str]:
@@ -377,19 +372,19 @@ def render_xml(spec: DragonflySpec, command: str | None = None) -> str:
                "routes so that every host can carry its own properties (coburst/platforms/dragonfly.py). -->\n")
     out.append(f"  <zone id={quoteattr('root')} routing=\"Full\">\n")
     for key, value in zone_properties(spec).items():
-        out.append(_prop(key, value, "    "))
+        out.append(prop(key, value, "    "))
     if command:
-        out.append(_prop("generated_by", command, "    "))
+        out.append(prop("generated_by", command, "    "))
     for rank in range(spec.host_count):
         out.append(f"    <host id={quoteattr(spec.host_name(rank))} speed={quoteattr(spec.speed)}>\n")
         for key, value in host_properties(spec, rank, bb).items():
-            out.append(_prop(key, value, "      "))
+            out.append(prop(key, value, "      "))
         out.append("    </host>\n")
     out.append(f"    <host id={quoteattr(spec.master)} speed=\"0\">\n")
-    out.append(_prop("role", "master", "      "))
+    out.append(prop("role", "master", "      "))
     out.append("    </host>\n")
     out.append(f"    <host id={quoteattr(spec.pfs)} speed={quoteattr(spec.speed)}>\n")
-    out.append(_prop("role", ROLE_STORAGE, "      "))
+    out.append(prop("role", ROLE_STORAGE, "      "))
     out.append("    </host>\n")
     for link in links.all() + [master_link, pfs_link]:
         out.append(_link_xml(link))
@@ -430,7 +425,7 @@ def render_cluster_xml(spec: DragonflySpec, command: str | None = None) -> str:
                + ",".join(spec.host_name(r) for r in sorted(bb)) + " -->\n")
     out.append("  <zone id=\"root\" routing=\"Full\">\n")
     if command:
-        out.append(_prop("generated_by", command, "    "))
+        out.append(prop("generated_by", command, "    "))
     out.append(f"    <cluster id={quoteattr(spec.cluster_id)} topology=\"DRAGONFLY\" "
                f"topo_parameters={quoteattr(spec.topo_parameters)} prefix={quoteattr(spec.prefix)} "
                f"radical={quoteattr(radical)} suffix=\"\" speed={quoteattr(spec.speed)} bw={quoteattr(spec.bw)} "
@@ -442,7 +437,7 @@ def render_cluster_xml(spec: DragonflySpec, command: str | None = None) -> str:
                                     ("pfs_zone", spec.pfs, spec.speed, ROLE_STORAGE)):
         loop = f"{zone}_loopback"
         out.append(f"    <zone id={quoteattr(zone)} routing=\"Full\">\n      <host id={quoteattr(host)} "
-                   f"speed={quoteattr(speed)}>\n" + _prop("role", role, "        ") + "      </host>\n"
+                   f"speed={quoteattr(speed)}>\n" + prop("role", role, "        ") + "      </host>\n"
                    f"      <link id={quoteattr(loop)} bandwidth=\"10GBps\" latency=\"0\"/>\n"
                    f"      <route src={quoteattr(host)} dst={quoteattr(host)}>"
                    f"<link_ctn id={quoteattr(loop)}/></route>\n"

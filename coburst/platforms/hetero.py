@@ -106,16 +106,15 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
-from xml.sax.saxutils import escape, quoteattr
+from xml.sax.saxutils import quoteattr
 
 from coburst.errors import InputError
 from coburst.platforms.units import parse_bandwidth, parse_latency
+from coburst.platforms.xml import opening, prop, width
 
 __all__ = ["CoreModel", "NodeModel", "NodeType", "HeteroPlatform", "PRESETS", "PRESET_DESCRIPTIONS",
            "build", "host_name", "load_spec", "preset", "render_xml", "types_from_doc"]
 
-_HEADER = ("<?xml version='1.0'?>\n"
-           "<!DOCTYPE platform SYSTEM \"https://simgrid.org/simgrid.dtd\">\n")
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_.-]*\Z")
 _TYPE_ID = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.+@-]*\Z")
 
@@ -302,14 +301,10 @@ def validate(plat: HeteroPlatform) -> None:
 
 
 # ------------------------------------------------------------------------------ XML
-def _width(count: int) -> int:
-    return len(str(max(count - 1, 0)))
-
-
 def host_name(plat: HeteroPlatform, node: int, core: int) -> str:
     """``n{node}_c{core}``, zero-padded (module doc)."""
-    wc = _width(max(len(n.cores) for n in plat.nodes))
-    return f"n{node:0{_width(len(plat.nodes))}d}_c{core:0{wc}d}"
+    wc = width(max(len(n.cores) for n in plat.nodes))
+    return f"n{node:0{width(len(plat.nodes))}d}_c{core:0{wc}d}"
 
 
 def zone_properties(plat: HeteroPlatform) -> dict[str, str]:
@@ -334,33 +329,21 @@ def host_properties(plat: HeteroPlatform, node: int, core: int) -> dict[str, str
     return props
 
 
-def _prop(key: str, value: str, indent: str) -> str:
-    return f"{indent}<prop id={quoteattr(key)} value={quoteattr(value)}/>\n"
-
-
 def render_xml(plat: HeteroPlatform, command: str | None = None) -> str:
     """The platform XML (module doc); same platform -> same text."""
     validate(plat)
     q = quoteattr
-    wn = _width(len(plat.nodes))
-    out = [_HEADER]
-    if plat.description:
-        out.append(f"<!-- {escape(plat.description)} -->\n")
-    out.append("<!-- Heterogeneous cluster (coburst/platforms/hetero.py): one host per core, named n<node>_c<core>; "
-               "host speed = clock x flops per cycle; energy as Batsim 4.2 reads it; Dijkstra routing over one "
-               "route per host to the hub. -->\n")
-    out.append("<platform version=\"4.1\">\n  <zone id=\"root\" routing=\"Full\">\n")
-    if command:
-        out.append(_prop("generated_by", command, "    "))
-    for key, value in zone_properties(plat).items():
-        out.append(_prop(key, value, "    "))
+    wn = width(len(plat.nodes))
+    out = opening(plat.description, "Heterogeneous cluster (coburst/platforms/hetero.py): one host per core, named "
+                  "n<node>_c<core>; host speed = clock x flops per cycle; energy as Batsim 4.2 reads it; Dijkstra "
+                  "routing over one route per host to the hub.", command, zone_properties(plat))
     out.append("    <zone id=\"cluster\" routing=\"Dijkstra\">\n")
     for i, node in enumerate(plat.nodes):
         for j, core in enumerate(node.cores):
             speeds = ", ".join(_num(v) + "f" for v in (core.speed, *(sp for sp, _ in core.pstates)))
             out.append(f"      <host id={q(host_name(plat, i, j))} speed={q(speeds)}>\n")
             for key, value in host_properties(plat, i, j).items():
-                out.append(_prop(key, value, "        "))
+                out.append(prop(key, value, "        "))
             out.append("      </host>\n")
     out.append("      <router id=\"hub\"/>\n")
     for i in range(len(plat.nodes)):
@@ -372,8 +355,8 @@ def render_xml(plat: HeteroPlatform, command: str | None = None) -> str:
             out.append(f"      <route src={q(host_name(plat, i, j))} dst=\"hub\"><link_ctn id={link}/></route>\n")
     out.append("    </zone>\n")
     out.append(f"    <zone id=\"master_zone\" routing=\"Full\">\n"
-               f"      <host id={q(plat.master)} speed=\"1Gf\">\n" + _prop("wattage_per_state", "0:0", "        ")
-               + _prop("wattage_off", "0", "        ") + "      </host>\n"
+               f"      <host id={q(plat.master)} speed=\"1Gf\">\n" + prop("wattage_per_state", "0:0", "        ")
+               + prop("wattage_off", "0", "        ") + "      </host>\n"
                f"      <link id=\"master_loopback\" bandwidth={q(plat.loopback_bw)} latency={q(plat.loopback_lat)}/>\n"
                f"      <route src={q(plat.master)} dst={q(plat.master)}><link_ctn id=\"master_loopback\"/></route>\n"
                f"    </zone>\n")
