@@ -229,6 +229,10 @@ def rapidjson_double(text: str) -> float:
     correctly rounded value; with 17 (Python's ``repr`` of a far date, e.g.
     ``100000000000.00003``) it can be one ulp away, and Batsim then dates the decision there.
     """
+    if len(text) <= 16 and "e" not in text and "E" not in text:
+        # at most 15 digits with a fraction (16 without): an exact integer scaled once by an
+        # exact power of ten, i.e. the correctly rounded value -- every date below 1e10
+        return float(text)
     s, n, pos = text, len(text), 0
     minus = s.startswith("-")
     pos += minus
@@ -310,12 +314,7 @@ def rapidjson_double(text: str) -> float:
 def batsim_date(value: float | int) -> float:
     """A number of a scheduler message as Batsim gets it: pybatsim writes it with Python's
     ``repr`` (``json.dumps``), Batsim reads it back with RapidJSON (:func:`rapidjson_double`)."""
-    if type(value) is not float:
-        return value
-    text = repr(value)
-    if len(text) <= 16 and "e" not in text:  # at most 15 significant digits: RapidJSON's fast path is exact
-        return value
-    return rapidjson_double(text)
+    return rapidjson_double(repr(value)) if type(value) is float else value
 
 
 def batsim_dates(msg: Any) -> Any:
