@@ -41,6 +41,7 @@ Decisions taken where the text is silent (tested in tests/test_hetero_policies.p
 
 from __future__ import annotations
 
+from abc import abstractmethod
 from dataclasses import dataclass
 from typing import ClassVar, Sequence
 
@@ -93,13 +94,13 @@ class HeteroPolicy(Policy):
 
     params: ClassVar[tuple[Param, ...]] = (MAPPING,)
 
+    @abstractmethod
     def plan(self, state: HeteroState, jobs: Sequence[HJob], avail: np.ndarray,
              now_only: bool = False) -> list[Assignment]:
         """Map ``jobs`` (submission order) given the core availability ``avail`` (sorted rows,
         inf-padded; the callee may change it): assignments in mapping order.  ``now_only``
         (deferred mapping): only the assignments that start now are used; a policy may stop
         early."""
-        raise NotImplementedError
 
     def make_decisions(self, state: HeteroState) -> HeteroDecisions:
         decisions = HeteroDecisions(state.now)
