@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from campaign_support import ROOT, jobs_files, marked_campaign, marks_of, run_campaign
+from campaign_support import MARKED, ROOT, jobs_files, marked_campaign, marks_of, run_campaign
 from proc_support import matching
 
 DASK = Path(sys.executable).with_name("dask")
@@ -166,21 +166,12 @@ def test_ctrl_c_stops_the_runs_on_the_dask_workers(tmp_path, dask_cluster):
 
 
 #: a marked scheduler (campaign_support.MARKED) whose every run lasts a few seconds
-SLOW_MARKED = """
-import os
+SLOW_MARKED = MARKED + """
+
 import time
-from coburst.adapter import CoburstScheduler
 
 
-class Slow(CoburstScheduler):
-    def __init__(self, options=None):
-        options = dict(options or {})
-        mark, run = options.pop("mark"), options.pop("run")
-        fd = os.open(mark, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
-        os.write(fd, (run + "\\n").encode())
-        os.close(fd)
-        super().__init__(options)
-
+class Slow(Marked):
     def onSimulationBegins(self):
         time.sleep(4)
         super().onSimulationBegins()

@@ -11,8 +11,6 @@ absence of a traceback and of any process left running.
 
 from __future__ import annotations
 
-import contextlib
-import io
 import json
 import os
 import signal
@@ -24,9 +22,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from cli_support import call
 from proc_support import children
-
-from coburst.cli.main import main
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -58,17 +55,6 @@ def _restore_signals():
     yield
     signal.signal(signal.SIGINT, signal.default_int_handler)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
-
-
-def call(*args: str) -> tuple[int, str]:
-    """``coburst ARGS`` in this process: (status, stderr). Any exception escaping is a failure."""
-    err = io.StringIO()
-    with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
-        try:
-            code = main([str(a) for a in args])
-        except SystemExit as exc:  # argparse
-            code = exc.code if isinstance(exc.code, int) else 2
-    return code, err.getvalue()
 
 
 def outputs(folder: Path) -> list[str]:

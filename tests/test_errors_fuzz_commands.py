@@ -9,8 +9,6 @@ runs in this process (no simulation is started: campaigns are ``--dry-run``).
 
 from __future__ import annotations
 
-import contextlib
-import io
 import random
 import shutil
 from pathlib import Path
@@ -20,22 +18,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from campaign_support import PLATFORM, ROOT, delay_workloads, write_spec
-from coburst.cli.main import main
+from cli_support import call
 
 pytestmark = pytest.mark.timeout(300)
 
 FUZZ = settings(max_examples=30, deadline=None, derandomize=True,
                 suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
-
-
-def call(*args) -> tuple[int, str]:
-    err = io.StringIO()
-    with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
-        try:
-            code = main([str(a) for a in args])
-        except SystemExit as exc:  # argparse
-            code = exc.code if isinstance(exc.code, int) else 2
-    return code, err.getvalue()
 
 
 def clean_failure(code: int, err: str, *names) -> None:

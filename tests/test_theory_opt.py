@@ -8,7 +8,6 @@ import itertools
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
 
 from coburst.theory.exact import certify_opt
 from coburst.theory.fcs import fcs
@@ -16,6 +15,7 @@ from coburst.theory.generate import example1_instance, section8_instance
 from coburst.theory.model import Instance, check_feasible, check_instance
 from coburst.theory.opt import solve_dual, solve_opt
 from coburst.theory.worst_case import monotone_closure
+from theory_support import valid_instances
 
 
 def random_instance(rng: np.random.Generator, n: int, zero_share: float = 0.2, id: str = "r") -> Instance:
@@ -89,21 +89,6 @@ def test_exact_certificate_brackets_the_float_answer():
         assert float(cert.exact) == pytest.approx(res.makespan, rel=1e-12)
     cert = certify_opt(example1_instance(6))
     assert cert.exact == 1  # (21): C_max^OPT = b_1
-
-
-@st.composite
-def valid_instances(draw):
-    n = draw(st.integers(1, 5))
-    size = (1 << n) * n
-    vals = draw(st.lists(st.one_of(st.sampled_from([0.0, 0.5, 1.0]), st.floats(0.0, 1.0)), min_size=size,
-                         max_size=size))
-    raw = np.array(vals).reshape(1 << n, n)
-    alone = draw(st.lists(st.one_of(st.just(1.0), st.floats(0.01, 1.0)), min_size=n, max_size=n))
-    for i in range(n):
-        raw[1 << i, i] = alone[i]
-    b = np.array(draw(st.lists(st.one_of(st.sampled_from([1.0, 2.0]), st.floats(0.01, 1000.0)), min_size=n,
-                               max_size=n)))
-    return Instance("h", b, monotone_closure(raw))
 
 
 @settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])

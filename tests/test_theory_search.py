@@ -27,9 +27,9 @@ from coburst.theory.search import (
     run,
     search,
 )
-from coburst.theory.worst_case import monotone_closure
 
 from search_support import reference_search
+from theory_support import valid_instances
 
 
 def Phi(x):
@@ -289,21 +289,10 @@ def test_commit_by_hand():
 
 # ----------------------------------------------------------------- properties
 
-@st.composite
-def instances(draw):
-    n = draw(st.integers(1, 5))
-    size = (1 << n) * n
+def instances():
     # speeds 0 or >= 1e-3: a speed of 1e-16 stretches a measuring run to 1e15 time units,
     # where absolute float times cannot carry the later segments' lengths
-    vals = draw(st.lists(st.one_of(st.sampled_from([0.0, 0.5, 1.0]), st.floats(1e-3, 1.0)), min_size=size,
-                         max_size=size))
-    raw = np.array(vals).reshape(1 << n, n)
-    alone = draw(st.lists(st.one_of(st.just(1.0), st.floats(0.01, 1.0)), min_size=n, max_size=n))
-    for i in range(n):
-        raw[1 << i, i] = alone[i]
-    b = np.array(draw(st.lists(st.one_of(st.sampled_from([1.0, 10.0]), st.floats(0.01, 1000.0)), min_size=n,
-                               max_size=n)))
-    return Instance("h", b, monotone_closure(raw))
+    return valid_instances(min_speed=1e-3, works=(1.0, 10.0))
 
 
 readings_st = st.builds(Readings, prior=st.sampled_from(PRIORS), floor=st.sampled_from(FLOORS),
