@@ -565,6 +565,18 @@ def _procset_text(text: str) -> bool:
     return True
 
 
+def _raise_at(path: Path, ext: str, bad: pd.Series, column: str, problem: str, cells: pd.Series | None = None) -> None:
+    """An InputError at the first row where ``bad`` holds (CSV: its line, the header being
+    line 1; Parquet: its row), if any; ``{cell}`` in ``problem`` becomes that row's cell of
+    ``cells`` (its ``repr``)."""
+    if bad.any():
+        i = int(np.flatnonzero(bad.to_numpy())[0])
+        where = f"line {i + 2}" if ext == "csv" else f"row {i + 1}"
+        if cells is not None:
+            problem = problem.replace("{cell}", repr(cells.iloc[i]))
+        raise InputError(path, f"{where}, column {column}", problem)
+
+
 def _check_numbers(df: pd.DataFrame, path: Path, columns: list[str], ext: str) -> None:
     """Every cell of ``columns`` a number (empty = NaN): else an InputError naming the file,
     the line (CSV: header = line 1) or row (Parquet), the column and the cell."""
@@ -575,18 +587,46 @@ def _check_numbers(df: pd.DataFrame, path: Path, columns: list[str], ext: str) -
         bad = values.isna() & df[c].notna() & (df[c].astype(str).str.strip() != "")
         if pd.api.types.is_bool_dtype(df[c]):
             bad = df[c].notna()
-        if bad.any():
-            i = int(np.flatnonzero(bad.to_numpy())[0])
-            where = f"line {i + 2}" if ext == "csv" else f"row {i + 1}"
-            raise InputError(path, f"{where}, column {c}",
-                             f"expected a number, got {df[c].iloc[i]!r}: the table is damaged; rebuild it with "
-                             "coburst analyze")
+        _raise_at(path, ext, bad, c, "expected a number, got {cell}: the table is damaged; rebuild it with "
+                                     "coburst analyze", df[c])
         df[c] = values
+
+
+def _check_tables(runs: pd.DataFrame, jobs: pd.DataFrame, r: Path, j: Path, ext: str) -> None:
+    """The checks of :func:`read_tables`: the columns coburst analyze writes, non-empty run and
+    policy cells, resource sets as Batsim writes them, no job of a run the run table does not
+    hold, numbers where numbers belong (converted in place)."""
+    cut = "the table is damaged or cut short; rebuild it with coburst analyze"
+    for f, df, needed in ((r, runs, RUN_COLUMNS), (j, jobs, JOB_COLUMNS)):
+        if "run" not in df.columns:
+            raise InputError(f, "header", "not a coburst analyze table: no 'run' column")
+        missing = [c for c in needed if c not in df.columns]
+        if missing:
+            raise InputError(f, "header", f"column {missing[0]!r} is missing"
+                             + (f" (and {len(missing) - 1} more)" if len(missing) > 1 else "")
+                             + ": the table is damaged; rebuild it with coburst analyze")
+    if runs.empty:
+        raise InputError(r, None, "no run in this table (empty or cut short): rebuild it with coburst analyze")
+    for f, df in ((r, runs), (j, jobs)):
+        for c in ("run", "policy") + (("allocated_resources",) if df is jobs and
+                                        "allocated_resources" in df.columns else ()):
+            _raise_at(f, ext, df[c].isna() | (df[c].astype(str).str.strip() == ""), c, f"empty cell: {cut}")
+    if "allocated_resources" in jobs.columns:
+        cells = jobs["allocated_resources"].astype(str)
+        bad_values = {v for v in cells.unique() if not _procset_text(v)}
+        _raise_at(j, ext, cells.isin(bad_values), "allocated_resources",
+                  "expected resource ids like '0-3 8', got {cell}: " + cut, jobs["allocated_resources"])
+    unknown = sorted(set(jobs["run"].astype(str)) - set(runs["run"].astype(str)))
+    if unknown:
+        raise InputError(j, "column run", f"run {unknown[0]!r} is not in {r.name}: the tables do not belong "
+                                          "together; rebuild them with coburst analyze")
+    _check_numbers(runs, r, [c for c in METRIC_COLUMNS if c in runs.columns], ext)
+    _check_numbers(jobs, j, [c for c in JOB_NUMBERS if c in jobs.columns], ext)
 
 
 def read_tables(path: str | Path) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Tables written by :func:`write_tables` (a folder holding ``runs.parquet`` and
-    ``jobs.parquet``, or ``runs.csv`` and ``jobs.csv``)."""
+    ``jobs.parquet``, or ``runs.csv`` and ``jobs.csv``), checked (:func:`_check_tables`)."""
     p = Path(path)
     for ext, reader in (("parquet", pd.read_parquet), ("csv", pd.read_csv)):
         r, j = p / f"runs.{ext}", p / f"jobs.{ext}"
@@ -600,41 +640,7 @@ def read_tables(path: str | Path) -> tuple[pd.DataFrame, pd.DataFrame]:
                     raise InputError(f, None, f"cannot read this analysis table ({reason}): rebuild it with "
                                               "coburst analyze") from None
             runs, jobs = tables
-            for f, df, needed in ((r, runs, RUN_COLUMNS), (j, jobs, JOB_COLUMNS)):
-                if "run" not in df.columns:
-                    raise InputError(f, "header", "not a coburst analyze table: no 'run' column")
-                missing = [c for c in needed if c not in df.columns]
-                if missing:
-                    raise InputError(f, "header", f"column {missing[0]!r} is missing"
-                                     + (f" (and {len(missing) - 1} more)" if len(missing) > 1 else "")
-                                     + ": the table is damaged; rebuild it with coburst analyze")
-            if runs.empty:
-                raise InputError(r, None, "no run in this table (empty or cut short): rebuild it with coburst analyze")
-            for f, df in ((r, runs), (j, jobs)):
-                for c in ("run", "policy") + (("allocated_resources",) if df is jobs and
-                                                "allocated_resources" in df.columns else ()):
-                    empty = df[c].isna() | (df[c].astype(str).str.strip() == "")
-                    if empty.any():
-                        i = int(np.flatnonzero(empty.to_numpy())[0])
-                        where = f"line {i + 2}" if ext == "csv" else f"row {i + 1}"
-                        raise InputError(f, f"{where}, column {c}", "empty cell: the table is damaged or cut short; "
-                                                                   "rebuild it with coburst analyze")
-            if "allocated_resources" in jobs.columns:
-                cells = jobs["allocated_resources"].astype(str)
-                bad_values = {v for v in cells.unique() if not _procset_text(v)}
-                bad = cells.isin(bad_values)
-                if bad.any():
-                    i = int(np.flatnonzero(bad.to_numpy())[0])
-                    where = f"line {i + 2}" if ext == "csv" else f"row {i + 1}"
-                    raise InputError(j, f"{where}, column allocated_resources",
-                                     f"expected resource ids like '0-3 8', got {jobs['allocated_resources'].iloc[i]!r}: "
-                                     "the table is damaged or cut short; rebuild it with coburst analyze")
-            unknown = sorted(set(jobs["run"].astype(str)) - set(runs["run"].astype(str)))
-            if unknown:
-                raise InputError(j, "column run", f"run {unknown[0]!r} is not in {r.name}: the tables do not belong "
-                                                  "together; rebuild them with coburst analyze")
-            _check_numbers(runs, r, [c for c in METRIC_COLUMNS if c in runs.columns], ext)
-            _check_numbers(jobs, j, [c for c in JOB_NUMBERS if c in jobs.columns], ext)
+            _check_tables(runs, jobs, r, j, ext)
             runs["run"] = runs["run"].astype(str)
             jobs["run"] = jobs["run"].astype(str)
             return runs, jobs
