@@ -26,7 +26,7 @@ from pathlib import Path
 
 import pytest
 
-from crossengine import assert_identical, needs_batsim, run_both
+from crossengine import assert_energy_identical, assert_identical, needs_batsim, run_both
 from simharness import workload
 
 pytestmark = [needs_batsim, pytest.mark.timeout(600)]
@@ -113,27 +113,6 @@ JOBS = [{"id": 1, "subtime": 1, "walltime": 1000, "res": 2, "profile": "c"},
         {"id": 4, "subtime": 3.5, "walltime": 4, "res": 1, "profile": "c"},
         {"id": 5, "subtime": 20, "walltime": 1000, "res": 2, "profile": "c2"},
         {"id": 6, "subtime": 200, "walltime": 1000, "res": 4, "profile": "seq"}]
-
-
-def _degenerate_epower(a: str, b: str, previous: str) -> bool:
-    """Two ``_consumed_energy.csv`` lines equal but for ``epower`` over an interval shorter than
-    the printed microsecond (Batsim's docs: "subject to degenerate cases"): energy / time of a
-    sub-microsecond interval magnifies the last bits of the dates."""
-    fa, fb = a.split(","), b.split(",")
-    return (fa[:4] == fb[:4] and "NA" not in (fa[4], fb[4]) and previous.split(",")[0] == fa[0])
-
-
-def assert_energy_identical(batsim, coburst, degenerate_epower: bool = False) -> None:
-    assert_identical(batsim, coburst)
-    for suffix in ("_consumed_energy.csv", "_pstate_changes.csv"):
-        a = Path(f"{batsim.prefix}{suffix}").read_text()
-        b = Path(f"{coburst.prefix}{suffix}").read_text()
-        if a != b and degenerate_epower and suffix == "_consumed_energy.csv":
-            la, lb = a.splitlines(), b.splitlines()
-            if len(la) == len(lb) and all(x == y or _degenerate_epower(x, y, la[i - 1])
-                                          for i, (x, y) in enumerate(zip(la, lb))):
-                continue
-        assert a == b, f"{suffix} differs:\n--- batsim\n{a}\n--- coburst\n{b}"
 
 
 @pytest.mark.parametrize("options", [
