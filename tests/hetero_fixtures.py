@@ -6,6 +6,7 @@ every node and job, and the invariants the engine tests check on ``_jobs.csv``
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Sequence
 
@@ -123,3 +124,12 @@ def random_jobs(seed: int, n: int, arrival: str) -> list[dict]:
                      "ops": float(np.round(rng.uniform(1e8, 3e9), -6)), "req_time": float(rng.integers(1, 4)),
                      "mem": int(rng.integers(0, 5)), "mem_vol": int(rng.integers(0, 5))})
     return jobs
+
+
+#: IRMaSim's example files (MIT; read, never copied into coburst): the environment variable
+#: IRMASIM_EXAMPLES, else the shared reference copy beside the checkout (where CI has it)
+IRMASIM = Path(os.environ.get("IRMASIM_EXAMPLES") or
+               Path(__file__).resolve().parents[1].parent / "shared" / "reference" / "irmasim" / "examples")
+needs_irmasim = pytest.mark.skipif(
+    not IRMASIM.is_dir(), reason=f"IRMaSim's example files not found at {IRMASIM}: set IRMASIM_EXAMPLES to "
+                                 "the examples/ folder of an IRMaSim checkout")

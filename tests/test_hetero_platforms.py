@@ -19,10 +19,9 @@ from coburst.platforms.irmasim import convert
 sys.path.insert(0, str(Path(__file__).parent))
 from crossengine import assert_identical, needs_batsim, run_both  # noqa: E402
 from simharness import COBURST, REPO, run_sim, write_json  # noqa: E402
+from hetero_fixtures import IRMASIM, needs_irmasim  # noqa: E402
 
 PLATFORMS = REPO / "platforms"
-IRMASIM = REPO.parent / "shared" / "reference" / "irmasim" / "examples"
-needs_irmasim = pytest.mark.skipif(not IRMASIM.is_dir(), reason="IRMaSim reference examples not present")
 
 #: Sánchez Sousa 2023, Tables 2 and 3: (count, lowest, highest clock in GHz) per class, the
 #: open classes closed as the module documents (width of the class before)

@@ -21,10 +21,9 @@ from coburst.workloads.swf import read_swf
 sys.path.insert(0, str(Path(__file__).parent))
 from crossengine import assert_identical, needs_batsim, run_both  # noqa: E402
 from simharness import COBURST, REPO, run_sim, write_json  # noqa: E402
+from hetero_fixtures import IRMASIM, needs_irmasim  # noqa: E402
 
 KTH = REPO / "workloads" / "KTH-SP2-1996-2.1-cln.swf"
-IRMASIM = REPO.parent / "shared" / "reference" / "irmasim" / "examples"
-needs_irmasim = pytest.mark.skipif(not IRMASIM.is_dir(), reason="IRMaSim reference examples not present")
 
 
 def cli(*args: str, cwd: Path) -> subprocess.CompletedProcess:
