@@ -29,13 +29,14 @@ from coburst.errors import InputError
 
 if TYPE_CHECKING:  # pragma: no cover
     from coburst.models.heatmap import Heatmap
-    from coburst.simulator.engine import SimJob, Simulator
+    from coburst.simulator.jobs import SimJob
 
 
 class HeatmapSpeedup:
-    """A speed hook (``on_job_start`` / ``on_job_end``) applying a heatmap, see the module."""
+    """A speed hook (``on_job_start`` / ``on_job_end``) applying a heatmap, see the module;
+    ``sim`` is the running :class:`~coburst.simulator.engine.Simulator`."""
 
-    def __init__(self, sim: "Simulator", heatmap: "Heatmap", alone: str | float = "best"):
+    def __init__(self, sim: Any, heatmap: "Heatmap", alone: str | float = "best"):
         self.sim = sim
         self.heatmap = heatmap
         self.alone = alone
@@ -147,7 +148,7 @@ class HeatmapSpeedup:
         self._update(affected)
 
 
-def make_hook(sim: "Simulator") -> Any:
+def make_hook(sim: Any) -> Any:
     """The hook ``coburst sim --heatmap FILE [--heatmap-alone best|FACTOR]`` asks for."""
     from coburst.models.heatmap import load_heatmap
 

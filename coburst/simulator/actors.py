@@ -1,0 +1,215 @@
+"""Batsim 4.2.1's actors as kernel processes (``job_submitter.cpp``, ``network.cpp``,
+``jobs_execution.cpp``'s waiter and killer, ``server.cpp``'s loop).
+
+* ``server`` (on the master host) owns the simulation state.  It receives internal
+  messages on the ``server`` mailbox, turns them into protocol events and, whenever the
+  scheduler is ready and no other internal message is pending, sends the pending events;
+* one ``submitter`` per workload (on the master host) releases jobs at their submission
+  times;
+* a ``request-reply`` process performs one exchange with the scheduler (ZeroMQ, or memory
+  for an in-process scheduler) and forwards every decision of the reply to the server,
+  dated by its timestamp, then SCHED_READY at the reply's ``now``;
+* ``waiter`` processes for ``CALL_ME_LATER`` and ``killer`` processes for ``KILL_JOB``.
+
+Every internal message is a 1-byte SimGrid communication to the master host, exactly like
+Batsim's ``mailbox->put(msg, 1)``: route latency, then 1 byte at the bottleneck bandwidth,
+served one at a time (:meth:`BatsimActors.to_server`).
+
+:class:`BatsimActors` is one part of :class:`coburst.simulator.engine.Simulator`.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Generator
+
+from coburst.errors import ProtocolError
+from coburst.simulator.kernel import Get, Put, Sleep
+from coburst.simulator.output import LD
+from coburst.simulator.workload import Job, Workload
+
+#: SimGrid 3.32's ``network/loopback-bw`` default (bytes/s) and the routings that use it
+LOOPBACK_BANDWIDTH = 10e9
+LOOPBACK_ZONES = ("Full", "Floyd", "Dijkstra", "DijkstraCache")
+
+
+class BatsimActors:
+    """The simulator's processes: server, submitters, request-reply, waiters, killers."""
+
+    def route_to_master(self, host) -> tuple[float, float]:
+        """(latency, bottleneck bandwidth) of the route from ``host`` to the master host, as
+        Batsim's 1-byte ``mailbox->put(msg, 1)`` uses it under ``ptask_L07`` (bandwidth
+        ``inf``: no link on the route)."""
+        route = self.master_routes.get(host.name)
+        if route is None:
+            if host is self.machines.master and self.master_in_empty_zone:
+                route = (0.0, math.inf)  # no route (and no latency) inside a routing="None" zone
+            elif host is self.machines.master and self.master_zone == "Vivaldi":
+                # SimGrid 4.1's Python route_to fails on a Vivaldi host to itself; SimGrid 3.32
+                # routes it without any link (a coordinates-only host: no latency either)
+                route = (0.0, math.inf)
+            else:
+                links, latency = host.route_to(self.machines.master)  # (links, total latency)
+                if not links and host is self.machines.master and self.master_zone in LOOPBACK_ZONES:
+                    # SimGrid 3.32 (Batsim 4.2.1's) gives a host of such a zone without a route to
+                    # itself the network model's loopback link (10 GBps, no latency; measured)
+                    route = (0.0, LOOPBACK_BANDWIDTH)
+                else:
+                    bandwidth = min((link.bandwidth for link in links), default=0.0)
+                    route = (latency, bandwidth if bandwidth > 0 else math.inf)
+            self.master_routes[host.name] = route
+        return route
+
+    def to_server(self, message: tuple, host=None) -> Put:
+        """A message to the server from a process on ``host`` (default: the master host)."""
+        if host is None:
+            if self.master_route is None:
+                self.master_route = self.route_to_master(self.machines.master)
+            latency, bandwidth = self.master_route
+        else:
+            latency, bandwidth = self.route_to_master(host)
+        return Put(self.server_box, message, latency, bandwidth)
+
+    def submitter(self, wl: Workload) -> Generator:
+        """Release the jobs of one static workload at their submission times
+        (``job_submitter.cpp`` ``static_job_submitter_process``)."""
+        yield self.to_server(("HELLO",))
+        current = self.kernel.now
+        batch: list[Job] = []
+        first = True
+        for job in sorted(wl.jobs, key=lambda j: (j.subtime, j.id)):
+            if job.subtime > current:
+                if batch:
+                    yield self.to_server(("SUBMIT", batch))
+                    batch = []
+                yield Sleep(float(LD(job.subtime) - LD(current)))  # Batsim: long double dates
+                current = self.kernel.now
+            batch.append(job)
+            if first:
+                first = False
+                if self.power is not None:  # Batsim: energy_first_job_submission
+                    self.power.first_submission(self.kernel.now)
+        if batch:
+            yield self.to_server(("SUBMIT", batch))
+        yield self.to_server(("BYE",))
+
+    def request_reply(self, events: list[dict[str, Any]]) -> Generator:
+        """One exchange with the scheduler, then each decision to the server at its date
+        (``network.cpp`` ``request_reply_scheduler_process``, ``protocol.cpp``
+        ``send_message_at_time``), then SCHED_READY at the reply's ``now``."""
+        reply = self.exchange(events)
+        kernel = self.kernel
+        for event in reply["events"]:
+            date = float(event["timestamp"])
+            if date > kernel.now:
+                yield Sleep(date - kernel.now)
+            yield self.to_server(("DECISION", event))
+        date = float(reply["now"])
+        if date > kernel.now:
+            yield Sleep(date - kernel.now)
+        yield self.to_server(("READY",))
+
+    def exchange(self, events: list[dict[str, Any]]) -> dict[str, Any]:
+        now = self.kernel.now
+        reply = self.link.exchange(now, events)
+        if self.end_sent and reply["events"]:
+            types = ", ".join(sorted({str(e.get("type")) for e in reply["events"]}))
+            raise ProtocolError(f"the scheduler answered SIMULATION_ENDS with events ({types}); the reply to "
+                                "SIMULATION_ENDS must contain no events")
+        if self.config.on_progress is not None:
+            self.config.on_progress(now, self.nb_completed, self.nb_submitted)
+        return reply
+
+    def waiter(self, target: float) -> Generator:
+        """``CALL_ME_LATER`` (``jobs_execution.cpp`` ``waiter_process``)."""
+        now = self.kernel.now
+        if now < target:
+            yield Sleep(max(target - now, 1e-5))
+        if not self.end_sent:
+            yield self.to_server(("WAITING_DONE", target))
+        else:
+            self.nb_waiters -= 1
+
+    def killer(self, ids: list[str]) -> Generator:
+        """``KILL_JOB`` (``jobs_execution.cpp`` ``killer_process``): record the progress of
+        the running jobs, stop them, then tell the server."""
+        progress: dict[str, Any] = {}
+        now = self.kernel.now
+        for jid in ids:
+            sjob = self.jobs[jid]
+            if sjob.state == "RUNNING":
+                run = sjob.run
+                progress[jid] = run.progress(now)
+                proc = run.proc
+                if proc.activity is not None:
+                    # a running parallel task is cancelled: the job ends by itself (code -2)
+                    self.kernel.cancel_activity(proc)
+                else:
+                    self.kernel.kill(proc)
+                    sjob.state = "COMPLETED_KILLED"
+                    sjob.return_code = -1
+                    sjob.finish = now  # a null runtime becomes 1e-5 in the outputs (JobRecord.times)
+                    self._end_job(sjob)
+        yield self.to_server(("KILLING_DONE", ids, progress))
+
+    def server(self) -> Generator:
+        """The server loop (``server.cpp`` ``server_process``)."""
+        self.append("SIMULATION_BEGINS", self.simulation_begins())
+        self._call_scheduler()
+        box = self.server_box
+        while not self.done:
+            message = yield Get(box)
+            self.handle(message)
+            if self.done:
+                break
+            if self.sched_ready and not self.end_sent and box.empty():
+                if self.events:
+                    self._call_scheduler()
+                elif self.is_finished():
+                    self.end_sent = True
+                    self.append("SIMULATION_ENDS", {})
+                    self._call_scheduler()
+                elif self.is_stalled():
+                    raise ProtocolError(self.stall_message())
+        self.kernel.stop()
+
+    def _call_scheduler(self) -> None:
+        events, self.events = self.events, []
+        self.sched_ready = False
+        self.kernel.spawn(self.request_reply(events), "request_reply")
+        for sjob in self.to_delete:  # Batsim's delete_jobs: forget them (memory stays flat)
+            sjob.deleted = True
+            if self.power is not None and sjob.run is not None and sjob.run.energy_zombie is not None:
+                sjob.run.end_energy_zombie()  # (before SimGrid drops it: its hosts' load is read)
+            if sjob.run is not None and sjob.run.proc is not None and sjob.run.proc.zombie is not None:
+                self.kernel.end_zombie(sjob.run.proc)  # its timed-out parallel task stops now
+            sjob.run = None
+            self.jobs.pop(sjob.id, None)
+            self.deleted_ids.add(sjob.id)
+            if not self.config.profile_reuse:
+                self.collected_profiles.add((sjob.job.workload, sjob.job.profile))
+        self.to_delete = []
+
+    def is_finished(self) -> bool:
+        return (self.nb_submitters_done == self.nb_submitters
+                and (not self.config.dynamic_jobs or self.registration_finished)
+                and self.nb_completed == self.nb_submitted
+                and self.nb_running == 0 and self.nb_waiters == 0 and self.nb_killers == 0
+                and (self.power is None or self.power.nb_switching == 0))
+
+    def is_stalled(self) -> bool:
+        """Nothing can ever happen again: no process will send the server anything."""
+        return (self.nb_submitters_done == self.nb_submitters and self.nb_running == 0
+                and self.nb_waiters == 0 and self.nb_killers == 0
+                and (self.power is None or self.power.nb_switching == 0))
+
+    def stall_message(self) -> str:
+        waiting = [j.id for j in self.jobs.values() if j.state == "SUBMITTED"]
+        if waiting:
+            shown = ", ".join(waiting[:5]) + (" ..." if len(waiting) > 5 else "")
+            return (f"the simulation cannot progress: {len(waiting)} submitted job(s) ({shown}) were never "
+                    f"executed nor rejected, no job is running and the scheduler asked for no callback "
+                    f"(simulated time {self.now():.6f})")
+        return ("the simulation cannot progress: dynamic job registration is enabled but the scheduler never "
+                "sent NOTIFY registration_finished, and nothing else is pending "
+                f"(simulated time {self.now():.6f})")
