@@ -16,7 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from coburst.cli import sim as simcli
+from coburst.simulator import arguments as simargs
+from coburst.simulator import options as simopts
 from coburst.cli.main import build_parser, main
 from coburst.errors import InputError
 
@@ -116,10 +117,10 @@ def test_every_option_accepted_or_refused_clearly(long, tmp_path):
         parsed.append(vars(args))
         if long in REFUSED:
             with pytest.raises(InputError) as err:
-                simcli.batsim_options(args)
+                simargs.batsim_options(args)
             assert long in str(err.value) and "not supported by coburst sim" in str(err.value)
         else:
-            simcli.batsim_options(args)
+            simargs.batsim_options(args)
     assert all(p == parsed[0] for p in parsed[1:]), "short/long/alias forms differ"
 
 
@@ -195,7 +196,7 @@ def test_dump_execution_context(extra, expected, capsys, tmp_path):
 
 def options_for(*argv: str) -> dict:
     args = build_parser().parse_args(["sim", "-p", "p.xml", "-w", "w.json", *argv])
-    return simcli.batsim_options(args)
+    return simargs.batsim_options(args)
 
 
 def test_batsim_options_defaults():
@@ -246,13 +247,13 @@ def test_sched_cfg_options_are_exclusive():
 
 def test_simulation_begins_config_order():
     o = options_for("--sched-cfg", "abc", "--redis-port", "7000", "--forward-profiles-on-submission")
-    cfg = simcli.simulation_begins_config(o, dynamic_jobs=True, ack_dynamic_jobs=False, profile_reuse=True)
+    cfg = simopts.simulation_begins_config(o, dynamic_jobs=True, ack_dynamic_jobs=False, profile_reuse=True)
     assert list(cfg) == ["redis-enabled", "redis-hostname", "redis-port", "redis-prefix",
                          "profiles-forwarded-on-submission", "dynamic-jobs-enabled", "dynamic-jobs-acknowledged",
                          "profile-reuse-enabled", "sched-config", "forward-unknown-events"]
     assert cfg["sched-config"] == "abc" and cfg["redis-port"] == 7000
     assert cfg["profiles-forwarded-on-submission"] and cfg["profile-reuse-enabled"]
-    assert not simcli.simulation_begins_config(o, dynamic_jobs=False, ack_dynamic_jobs=False,
+    assert not simopts.simulation_begins_config(o, dynamic_jobs=False, ack_dynamic_jobs=False,
                                                profile_reuse=True)["profile-reuse-enabled"]
 
 
@@ -263,27 +264,27 @@ def test_simulation_begins_config_order():
 ])
 def test_machine_limit(mmax, by_workload, nb_res, expected):
     # batsim.cpp load_workloads_and_workflows
-    assert simcli.machine_limit({"mmax": mmax, "mmax_workload": by_workload}, nb_res) == expected
+    assert simopts.machine_limit({"mmax": mmax, "mmax_workload": by_workload}, nb_res) == expected
 
 
 def test_roles():
-    assert simcli.parse_roles(["a,b:storage", "c:compute_node", "d:master", "a:compute"]) == {
+    assert simargs.parse_roles(["a,b:storage", "c:compute_node", "d:master", "a:compute"]) == {
         "a": "compute", "b": "storage", "c": "compute_node", "d": "master"}
     for bad in ("a", "a:b:storage", ":storage", "a:", "a,,b:storage", "a:gpu"):
         with pytest.raises(InputError):
-            simcli.parse_roles([bad])
+            simargs.parse_roles([bad])
 
 
 def test_simulator_config_carries_options(tmp_path):
     args = build_parser().parse_args(["sim", "-p", "p.xml", "-w", "w.json", "--mmax", "2", "--sched-cfg", "s",
                                       "--enable-dynamic-jobs", "--enable-profile-reuse"])
-    config = simcli.simulator_config_from_args(args)
+    config = simargs.simulator_config_from_args(args)
     assert config.batsim_options["mmax"] == 2 and config.batsim_options["sched_config"] == "s"
     assert config.dynamic_jobs and config.profile_reuse and config.forward_unknown_events is False
     # coburst run shares the options
     run_args = build_parser().parse_args(["run", "easy", "-p", "p.xml", "-w", "w.json", "--disable-schedule-tracing"])
     run_args.socket_endpoint = "ipc:///tmp/x"
-    assert simcli.simulator_config_from_args(run_args).batsim_options["schedule_tracing"] is False
+    assert simargs.simulator_config_from_args(run_args).batsim_options["schedule_tracing"] is False
 
 
 def test_the_engine_defaults_are_the_command_line_defaults():
@@ -294,8 +295,8 @@ def test_the_engine_defaults_are_the_command_line_defaults():
     from coburst.simulator.options import DEFAULTS, default_batsim_options
 
     parser = argparse.ArgumentParser(add_help=False)
-    simcli.add_sim_options(parser)
-    assert simcli.batsim_options(parser.parse_args(["-p", "unused"])) == DEFAULTS
+    simargs.add_sim_options(parser)
+    assert simargs.batsim_options(parser.parse_args(["-p", "unused"])) == DEFAULTS
     fresh = default_batsim_options()
     fresh["sg_cfg"].append("x:y")
     assert DEFAULTS["sg_cfg"] == []

@@ -73,7 +73,7 @@ def analyze_command(args: argparse.Namespace) -> int:
     check_output(out / "runs.csv", "-o/--output")
     heatmap = None
     if args.heatmap is not None:
-        from coburst.cli.sim import heatmap_file
+        from coburst.simulator.arguments import heatmap_file
         from coburst.models.heatmap import load_heatmap
 
         heatmap = load_heatmap(heatmap_file(args.heatmap))

@@ -68,7 +68,7 @@ class SimulatorConfig:
     peer_alive: Callable[[], str | None] | None = None
     #: called with the simulated time after each scheduler exchange (progress bars)
     on_progress: Callable[[float, int, int], None] | None = None
-    #: the other Batsim 4.2.1 options (``coburst.cli.sim.batsim_options``; None: ``simulator.options.DEFAULTS``)
+    #: the other Batsim 4.2.1 options (``coburst.simulator.arguments.batsim_options``; None: ``simulator.options.DEFAULTS``)
     batsim_options: dict | None = None
 
 
