@@ -1,9 +1,9 @@
 """The process one campaign run executes in: ``python -m coburst.campaign.child TASK_JSON``.
 
-* engine ``coburst``: exactly ``coburst run SCHEDULER -o OPTIONS -p PLATFORM -w WORKLOAD
-  -e PREFIX -q --timeout T SIM_ARGS...`` (:func:`coburst.cli.main.main`);
+* engine ``coburst``: what ``coburst run SCHEDULER -o OPTIONS -p PLATFORM -w WORKLOAD
+  -e PREFIX -q --timeout T SIM_ARGS...`` does, through :func:`coburst.runner.run`;
 * engine ``batsim``: the real Batsim with the same scheduler (a coburst policy name resolved
-  as ``coburst run`` does, :func:`coburst.cli.run.resolve_scheduler`) through
+  as ``coburst run`` does, :func:`coburst.runner.resolve_scheduler`) through
   :func:`coburst.simulator.external.run_with_batsim`, the simulator options passed on.
 
 The process asks Linux for SIGTERM when the thread that started it dies
@@ -27,36 +27,45 @@ def _die_with_parent() -> None:
     die_with_parent(signal.SIGTERM, int(parent) if parent else None)
 
 
-def run_coburst(task: dict) -> int:
-    from coburst.cli.main import main
-
-    argv = ["run", task["scheduler"], "-o", json.dumps(task["options"]), "-p", task["platform"],
-            "-w", task["workload"], "-e", task["prefix"], "-q", "--timeout", repr(float(task["timeout"])),
-            *task["sim_args"]]
-    return main(argv)
-
-
-def run_batsim(task: dict) -> int:
+def _reported(engine: str, body) -> int:
+    """Run ``body()``; a failure ends with one message on stderr (as the command line prints
+    it) and its exit status."""
     from coburst import signals
-    from coburst.cli.run import resolve_scheduler
     from coburst.errors import CoburstError, Interrupted
-    from coburst.simulator.external import find_batsim, run_with_batsim
 
     signals.install()
     try:
+        body()
+        return 0
+    except CoburstError as exc:
+        print(f"{engine}: error: {exc}", file=sys.stderr)
+        return exc.exit_code
+    except Interrupted as exc:
+        print(f"{engine}: interrupted by {exc.name}: stopped, no partial output left", file=sys.stderr)
+        return exc.exit_code
+    finally:
+        signals.finish()
+
+
+def run_coburst(task: dict) -> int:
+    from coburst.runner import run
+
+    return _reported("coburst run", lambda: run(
+        task["scheduler"], platform=task["platform"], workloads=[task["workload"]], export=task["prefix"],
+        options=task["options"], sim_args=task["sim_args"], timeout=float(task["timeout"])))
+
+
+def run_batsim(task: dict) -> int:
+    from coburst.runner import resolve_scheduler
+    from coburst.simulator.external import find_batsim, run_with_batsim
+
+    def body():
         batsim = find_batsim(task.get("batsim"))
         spec, options = resolve_scheduler(task["scheduler"], dict(task["options"]), task["platform"])
         run_with_batsim(batsim, spec, options, task["platform"], [task["workload"]], task["prefix"],
                         extra_args=list(task["sim_args"]), timeout=float(task.get("run_timeout") or 10 ** 7))
-        return 0
-    except CoburstError as exc:
-        print(f"coburst campaign (batsim engine): error: {exc}", file=sys.stderr)
-        return exc.exit_code
-    except Interrupted as exc:
-        print(f"coburst campaign (batsim engine): interrupted by {exc.name}", file=sys.stderr)
-        return exc.exit_code
-    finally:
-        signals.finish()
+
+    return _reported("coburst campaign (batsim engine)", body)
 
 
 def main(argv: list[str] | None = None) -> int:

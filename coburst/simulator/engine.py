@@ -80,6 +80,8 @@ class SimResult:
     schedule: dict[str, str]
     wall_seconds: float
     nb_compute: int = 0
+    #: the scheduler's options as used (set by :func:`coburst.runner.run_args`)
+    scheduler_options: dict = field(default_factory=dict)
 
     def summary(self) -> str:
         s = self.schedule

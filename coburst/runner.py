@@ -1,0 +1,289 @@
+"""One run: a scheduler and the embedded simulator together (the library entry of ``coburst
+run`` and of campaign runs).
+
+The scheduler is a pybatsim scheduler file (``schedulers/coburstEasy.py``, pybatsim's
+own ``easyBackfill``...) or the name of a coburst policy (``fcfs``, ``easy``,
+``backfill-sjf-1``...) resolved to its entry file (:func:`resolve_scheduler`).  It runs
+in the simulator's process (pybatsim's scheduler over a memory link, the default) or as a
+real ``pybatsim`` process talking ZeroMQ on a private endpoint.  Everything is checked
+before a scheduler starts: options, output places, workloads and platform.
+
+    >>> from coburst.runner import run
+    >>> result = run("easy", platform="platforms/kth_sp2.xml",
+    ...              workloads=["workloads/kth_sp2_head.json"], export="/tmp/out")  # doctest: +SKIP
+    >>> result.jobs_csv                                                               # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+from typing import Sequence
+
+from coburst.errors import InputError
+from coburst.simulator.arguments import add_sim_options, simulator_config_from_args
+
+REPO_SCHEDULERS = Path(__file__).resolve().parents[1] / "schedulers"
+
+
+def cosched_platform(platform: str | None) -> dict[str, str] | None:
+    """The root-zone properties of a node-sharing platform (``coburst platform cosched``:
+    ``platform=cosched``, ``nodes``, ``cores_per_unit``...), or None for any other platform."""
+    if not platform:
+        return None
+    try:
+        with open(platform, encoding="utf-8", errors="replace") as fh:
+            head = fh.read(8192)
+    except OSError:
+        return None  # the simulator reports unreadable platforms
+    import re
+
+    props = dict(re.findall(r'<prop id="([^"]+)" value="([^"]*)"/>', head.split("<host", 1)[0]))
+    return props if props.get("platform") == "cosched" else None
+
+
+def resolve_scheduler(spec: str, options: dict, platform: str | None = None) -> tuple[str, dict]:
+    """A scheduler file path, a pybatsim bundled name, or a coburst policy name: a
+    co-scheduling policy (``easy-co``, ``EASY-Co``...) when the name is one and the platform
+    is a node-sharing one or the name belongs to no burst-buffer policy, a heterogeneous
+    mapping policy (``min-min``, ``duplex``, ``astar``...) when it names no other, else a
+    burst-buffer-aware policy."""
+    path = Path(spec)
+    if spec.endswith(".py"):
+        if not path.is_file():
+            raise InputError(spec, None, "scheduler file not found")
+        return str(path.resolve()), options
+    from coburst import policies as bb_policies
+    from coburst.policies import cosched, hetero
+
+    def known(registry) -> bool:
+        try:
+            registry.resolve(spec)
+        except (KeyError, ValueError, InputError):
+            return False
+        return True
+
+    bb, co = known(bb_policies), known(cosched)
+    if not (bb or co) and known(hetero):
+        return str(REPO_SCHEDULERS / "heteroPolicy.py"), {"policy": spec, **options}
+    if co and (not bb or cosched_platform(platform) is not None):
+        return str(REPO_SCHEDULERS / "coschedPolicy.py"), {"policy": spec, **options}
+    if bb:
+        return str(REPO_SCHEDULERS / "coburstBackfill.py"), {"policy": spec, **options}
+    # pybatsim's bundled schedulers (schedFcfs, easyBackfill, ...)
+    return spec, options
+
+
+def launch_scheduler(spec: str, options: dict, endpoint: str, log_path: Path) -> subprocess.Popen:
+    cmd = [sys.executable, "-m", "batsim.cmds.launcher", spec, "-o", json.dumps(options),
+           "-s", endpoint, "-t", "30000", "-v", "warning"]
+    with open(log_path, "w", encoding="utf-8") as log:  # the child keeps its own descriptor
+        # its own session: a Ctrl-C on the terminal reaches coburst only, which then stops it cleanly
+        return subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, env=os.environ.copy(),
+                                start_new_session=True)
+
+
+def preflight(args: argparse.Namespace):
+    """Everything checked before a scheduler starts (``coburst run`` never starts one for bad
+    input): options, output places, the workloads (fully validated, as the simulator loads
+    them) and the platform file; returns the simulator configuration and the job count."""
+    from coburst.simulator.platform import check_xml
+    from coburst.simulator.workload import load_workload
+
+    config = simulator_config_from_args(args)
+    total = sum(len(load_workload(path, f"w{i}").jobs) for i, path in enumerate(args.workload))
+    check_xml(args.platform)
+    return config, total
+
+
+def _simulate(args: argparse.Namespace, config, total: int, link=None):
+    """Run the simulation with a progress bar on a terminal."""
+    from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+
+    from coburst.simulator.engine import Simulator
+
+    show = not args.quiet and sys.stderr.isatty()
+    with Progress(TextColumn("[bold]simulating"), BarColumn(), TextColumn("{task.completed}/{task.total} jobs"),
+                  TextColumn("t={task.fields[now]:.0f}s"), TimeElapsedColumn(), disable=not show,
+                  transient=True) as progress:
+        task = progress.add_task("sim", total=total or None, now=0.0)
+        config.on_progress = lambda now, done, submitted: progress.update(task, completed=done, now=now)
+        sim = Simulator(config)
+        sim.link = link(sim) if link is not None else None
+        return sim.run()
+
+
+def stop_process(proc: subprocess.Popen, grace: float) -> None:
+    """Wait ``grace`` seconds for ``proc`` to end, then SIGTERM, then SIGKILL; always reaped."""
+    try:
+        proc.wait(timeout=grace)
+        return
+    except subprocess.TimeoutExpired:
+        pass
+    finally:
+        if proc.poll() is None:
+            proc.terminate()
+            try:
+                proc.wait(timeout=2)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+
+
+#: longest path of a Unix-domain socket (sun_path is 108 bytes with its terminating NUL)
+_MAX_IPC_PATH = 107
+
+
+def _run_over_zmq(args: argparse.Namespace, spec: str, options: dict, config, total: int):
+    """The scheduler as a real ``pybatsim`` process on a private IPC endpoint (no port to
+    pick, so no race with other runs on the machine).  On every exit path the scheduler is
+    stopped and reaped and the temporary folder removed."""
+    sock_dir = tempfile.mkdtemp(prefix="coburst-run-")
+    if len(os.fsencode(sock_dir)) + len("/scheduler.sock") > _MAX_IPC_PATH:
+        # a Unix socket path has at most 107 bytes: a deep TMPDIR cannot hold the socket
+        os.rmdir(sock_dir)
+        sock_dir = tempfile.mkdtemp(prefix=f"coburst-run-{os.getpid()}-", dir="/tmp")
+    endpoint = f"ipc://{sock_dir}/scheduler.sock"
+    args.socket_endpoint = config.socket_endpoint = endpoint
+    log_path = Path(sock_dir) / "scheduler.log"
+    proc = None
+    ok = False
+    try:
+        proc = launch_scheduler(spec, options, endpoint, log_path)
+
+        def peer_alive():
+            code = proc.poll()
+            if code is None:
+                return None
+            tail = log_path.read_text(errors="replace").strip().splitlines()[-8:]
+            return (f"the scheduler process exited with code {code} before the end of the simulation; its last "
+                    "output:\n    " + "\n    ".join(tail))
+
+        config.peer_alive = peer_alive
+        result = _simulate(args, config, total)
+        ok = True
+        return result
+    finally:
+        sched_log = ""
+        try:
+            if proc is not None:
+                # after a normal end pybatsim exits by itself; after a failure, it is stopped
+                stop_process(proc, 10.0 if ok else 0.5)
+                sched_log = log_path.read_text(errors="replace") if log_path.exists() else ""
+        finally:
+            shutil.rmtree(sock_dir, ignore_errors=True)
+        if ok and proc is not None and proc.returncode not in (0, None) and "Traceback" in sched_log:
+            print(sched_log, file=sys.stderr)
+
+
+def pass_heatmap(args: argparse.Namespace, spec: str, options: dict) -> None:
+    """A co-scheduling policy that reads a heatmap (popularity, pop-filler, pair-greedy...)
+    gets the simulator's ``--heatmap`` when its options name none (one heatmap for the speed
+    hook and the decisions)."""
+    if getattr(args, "heatmap", None) is None or "heatmap" in options or Path(spec).name != "coschedPolicy.py":
+        return
+    from coburst.policies import cosched
+
+    cls, _ = cosched.resolve(options["policy"])
+    if any(p.name == "heatmap" for p in cls.params):
+        options["heatmap"] = args.heatmap
+
+
+def check_scheduler_options(spec: str, options: dict) -> None:
+    """The options of a coburst scheduler file (a subclass of the pybatsim adapter that keeps
+    the adapter's ``__init__``: every entry file in ``schedulers/``), checked before anything starts -- with either
+    transport -- with the adapter's own rules: a bad option is an InputError naming it
+    (status 2), never a scheduler that exits after the simulation began."""
+    if not spec.endswith(".py"):
+        return
+    import importlib.util
+
+    from coburst.adapter.scheduler import CoburstScheduler
+
+    path = Path(spec)
+    name = path.stem[:1].upper() + path.stem[1:]  # pybatsim's rule: the class is named after its file
+    module_spec = importlib.util.spec_from_file_location(f"_coburst_check_{path.stem}", path)
+    if module_spec is None or module_spec.loader is None:
+        return
+    module = importlib.util.module_from_spec(module_spec)
+    try:
+        module_spec.loader.exec_module(module)
+    except Exception:  # noqa: BLE001 - not ours to judge here: pybatsim reports its own load errors
+        return
+    cls = getattr(module, name, None)
+    if not (isinstance(cls, type) and issubclass(cls, CoburstScheduler)):
+        return
+    if not getattr(cls.__init__, "__module__", "").startswith("coburst.adapter"):
+        return  # its own __init__ may take options of its own: only it can judge them
+    try:
+        cls.check_options(options)
+    except InputError as err:
+        raise InputError("-o/--options", err.where, err.problem) from None
+
+
+def run_args(args: argparse.Namespace):
+    """Run what a parsed ``coburst run`` command line asks (``args.scheduler``, ``args.options``
+    as JSON text, ``args.transport`` and Batsim's options); returns the
+    :class:`~coburst.simulator.engine.SimResult`."""
+    from coburst.simulator.protocol import InProcessLink
+
+    try:
+        options = json.loads(args.options)
+    except json.JSONDecodeError as exc:
+        raise InputError("-o/--options", f"column {exc.colno}", f"invalid JSON: {exc.msg}") from None
+    if not isinstance(options, dict):
+        raise InputError("-o/--options", None, "must be a JSON object")
+    spec, options = resolve_scheduler(args.scheduler, options, args.platform)
+    pass_heatmap(args, spec, options)
+    check_scheduler_options(spec, options)
+    if args.transport == "inprocess":
+        args.socket_endpoint = "in-process"
+    else:
+        args.socket_endpoint = "ipc://pending"  # the private endpoint is made after the checks
+    config, total = preflight(args)
+    if args.transport == "inprocess":
+        result = _simulate(args, config, total, lambda sim: InProcessLink(
+            spec, options, timeout=args.timeout, on_timeout=lambda message: sim.abort_outputs()))
+    else:
+        result = _run_over_zmq(args, spec, options, config, total)
+    result.scheduler_options = options
+    return result
+
+
+def add_run_arguments(parser: argparse.ArgumentParser) -> None:
+    """``coburst run``'s arguments: the scheduler, its options, the transport, Batsim's options."""
+    parser.add_argument("scheduler", help="pybatsim scheduler file (.py), pybatsim bundled scheduler name, "
+                                          "or coburst policy name (fcfs, easy, backfill-sjf-1, ...)")
+    parser.add_argument("-o", "--options", default="{}", help="scheduler options as a JSON object")
+    parser.add_argument("--transport", choices=("inprocess", "zmq"), default="inprocess",
+                        help="inprocess: load the pybatsim scheduler into the simulator's process and exchange "
+                             "the Batsim messages through memory (default); zmq: run it as a separate pybatsim "
+                             "process over ZeroMQ, as with the batsim command")
+    add_sim_options(parser)
+
+
+class _ArgumentError(argparse.ArgumentParser):
+    def error(self, message: str):
+        raise InputError("simulator options", None, message)
+
+
+def run(scheduler: str, *, platform: str, workloads: Sequence[str], export: str, options: dict | None = None,
+        sim_args: Sequence[str] = (), transport: str = "inprocess", timeout: float = 30.0, quiet: bool = True):
+    """One run, as ``coburst run SCHEDULER -o OPTIONS -p PLATFORM -w W... -e EXPORT --transport T
+    --timeout S SIM_ARGS...`` would do it, without printing its summary.  ``sim_args`` are
+    Batsim's options as command-line strings (``["--enable-dynamic-jobs", "-E"]``); a bad one
+    is an :class:`~coburst.errors.InputError`.  Returns the
+    :class:`~coburst.simulator.engine.SimResult` (its ``scheduler_options``: the scheduler
+    options used, after a policy name was resolved)."""
+    parser = _ArgumentError(prog="coburst run", add_help=False, allow_abbrev=False)
+    add_run_arguments(parser)
+    argv = [scheduler, "-o", json.dumps(options or {}), "--transport", transport, "-p", platform,
+            *(a for w in workloads for a in ("-w", w)), "-e", export, "--timeout", repr(float(timeout)),
+            *(["-q"] if quiet else []), *sim_args]
+    return run_args(parser.parse_args(argv))
