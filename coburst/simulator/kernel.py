@@ -10,23 +10,26 @@ Batsim actor is a *process*: a generator that yields what it waits for —
   transfer over a route of the given latency and bottleneck bandwidth;
 * :class:`Get` ``(mailbox)``               — a blocking ``mailbox->get()``;
 * :class:`Run` ``(hosts, flops, bytes, timeout)`` — a SimGrid parallel task
-  (``exec_init(...)->start()->wait_for(timeout)``), the one thing SimGrid itself simulates
-  (network and I/O contention under ``ptask_L07``); the process gets back ``"done"``,
-  ``"timeout"`` or ``"cancelled"``;
+  (``exec_init(...)->start()->wait_for(timeout)``), simulated here as SimGrid 3.32's
+  ``ptask_L07`` model does (:mod:`coburst.simulator.l07`: network and CPU contention by the
+  ``FairBottleneck`` solver); the process gets back ``"done"``, ``"timeout"`` or
+  ``"cancelled"``;
 * :class:`Suspend` — wait until someone else wakes the process.
 
 and one SimGrid actor, :meth:`Kernel.main`, runs them all.
 
-**Time is SimGrid's own arithmetic** (:class:`Clock`): under ``ptask_L07`` every pending
-action counts down by common steps, and a 1-byte message costs its route's latency, then
-1 B / the bottleneck bandwidth — measured bit for bit against SimGrid 3.32 (Batsim 4.2.1's)
-and 4.1.  Actions ending in the same step wake their processes in creation order;
-processes woken or created at a date run in rounds at that date, in the order they were
-woken (SimGrid's scheduling rounds).  When both ends of a message wait, the side that
-arrived first resumes first (as SimGrid does).
+**Time is SimGrid 3.32's own arithmetic** (:class:`Clock`): under ``ptask_L07`` every pending
+action counts down by common steps.  A parallel task and a 1-byte message are both
+``L07Action`` s: the largest latency of their routes first, then their work (1.0) at the rate
+the solver gives their lmm variable, re-solved whenever a variable comes or goes — a message
+shares its route's links with the parallel tasks crossing them.  Measured bit for bit against
+SimGrid 3.32 (Batsim 4.2.1's; ``scripts/l07_reference``).  Actions ending in the same step
+wake their processes in creation order; processes woken or created at a date run in rounds at
+that date, in the order they were woken (SimGrid's scheduling rounds).  When both ends of a
+message wait, the side that arrived first resumes first (as SimGrid does).
 
-Simulated time advances without a thread switch per event: the SimGrid clock is only
-moved (one ``sleep_for`` or ``wait_any_for``) while parallel tasks run.
+No SimGrid activity runs while simulating: SimGrid (4.1, the Python binding) only loaded the
+platform, whose hosts, links and routes :class:`coburst.simulator.l07.Network` reads.
 """
 
 from __future__ import annotations
@@ -40,7 +43,7 @@ from typing import Any, Generator
 
 import numpy as np
 
-from coburst.simulator._simgrid import simgrid
+from coburst.simulator import l07
 
 _DEBUG = bool(os.environ.get("COBURST_DEBUG_SIM"))
 
@@ -64,6 +67,9 @@ class Put:
     message: Any
     latency: float  # route latency (s)
     bandwidth: float  # bottleneck bandwidth of the route (B/s); inf with no link on the route
+    #: the route's links (shared with the parallel tasks crossing them); None: a link of its own
+    #: of the bottleneck bandwidth
+    route: "l07.Route | None" = None
 
 
 @dataclass(slots=True)
@@ -104,10 +110,10 @@ class Process:
         self.name = name
         self.alive = True
         self.action = None  # its pending countdown (sleep), if any
-        self.activity = None  # the running simgrid.Exec, if any
-        self.timer = None  # absolute date of its parallel task's timeout, if any
+        self.activity = None  # the running parallel task (_Flow or _WorkHandle), if any
+        self.timer = None  # the clock action of its parallel task's timeout, if any
         self.data = None  # free slot for the owner (e.g. the JobRun)
-        self.zombie = None  # a parallel task left running after its timeout (see _fire_timers)
+        self.zombie = None  # a parallel task left running after its timeout (see _timeout)
 
 
 @dataclass
@@ -115,7 +121,7 @@ class Mailbox:
     """A SimGrid mailbox with blocking put/get: puts are served one at a time, FIFO."""
 
     name: str
-    pending: deque = field(default_factory=deque)  # (sender, message, latency, transfer)
+    pending: deque = field(default_factory=deque)  # (sender, Put)
     receiver: Process | None = None
     receiver_first: bool = False  # the receiver was waiting when the current transfer began
     busy: bool = False  # a transfer is in progress
@@ -153,17 +159,18 @@ class Clock:
         self._where: dict[int, int] = {}  # creation number -> index
         self._nonunit = 0  # actions whose rate is not 1.0 (none: remaining / rate == remaining)
 
-    def add(self, duration: float, owner: Any) -> int:
-        """Start a timed action (a sleep, a latency); returns its creation number."""
-        return self._add(duration, 1.0, PRECISION, owner)
+    def add(self, duration: float, owner: Any, number: int = -1) -> int:
+        """Start a timed action (a sleep, a latency); returns its creation number (``number``
+        >= 0: the action continues one that just ended, in its place in the creation order)."""
+        return self._add(duration, 1.0, PRECISION, owner, number)
 
-    def add_work(self, rate: float, owner: Any, remains: float = 1.0) -> int:
+    def add_work(self, rate: float, owner: Any, remains: float = 1.0, number: int = -1) -> int:
         """Start an action doing ``remains`` of work at ``rate`` per second."""
         if rate != 1.0:
             self._nonunit += 1
-        return self._add(remains, rate, WORK_PRECISION, owner)
+        return self._add(remains, rate, WORK_PRECISION, owner, number)
 
-    def _add(self, amount: float, rate: float, precision: float, owner: Any) -> int:
+    def _add(self, amount: float, rate: float, precision: float, owner: Any, number: int = -1) -> int:
         n = self.n
         if n == len(self.rem):
             self.rem = np.resize(self.rem, 2 * n)
@@ -174,8 +181,9 @@ class Clock:
         self.rem[n] = amount
         self.rate[n] = rate
         self.prec[n] = precision
-        number = self._counter
-        self._counter += 1
+        if number < 0:
+            number = self._counter
+            self._counter += 1
         self.seq[n] = number
         self.owner[n] = owner
         self._where[number] = n
@@ -226,7 +234,10 @@ class Clock:
             return math.inf
         if not self._nonunit:
             return float(self.rem[0]) if n == 1 else float(_min(self.rem[:n]))
-        return float(_min(self.rem[:n] / self.rate[:n]))
+        if n == 1:
+            return float(self.rem[0]) / float(self.rate[0]) if self.rate[0] > 0 else math.inf
+        with np.errstate(divide="ignore"):  # a rate of 0 never ends (SimGrid skips it)
+            return float(_min(self.rem[:n] / self.rate[:n]))
 
     def step(self, delta: float) -> list:
         """Advance by ``delta``; return the owners of the actions that ended, in creation
@@ -259,13 +270,11 @@ class Clock:
 class Kernel:
     """Runs processes in simulated time (see the module docstring)."""
 
-    def __init__(self):
+    def __init__(self, network: "l07.Network | None" = None):
         self.clock = Clock()
+        self.network = network if network is not None else l07.Network()
+        self.system = l07.FairBottleneck()
         self._ready: deque = deque()
-        self._activities: dict = {}  # simgrid.Exec -> Process
-        self._timers: list = []  # (date, number, process, exec): parallel-task timeouts
-        self._aset = None
-        self._timer_counter = 0
         self.stopped = False
 
     @property
@@ -291,6 +300,7 @@ class Kernel:
             proc.action = None
         if proc.activity is not None:
             activity, proc.activity = proc.activity, None
+            self._stop_timer(proc)
             self._drop(activity)
         proc.gen.close()
 
@@ -312,7 +322,7 @@ class Kernel:
             proc.action = self.clock.add(req.duration, proc)
         elif kind is Put:
             box = req.mailbox
-            box.pending.append((proc, req.message, req.latency, req.bandwidth))
+            box.pending.append((proc, req))
             if box.receiver is not None and not box.busy:
                 self._start_transfer(box, receiver_first=True)
         elif kind is Get:
@@ -323,7 +333,11 @@ class Kernel:
         elif kind is Suspend:
             pass
         elif kind is Run:
-            self._start_exec(proc, req)
+            flow = _Flow(l07.ptask(self.network, req.hosts, req.flops, req.bytes), proc, None)
+            proc.activity = flow
+            self._start_flow(flow)
+            if req.timeout >= 0:
+                self._add_timer(proc, flow, req.timeout)
         elif kind is Work:
             handle = _WorkHandle(proc)
             if req.rate == math.inf:  # nothing to compute: over at the next step
@@ -359,92 +373,122 @@ class Kernel:
         for proc, req in requests:
             handle(proc, req)
 
+    # ------------------------------------------------------------------ L07 actions
+    def _start_flow(self, flow: "_Flow") -> None:
+        """An ``L07Action`` starts: its latency first (its variable disabled), else at once."""
+        latency = flow.action.latency
+        if latency > 0:
+            flow.latent = True
+            flow.number = self.clock.add(latency, flow)
+        elif flow.action.empty:  # nothing to do: over at the next step
+            flow.number = self.clock.add(0.0, flow)
+        else:
+            self._enable(flow, -1)
+
+    def _enable(self, flow: "_Flow", number: int) -> None:
+        """The variable takes part in the sharing from now on (``update_variable_penalty(1)``);
+        its rate comes from the next solve."""
+        flow.latent = False
+        var = flow.action.var
+        var.owner = flow
+        self.system.enable(var)
+        flow.number = self.clock.add_work(0.0, flow, number=number)
+
+    def _latency_paid(self, flow: "_Flow") -> bool:
+        """``HostL07Model::update_actions_state`` at the end of a latency: the variable is
+        enabled; an action with nothing to do (no link, no flops) is over at once (True)."""
+        if flow.action.empty:
+            flow.latent = False
+            return True
+        self._enable(flow, flow.number)
+        return False
+
+    def _solve(self) -> None:
+        """``FairBottleneck::solve`` (when something changed), then each enabled action counts
+        down at its variable's value."""
+        system = self.system
+        system.solve()
+        set_rate = self.clock.set_rate
+        for var in system.variables.values():
+            set_rate(var.owner.number, var.value)
+
+    def _flow_over(self, flow: "_Flow") -> None:
+        """An action's work is done (``Action::finish``, then the variable freed)."""
+        if not flow.latent:
+            self.system.remove(flow.action.var)
+        flow.number = -1
+        if flow.box is not None:
+            self._transfer_done(flow.box)
+            return
+        proc = flow.proc
+        if proc.activity is flow:
+            proc.activity = None
+            self._stop_timer(proc)
+            self.wake(proc, "done")
+        elif proc.zombie is flow:
+            proc.zombie = None
+
+    def host_load(self, host) -> float:
+        """``Host::get_load()``: the flops per second the running parallel tasks take of
+        ``host`` (0 for a host no task ever used)."""
+        cnst = self.network.cpus.get(host.name)
+        if cnst is None:
+            return 0.0
+        if self.system.modified:
+            self._solve()
+        return cnst.load()
+
     # ------------------------------------------------------------------ mailboxes
     def _start_transfer(self, box: Mailbox, receiver_first: bool) -> None:
+        """A ``mailbox->put(msg, 1)`` meets its ``get``: a 1-byte ``L07Action`` over the route."""
         box.busy = True
         box.receiver_first = receiver_first
-        _, _, latency, bandwidth = box.pending[0]
-        # a comm is one L07 action: its latency, then its byte at the bottleneck bandwidth (no
-        # link at all on the route: nothing to do, it ends at the next step)
-        if latency > 0:
-            self.clock.add(latency, _Transfer(box, bandwidth))
-        else:
-            self._start_byte(box, bandwidth)
+        req = box.pending[0][1]
+        route = req.route if req.route is not None else l07.private_route(req.latency, req.bandwidth)
+        self._start_flow(_Flow(l07.message(route, MSG_BYTES), None, box))
 
-    def _start_byte(self, box: Mailbox, bandwidth: float) -> None:
-        if math.isinf(bandwidth):
-            self.clock.add(0.0, _Transfer(box, None))
-        else:
-            self.clock.add_work(bandwidth / MSG_BYTES, _Transfer(box, None))
-
-    def _transfer_step(self, marker: "_Transfer") -> None:
-        if marker.bandwidth is not None:
-            self._start_byte(marker.box, marker.bandwidth)
-            return
-        box = marker.box
-        sender, message, _, _ = box.pending.popleft()
+    def _transfer_done(self, box: Mailbox) -> None:
+        sender, req = box.pending.popleft()
         box.busy = False
         receiver, box.receiver = box.receiver, None
         if box.receiver_first:  # whoever waited first resumes first
-            self.wake(receiver, message)
+            self.wake(receiver, req.message)
             self.wake(sender, None)
         else:
             self.wake(sender, None)
-            self.wake(receiver, message)
+            self.wake(receiver, req.message)
 
     # ------------------------------------------------------------------ parallel tasks
-    def _start_exec(self, proc: Process, req: Run) -> None:
-        if not self._activities:
-            self._sync_simgrid()
-        exe = simgrid.this_actor.exec_init(req.hosts, req.flops, req.bytes)
-        exe.start()
-        if self._aset is None:
-            self._aset = simgrid.ActivitySet()
-        self._aset.push(exe)
-        proc.activity = exe
-        self._activities[exe] = proc
-        if req.timeout >= 0:
-            self._add_timer(proc, exe, req.timeout)
-
     def _add_timer(self, proc: Process, activity: Any, timeout: float) -> None:
-        """SimGrid's ``wait_for(timeout)``: a timer at the absolute date ``now + timeout``."""
-        proc.timer = self.clock.now + timeout
-        self._timers.append((proc.timer, self._timer_counter, proc, activity))
-        self._timer_counter += 1
-        self._timers.sort(key=lambda t: (t[0], t[1]))
+        """SimGrid 3.32's ``ActivityImpl::wait_for(timeout)``: a ``SynchroImpl`` whose action is
+        a sleep of ``timeout`` on the waiting actor's host (counted down like any action, not
+        a timer at ``now + timeout``); it goes when the task ends first."""
+        proc.timer = self.clock.add(timeout, _Timeout(proc, activity))
+
+    def _stop_timer(self, proc: Process) -> None:
+        if proc.timer is not None:
+            self.clock.cancel(proc.timer)
+            proc.timer = None
 
     def _drop(self, activity: Any) -> None:
-        """Stop a running activity (a SimGrid Exec or a computed parallel task)."""
+        """Stop a running parallel task (an L07 action or a computed one)."""
         if type(activity) is _WorkHandle:
             self.clock.cancel(activity.number)
-        else:
-            self._forget(activity)
-            activity.cancel()
+        elif activity.number >= 0:
+            self.clock.cancel(activity.number)
+            activity.number = -1
+            if not activity.latent:
+                self.system.remove(activity.action.var)
 
     def work_done(self, proc: Process) -> float | None:
-        """Fraction of its current computed parallel task ``proc`` has done (None: none)."""
+        """Fraction of its current parallel task ``proc`` has done (None: none)."""
         activity = proc.activity
-        if type(activity) is not _WorkHandle:
+        if activity is None:
             return None
+        if type(activity) is _Flow and activity.latent:
+            return 0.0
         left = self.clock.remains(activity.number)
         return 1.0 if left is None else 1.0 - left
-
-    def _sync_simgrid(self) -> None:
-        """Bring SimGrid's idle clock exactly to the kernel's date: double it while it is
-        below half the date (``c + c`` is exact), then one sleep whose end ``c + (now - c)``
-        is exact too (Sterbenz)."""
-        now = self.clock.now
-        clock = simgrid.Engine.clock
-        while 0 < clock < now / 2:
-            simgrid.this_actor.sleep_for(clock)
-            clock = simgrid.Engine.clock
-        if now > clock:
-            simgrid.this_actor.sleep_for(now - clock)
-
-    def _forget(self, exe) -> None:
-        if exe in self._activities:
-            del self._activities[exe]
-            self._aset.erase(exe)
 
     def cancel_activity(self, proc: Process) -> bool:
         """Cancel the parallel task ``proc`` waits for; it resumes with ``"cancelled"``."""
@@ -452,69 +496,44 @@ class Kernel:
         if activity is None:
             return False
         proc.activity = None
-        proc.timer = None
+        self._stop_timer(proc)
         self._drop(activity)
         self.wake(proc, "cancelled")
         return True
 
-    def _fire_timers(self) -> None:
-        now = self.clock.now
-        while self._timers and self._timers[0][0] <= now:
-            _, _, proc, activity = self._timers.pop(0)
-            if proc.activity is activity and proc.timer is not None:
-                proc.activity = None
-                proc.timer = None
-                if type(activity) is _WorkHandle:
-                    self._drop(activity)  # on dedicated hosts nobody can tell the difference
-                else:
-                    # Batsim's job actor stops waiting (wait_for timed out) but nothing cancels
-                    # the parallel task: it keeps its CPUs and links until the job is deleted
-                    # (measured), see end_zombie
-                    self._activities[activity] = None
-                    proc.zombie = activity
-                self.wake(proc, "timeout")
+    def _timeout(self, timeout: "_Timeout") -> None:
+        """The sleep of a ``wait_for`` ended before the task: the waiter gets ``"timeout"``."""
+        proc, activity = timeout.proc, timeout.activity
+        if proc.activity is activity:
+            proc.activity = None
+            proc.timer = None
+            if type(activity) is _WorkHandle:
+                self._drop(activity)  # on dedicated hosts nobody can tell the difference
+            else:
+                # Batsim's job actor stops waiting (wait_for timed out) but nothing cancels
+                # the parallel task: it keeps its CPUs and links until the job is deleted
+                # (measured), see end_zombie
+                proc.zombie = activity
+            self.wake(proc, "timeout")
 
     def end_zombie(self, proc: Process) -> None:
         """Cancel a parallel task left running after its timeout (its job is deleted)."""
-        exe, proc.zombie = proc.zombie, None
-        if exe is not None and exe in self._activities:
-            self._drop(exe)
+        flow, proc.zombie = proc.zombie, None
+        if flow is not None:
+            self._drop(flow)
 
     # ------------------------------------------------------------------ main loop
     def main(self) -> None:
         """The body of the one SimGrid actor."""
-        clock, timers = self.clock, self._timers
+        clock, system = self.clock, self.system
         while not self.stopped:
             while self._ready:
                 self._round()
                 if self.stopped:
                     return
+            if system.modified:
+                self._solve()
             delta = clock.next_delta()
-            if timers:
-                while timers and timers[0][2].timer is None:
-                    timers.pop(0)  # stale timeouts
-                if timers:
-                    delta = min(delta, max(0.0, timers[0][0] - clock.now))
-            if self._activities:
-                # let SimGrid run the parallel tasks until our next date or one of them ends
-                timeout = clock.now + delta - simgrid.Engine.clock
-                if timeout > 0 or math.isinf(delta):
-                    try:
-                        done = self._aset.wait_any() if math.isinf(delta) else self._aset.wait_any_for(timeout)
-                    except simgrid.TimeoutException:
-                        done = None
-                    if done is not None:
-                        if _DEBUG:
-                            print(f"exec done at {simgrid.Engine.clock!r} (kernel {clock.now!r}, "
-                                  f"next {clock.now + delta!r})", file=sys.stderr)
-                        proc = self._activities.pop(done, None)
-                        self._aset.erase(done)
-                        self._advance(max(0.0, simgrid.Engine.clock - clock.now))
-                        if proc is not None:
-                            proc.activity = None
-                            proc.timer = None
-                            self.wake(proc, "done")
-                        continue
             if delta == math.inf:
                 return  # nothing can ever happen again
             self._advance(delta)
@@ -522,20 +541,22 @@ class Kernel:
     def _advance(self, delta: float) -> None:
         for owner in self.clock.step(delta):
             kind = type(owner)
-            if kind is _Transfer:
-                self._transfer_step(owner)
+            if kind is _Flow:
+                if not owner.latent or self._latency_paid(owner):
+                    self._flow_over(owner)
             elif kind is _WorkHandle:
                 self._work_ended(owner)
+            elif kind is _Timeout:
+                self._timeout(owner)
             else:
                 owner.action = None
                 self.wake(owner, None)
-        self._fire_timers()
 
     def _work_ended(self, handle: "_WorkHandle") -> None:
         proc = handle.proc
         if proc.activity is handle:
             proc.activity = None
-            proc.timer = None
+            self._stop_timer(proc)
             self.wake(proc, "done")
 
     def stop(self) -> None:
@@ -552,11 +573,25 @@ class _WorkHandle:
         self.number = -1
 
 
-class _Transfer:
-    """Owner of a message's latency (``bandwidth``: of the byte to send next) or byte (None)."""
+class _Timeout:
+    """Owner of the sleep of a ``wait_for(timeout)`` on ``activity``."""
 
-    __slots__ = ("box", "bandwidth")
+    __slots__ = ("proc", "activity")
 
-    def __init__(self, box: Mailbox, bandwidth: float | None):
+    def __init__(self, proc: Process, activity: Any):
+        self.proc = proc
+        self.activity = activity
+
+
+class _Flow:
+    """An ``L07Action`` in the clock (the owner of its latency, then of its work): a parallel
+    task of process ``proc`` or the message of mailbox ``box``."""
+
+    __slots__ = ("action", "proc", "box", "number", "latent")
+
+    def __init__(self, action: "l07.Action", proc: Process | None, box: Mailbox | None):
+        self.action = action
+        self.proc = proc
         self.box = box
-        self.bandwidth = bandwidth
+        self.number = -1
+        self.latent = False

@@ -1,0 +1,362 @@
+"""SimGrid 3.32's ``ptask_L07`` host model and its ``FairBottleneck`` solver, in Python.
+
+Batsim 4.2.1 runs on SimGrid 3.32 with ``--cfg=host/model:ptask_L07``: every parallel task,
+every 1-byte message and every sleep is an ``L07Action`` (``src/surf/ptask_L07.cpp``), whose
+lmm variable the ``fairbottleneck`` solver (``src/kernel/lmm/fair_bottleneck.cpp``) shares
+among host CPUs and network links.  This module reproduces that arithmetic, operation for
+operation, so that coburst's kernel (:mod:`coburst.simulator.kernel`) counts parallel tasks
+down to SimGrid 3.32's dates bit for bit without running any SimGrid activity (SimGrid 4.1 is
+still the platform parser: hosts, links and routes come from its Python binding).
+
+What is reproduced, and where it comes from:
+
+* **Constraints** (``System::constraint_new``): one per host CPU, bound ``core_count x
+  speed`` (``CpuImpl::seal``), shared; one per link, bound its bandwidth (``LinkL07``),
+  ``FATPIPE`` links unshared (a route's ``SPLITDUPLEX`` link appears as its ``_UP`` or
+  ``_DOWN`` half, each an ordinary shared link, as SimGrid builds them); the network
+  model's ``__loopback__`` link (FATPIPE, 10 GB/s) on a Full zone's undeclared self-route.
+* **Variables** (``L07Action::L07Action``): weight ``flops[i]`` on host ``i``'s CPU (a new
+  element per host, ``force_creation``) and, per communication ``k`` with ``bytes[k] > 0``,
+  weight ``bytes[k]`` on each link of the route (one element per link: summed over the
+  communications crossing a shared link, their maximum on a FATPIPE link).  The action's
+  *latency* is the largest route latency among its communications; while it is paid the
+  variable is disabled (penalty 0).  Its bound (``update_bound``, set once the latency is
+  paid): ``min(speed x 1.0 x 1.0 / flops[i])`` over the hosts that compute and
+  ``TCP-gamma / (2 x max(latency(route) x bytes))``.  An action with nothing to compute and
+  no link is over as soon as it is enabled (``set_remains(0)``).
+* **The solver** (``FairBottleneck::do_solve``), including its quirks: every enabled
+  element of a shared constraint subtracts ``weight x mu`` from what is left at *every*
+  pass, the ``mu`` of a variable saturated at an earlier pass included; a FATPIPE
+  constraint subtracts the smallest ``weight x mu`` of its elements; ``double_update``
+  with ``maxmin/precision`` (1e-5) after each subtraction.  Elements are visited in
+  SimGrid's order: the most recently enabled variable first (``enabled_element_set_``
+  push_front).  The order of variables and of constraints does not change any value (each
+  variable's increment depends only on its own constraints; each constraint's remaining
+  only on its own elements), so it is not kept.
+
+Elements of weight 0 (the CPUs of a message, or of a host that does not compute) are left
+out: in a shared constraint they subtract ``0 x mu`` (nothing: what is left is either 0 or
+at least the precision after every update) and they never count in ``nb``; CPU constraints
+are never FATPIPE, where a zero weight would matter.
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+from typing import Any
+
+#: ``network/TCP-gamma`` (SimGrid's default; Batsim does not change it)
+TCP_GAMMA = 4194304.0
+#: ``maxmin/precision``
+MAXMIN_PRECISION = 1e-5
+#: ``network/loopback-bw`` and ``network/loopback-lat``
+LOOPBACK_BANDWIDTH = 10e9
+LOOPBACK_LATENCY = 0.0
+DBL_MAX = sys.float_info.max
+
+
+class Constraint:
+    """An lmm constraint: a host's CPU or a link."""
+
+    __slots__ = ("name", "bound", "fatpipe", "elems", "remaining", "usage", "nb", "alive")
+
+    def __init__(self, name: str, bound: float, fatpipe: bool):
+        self.name = name
+        self.bound = bound
+        self.fatpipe = fatpipe
+        #: enabled elements ``[variable, weight]``, oldest first (SimGrid's enabled_element_set_
+        #: is this list reversed: each newly enabled variable is pushed at its front)
+        self.elems: list = []
+        self.remaining = 0.0
+        self.usage = 0.0
+        self.nb = 0
+        self.alive = False
+
+    def load(self) -> float:
+        """``Constraint::get_usage``: what the enabled variables take of it."""
+        result = 0.0
+        if not self.fatpipe:
+            for var, weight in reversed(self.elems):
+                result += weight * var.value
+        else:
+            for var, weight in reversed(self.elems):
+                result = max(result, weight * var.value)
+        return result
+
+
+class Variable:
+    """An lmm variable (one L07 action's share): ``value`` is its rate, in fractions of the
+    action per second."""
+
+    __slots__ = ("elems", "bound", "value", "mu", "sat", "owner")
+
+    def __init__(self, elems: list, bound: float, owner: Any = None):
+        self.elems = elems  # [(constraint, weight > 0)] in SimGrid's expansion order
+        self.bound = bound  # <= 0: none
+        self.value = 0.0
+        self.mu = 0.0
+        self.sat = False
+        self.owner = owner
+
+
+class FairBottleneck:
+    """SimGrid 3.32's ``FairBottleneck`` system over the enabled variables."""
+
+    def __init__(self):
+        self.variables: dict[int, Variable] = {}  # id -> enabled variable (insertion order)
+        self.modified = False
+
+    def enable(self, var: Variable) -> None:
+        """``System::enable_var`` (or the creation of an enabled variable): its elements go to
+        the front of their constraints' enabled sets."""
+        self.variables[id(var)] = var
+        for cnst, weight in var.elems:
+            cnst.elems.append([var, weight])
+        self.modified = True
+
+    def remove(self, var: Variable) -> None:
+        """``System::variable_free`` of an enabled variable."""
+        if self.variables.pop(id(var), None) is None:
+            return
+        for cnst, _ in var.elems:
+            elems = cnst.elems
+            for k in range(len(elems) - 1, -1, -1):
+                if elems[k][0] is var:
+                    del elems[k]
+                    break
+        self.modified = True
+
+    def solve(self) -> None:
+        """``FairBottleneck::do_solve``."""
+        self.modified = False
+        sat = []
+        cnsts = {}
+        for var in self.variables.values():
+            var.value = 0.0
+            if var.elems:
+                var.sat = True
+                sat.append(var)
+                for cnst, _ in var.elems:
+                    cnsts[id(cnst)] = cnst
+            else:  # no non-zero weight: value 1 (its work is 0 anyway)
+                var.sat = False
+                var.value = 1.0
+        cnst_list = list(cnsts.values())
+        for cnst in cnst_list:
+            cnst.remaining = cnst.bound
+            cnst.usage = 0.0
+            cnst.nb = 0
+        for var in sat:
+            for cnst, _ in var.elems:
+                cnst.nb += 1
+        precision = MAXMIN_PRECISION
+        while True:
+            kept = []
+            for cnst in cnst_list:
+                nb = cnst.nb
+                if nb > 0 and cnst.fatpipe:
+                    nb = 1
+                if nb == 0:
+                    cnst.remaining = 0.0
+                    cnst.usage = 0.0
+                else:
+                    cnst.usage = cnst.remaining / nb
+                    kept.append(cnst)
+            cnst_list = kept
+
+            left = []
+            for var in sat:
+                min_inc = DBL_MAX
+                for cnst, weight in var.elems:
+                    inc = cnst.usage / weight
+                    if inc < min_inc:
+                        min_inc = inc
+                bound = var.bound
+                if bound > 0:
+                    inc = bound - var.value
+                    if inc < min_inc:
+                        min_inc = inc
+                var.mu = min_inc
+                var.value += min_inc
+                if var.value == bound:
+                    _unsaturate(var)
+                else:
+                    left.append(var)
+
+            kept = []
+            for cnst in cnst_list:
+                if not cnst.fatpipe:
+                    remaining = cnst.remaining
+                    for var, weight in reversed(cnst.elems):
+                        remaining -= weight * var.mu
+                        if remaining < precision:
+                            remaining = 0.0
+                    cnst.remaining = remaining
+                else:
+                    usage = cnst.usage
+                    for var, weight in reversed(cnst.elems):
+                        used = weight * var.mu
+                        if used < usage:
+                            usage = used
+                    cnst.usage = usage
+                    remaining = cnst.remaining - usage
+                    cnst.remaining = remaining = 0.0 if remaining < precision else remaining
+                if remaining <= 0.0:
+                    for var, _ in cnst.elems:
+                        if var.sat:
+                            _unsaturate(var)
+                else:
+                    kept.append(cnst)
+            cnst_list = kept
+            sat = [var for var in left if var.sat]
+            if not sat:
+                break
+
+
+def _unsaturate(var: Variable) -> None:
+    var.sat = False
+    for cnst, _ in var.elems:
+        cnst.nb -= 1
+
+
+class Route:
+    """A route as ``L07Action`` uses it: its link constraints, in order, and its latency."""
+
+    __slots__ = ("links", "latency")
+
+    def __init__(self, links: list, latency: float):
+        self.links = links
+        self.latency = latency
+
+
+class Network:
+    """The constraints of a SimGrid platform (CPUs and links, built when first used) and its
+    routes, read from SimGrid 4.1's Python binding."""
+
+    def __init__(self):
+        self.cpus: dict[str, Constraint] = {}
+        self.links: dict[str, Constraint] = {}
+        self.routes: dict[tuple[str, str], Route] = {}
+
+    def cpu(self, host) -> Constraint:
+        """The CPU constraint of ``host``, bound ``core_count x speed`` (``CpuImpl::seal``)."""
+        cnst = self.cpus.get(host.name)
+        if cnst is None:
+            cnst = self.cpus[host.name] = Constraint(host.name, host.core_count * float(host.speed), False)
+        return cnst
+
+    def link(self, name: str, bandwidth: float, fatpipe: bool) -> Constraint:
+        cnst = self.links.get(name)
+        if cnst is None:
+            cnst = self.links[name] = Constraint(name, bandwidth, fatpipe)
+        return cnst
+
+    def route(self, a, b) -> Route:
+        """``Host::route_to``: SimGrid 4.1 gives the same links and latency sum as 3.32 (a Full
+        zone's undeclared self-route included: the ``__loopback__`` link)."""
+        key = (a.name, b.name)
+        route = self.routes.get(key)
+        if route is None:
+            links, latency = a.route_to(b)
+            fatpipe = _fatpipe_policy()
+            route = self.routes[key] = Route(
+                [self.link(link.name, float(link.bandwidth), link.get_sharing_policy() == fatpipe) for link in links],
+                float(latency))
+        return route
+
+    def set_route(self, a, b, route: Route) -> None:
+        """Give the route between two hosts (where SimGrid 4.1's ``route_to`` cannot)."""
+        self.routes[(a.name, b.name)] = route
+
+
+def _fatpipe_policy():
+    from coburst.simulator._simgrid import simgrid
+
+    return simgrid.Link.SharingPolicy.FATPIPE
+
+
+class Action:
+    """What ``L07Action``'s constructor makes of a parallel task: its latency, its variable
+    (elements and bound) and whether it has anything to do at all."""
+
+    __slots__ = ("latency", "var", "empty")
+
+    def __init__(self, latency: float, var: Variable, empty: bool):
+        self.latency = latency
+        self.var = var
+        self.empty = empty  # no link and nothing to compute: over as soon as enabled
+
+
+def ptask(network: Network, hosts: list, flops: list[float], bytes_: list[float], owner: Any = None) -> Action:
+    """``L07Action::L07Action`` + ``update_bound`` for ``exec_init(hosts, flops, bytes)``.
+
+    On one host SimGrid runs a sequential execution (``ExecImpl::start``:
+    ``CpuL07::execution_start(flops[0])``): the bytes are ignored, a self-communication
+    included."""
+    n = len(hosts)
+    if n == 1:
+        bytes_ = None
+    elems: list = []
+    cpu_bound = DBL_MAX
+    used_hosts = 0
+    for host, amount in zip(hosts, flops):
+        cnst = network.cpu(host)
+        if amount > 0:
+            used_hosts += 1
+            elems.append((cnst, amount))
+            # CpuImpl::get_speed(1.0) * get_speed_ratio() / flops
+            bound = 1.0 * float(host.speed) * 1.0 / amount
+            if bound < cpu_bound:
+                cpu_bound = bound
+    latency = 0.0
+    lat_current = 0.0
+    if bytes_:
+        weights: dict[int, list] = {}  # constraint id -> [constraint, weight], first-use order
+        for k, amount in enumerate(bytes_):
+            if amount <= 0:
+                continue
+            route = network.route(hosts[k // n], hosts[k % n])
+            latency = max(latency, route.latency)
+            lat_current = max(lat_current, route.latency * amount)
+            for cnst in route.links:
+                slot = weights.get(id(cnst))
+                if slot is None:
+                    weights[id(cnst)] = [cnst, amount]
+                elif cnst.fatpipe:
+                    slot[1] = max(slot[1], amount)
+                else:
+                    slot[1] += amount
+        elems.extend((cnst, weight) for cnst, weight in weights.values())
+        links = len(weights)
+    else:
+        links = 0
+    net_bound = TCP_GAMMA / (2.0 * lat_current) if lat_current > 0 else DBL_MAX
+    bound = min(net_bound, cpu_bound)
+    var = Variable(elems, bound if bound < DBL_MAX else -1.0, owner)
+    return Action(latency, var, links + used_hosts == 0)
+
+
+def message(route: Route, size: float = 1.0, owner: Any = None) -> Action:
+    """``NetworkL07Model::communicate(src, dst, size)``: a two-host task sending ``size`` bytes
+    from the first to the second (nothing to compute)."""
+    weights: dict[int, list] = {}
+    for cnst in route.links:
+        slot = weights.get(id(cnst))
+        if slot is None:
+            weights[id(cnst)] = [cnst, size]
+        elif cnst.fatpipe:
+            slot[1] = max(slot[1], size)
+        else:
+            slot[1] += size
+    lat_current = route.latency * size
+    bound = TCP_GAMMA / (2.0 * lat_current) if lat_current > 0 else -1.0
+    elems = [(cnst, weight) for cnst, weight in weights.values()]
+    return Action(route.latency, Variable(elems, bound, owner), not elems)
+
+
+def private_route(latency: float, bandwidth: float) -> Route:
+    """A route known only by its latency and bottleneck bandwidth: one link of its own
+    (none when the bandwidth is infinite: no link at all)."""
+    links = [] if math.isinf(bandwidth) else [Constraint("route", bandwidth, False)]
+    return Route(links, latency)
