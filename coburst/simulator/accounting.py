@@ -30,10 +30,12 @@ class JobAccounting:
         spent in its previous state (Batsim's ``Machine::update_machine_state``, long double)."""
         now = LD(self.kernel.now)
         busy_list, last = self.machine_busy, self.machine_last_change
+        unavailable = self.external.unavailable if self.external is not None else None
         for rid in ids:
             busy = busy_list[rid]
             new = busy + delta
-            if (busy == 0) != (new == 0):
+            if (busy == 0) != (new == 0) and not (new == 0 and unavailable and unavailable[rid]):
+                # (a job ending on a machine an external event made unavailable leaves it so)
                 span = now - last[rid]
                 if busy == 0:
                     self.machine_idle[rid] += span

@@ -36,6 +36,9 @@ LOOPBACK_ZONES = ("Full", "Floyd", "Dijkstra", "DijkstraCache")
 class BatsimActors:
     """The simulator's processes: server, submitters, request-reply, waiters, killers."""
 
+    #: ``--events``: the external events' submitters and handlers (coburst.simulator.events)
+    external = None
+
     def route_to_master(self, host) -> tuple[float, float]:
         """(latency, bottleneck bandwidth) of the route from ``host`` to the master host, as
         Batsim's 1-byte ``mailbox->put(msg, 1)`` uses it under ``ptask_L07`` (bandwidth
@@ -192,6 +195,7 @@ class BatsimActors:
 
     def is_finished(self) -> bool:
         return (self.nb_submitters_done == self.nb_submitters
+                and (self.external is None or self.external.done())
                 and (not self.config.dynamic_jobs or self.registration_finished)
                 and self.nb_completed == self.nb_submitted
                 and self.nb_running == 0 and self.nb_waiters == 0 and self.nb_killers == 0
@@ -200,6 +204,7 @@ class BatsimActors:
     def is_stalled(self) -> bool:
         """Nothing can ever happen again: no process will send the server anything."""
         return (self.nb_submitters_done == self.nb_submitters and self.nb_running == 0
+                and (self.external is None or self.external.done())
                 and self.nb_waiters == 0 and self.nb_killers == 0
                 and (self.power is None or self.power.nb_switching == 0))
 

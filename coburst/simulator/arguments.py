@@ -25,8 +25,6 @@ UNSUPPORTED = {
     "workflow": ("-W/--workflow", "workflows (SimGrid DAX workflow submitters) are not simulated by coburst sim"),
     "workflow_start": ("--WS/--workflow-start", "workflows (SimGrid DAX workflow submitters) are not simulated "
                                                 "by coburst sim"),
-    "events": ("--events", "external events (machine availability changes, generic events) are not simulated "
-                           "by coburst sim"),
     "enable_redis": ("--enable-redis", "the Redis data storage is not supported: coburst sim always sends jobs "
                                        "and profiles inside the protocol messages"),
     "no_sched": ("--no-sched", "the scheduler-less mode (Batsim's batexec: every job started at time 0 on "
@@ -71,7 +69,8 @@ def add_sim_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--WS", "--workflow-start", dest="workflow_start", action="append", default=[], nargs=2,
                         metavar=("CUT_WORKFLOW_FILE", "START_TIME"), help="(refused: not simulated)")
     parser.add_argument("--events", action="append", default=[], metavar="EVENTS_FILE",
-                        help="external events file (refused: not simulated)")
+                        help="external events file: one JSON event per line (machine_unavailable, "
+                             "machine_available; other types with --forward-unknown-events); repeatable")
     # Most common options
     parser.add_argument("-m", "--master-host", default="master_host", metavar="NAME",
                         help="name of the master host [default: master_host, as Batsim 4.2]")
@@ -137,7 +136,8 @@ def add_sim_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--sg-log", action="append", default=[], metavar="LOG_OPTION",
                         help="SimGrid logging option (repeatable)")
     parser.add_argument("--forward-unknown-events", action="store_true",
-                        help="external events only: no effect without --events, as in Batsim")
+                        help="forward events of unknown types of the --events files to the scheduler "
+                             "(refused otherwise); no effect without --events, as in Batsim")
     # coburst's own
     parser.add_argument("--timeout", type=TIMEOUT, default=30.0, metavar="SECONDS",
                         help="abort when the scheduler stays silent this long (wall clock) [default: 30]")
@@ -215,7 +215,7 @@ def batsim_options(args: argparse.Namespace) -> dict:
         "redis_port": redis_port,
         "redis_prefix": args.redis_prefix,
         # Batsim: forward_unknown_events is only read when --events files are given
-        "forward_unknown_events": False,
+        "forward_unknown_events": bool(args.forward_unknown_events and args.events),
         "verbosity": "quiet" if args.quiet else args.verbosity,
         "workflow_jobs_limit": jobs_limit,
         "ignore_beyond_last_workflow": bool(args.ignore_beyond_last_workflow),
@@ -226,9 +226,10 @@ def simulator_config_from_args(args: argparse.Namespace):
     from coburst.simulator.engine import SimulatorConfig
 
     options = batsim_options(args)
-    if not args.workload and not args.enable_dynamic_jobs:
+    if not args.workload and not args.events and not args.enable_dynamic_jobs:
         raise InputError("-w/--workload", None,
-                         "give at least one workload (or --enable-dynamic-jobs for a scheduler that registers jobs)")
+                         "give at least one workload or events file (or --enable-dynamic-jobs for a scheduler that "
+                         "registers jobs)")
     if args.timeout <= 0:
         raise InputError("--timeout", str(args.timeout), "must be > 0 seconds")
     check_heatmap_alone(args.heatmap_alone)
@@ -244,6 +245,7 @@ def simulator_config_from_args(args: argparse.Namespace):
         ack_dynamic_jobs=args.acknowledge_dynamic_jobs,
         profile_reuse=args.enable_profile_reuse,
         forward_unknown_events=options["forward_unknown_events"],
+        events=list(args.events),
         timeout=args.timeout,
     )
     config.batsim_options = options

@@ -54,6 +54,8 @@ class SimulatorConfig:
     ack_dynamic_jobs: bool = False
     profile_reuse: bool = False
     forward_unknown_events: bool = False
+    #: ``--events`` files (Batsim's external events, see coburst.simulator.events)
+    events: list[str] = field(default_factory=list)
     timeout: float = 30.0
     #: ``"module:Class"`` of a speed hook (tests, experiments): ``Class(simulator)`` must
     #: provide ``on_job_start(sim_job)`` and ``on_job_end(sim_job)``; it may change a
@@ -155,6 +157,11 @@ class Simulator(BatsimActors, ProtocolHandlers, ParallelTasks, JobAccounting):
         for i, path in enumerate(self.config.workloads):
             name = f"w{i}"
             self.workloads[name] = load_workload(path, name)
+        event_lists = None
+        if self.config.events:
+            from coburst.simulator.events import ExternalEvents
+
+            event_lists = ExternalEvents.load(self.config.events, self.config.forward_unknown_events)
         check_xml(self.config.platform)
         if self.config.profile_reuse and not self.config.dynamic_jobs:
             raise InputError("--enable-profile-reuse", None, "profile reuse needs --enable-dynamic-jobs")
@@ -163,6 +170,9 @@ class Simulator(BatsimActors, ProtocolHandlers, ParallelTasks, JobAccounting):
         self._begins_config = simulation_begins_config
 
         self.options = opts = self.config.batsim_options or default_batsim_options()
+        # Batsim reads --forward-unknown-events only when there are --events files
+        self.options = opts = {**opts, "forward_unknown_events": bool(event_lists and
+                                                                      self.config.forward_unknown_events)}
         # Batsim: --sg-cfg options first, host/model:ptask_L07 forced, then --sg-log.  No SimGrid
         # clean-up at exit: after a SIGINT/SIGTERM at simulated time 0 (actors created, the run not
         # started yet) it aborts the process ("stop-before-start madness") instead of exiting 130/143.
@@ -189,6 +199,9 @@ class Simulator(BatsimActors, ProtocolHandlers, ParallelTasks, JobAccounting):
         self.machine_last_change = [zero] * len(self.resources)
         self.machine_computing = [zero] * len(self.resources)
         self.machine_idle = [zero] * len(self.resources)
+        if event_lists:
+            self.external = ExternalEvents(self, event_lists)
+            self.external.check_platform()
         self.master_zone = master_zone_routing(self.config.platform, self.machines.master.name)
         self.master_in_empty_zone = self.master_zone == "None"
         # asked from inside the simulation (SimGrid 4.1 crashes on a host's route to itself
@@ -246,6 +259,9 @@ class Simulator(BatsimActors, ProtocolHandlers, ParallelTasks, JobAccounting):
                 for name, wl in self.workloads.items():
                     self.nb_submitters += 1
                     kernel.spawn(self.submitter(wl), f"submitter_{name}")
+                if self.external is not None:  # Batsim creates them after the job submitters
+                    for elist in self.external.lists:
+                        kernel.spawn(self.external.submitter(elist), f"event_submitter_{elist.name}")
                 with warnings.catch_warnings():  # SimGrid 4.1's Engine.add_actor binding is unusable
                     warnings.simplefilter("ignore", DeprecationWarning)
                     simgrid.Actor.create("coburst", self.machines.master, self._guarded(kernel.main))
@@ -268,6 +284,8 @@ class Simulator(BatsimActors, ProtocolHandlers, ParallelTasks, JobAccounting):
                                       self.link.wall_time_waiting, wall)
             if self.power is not None:
                 schedule.update(self.power.schedule_values())
+            if self.external is not None:
+                schedule.update(self.external.schedule_values())
             handles[sched_csv].write(",".join(SCHEDULE_KEYS) + "\n" + ",".join(schedule[k] for k in SCHEDULE_KEYS)
                                      + "\n")
             self.traces.finish(self.kernel.now)

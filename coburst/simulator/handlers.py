@@ -86,6 +86,8 @@ class ProtocolHandlers:
             self.nb_submitters_done += 1
             if self.nb_submitters_done == self.nb_submitters:
                 self.append("NOTIFY", {"type": "no_more_static_job_to_submit"})
+        elif kind in ("EVENTS", "EVENTS_BYE"):
+            self.external.handle(message)
         elif kind == "DECISION":
             self.apply_decision(message[1])
         elif kind == "READY":
@@ -176,6 +178,8 @@ class ProtocolHandlers:
                 if etype == "QUERY":
                     self.on_query(data)
                 else:
+                    if self.external is not None:
+                        self.external.check_power_change(data)
                     self.power.set_resource_state(data)
                 return
             raise ProtocolError(f"unknown event type {etype!r} from the scheduler")
@@ -262,6 +266,8 @@ class ProtocolHandlers:
             [self.resources[i].host for i in ids]
         # check the profile can run here before starting anything
         self._check_profile_executable(sjob, profile, hosts)
+        if self.external is not None:
+            self.external.check_executable(sjob.id, alloc)
         if self.power is not None:
             self.power.check_executable(sjob, alloc)
         sjob.state = "RUNNING"

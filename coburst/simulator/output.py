@@ -152,8 +152,8 @@ class ScheduleStats:
         # Batsim 4.2 (export.cpp): nb_jobs_killed = finished - success, i.e. failed jobs count too
         nb_killed = self.nb_finished - self.nb_success
 
-        def mean(total) -> float:
-            return float(total) / nb_jobs if nb_jobs else 0.0
+        def mean(total) -> str:  # Batsim divides by 0 without a job: x86's 0.0 / 0 is -nan
+            return f6(float(total) / nb_jobs) if nb_jobs else "-nan"
 
         values = {
             "batsim_version": BATSIM_VERSION,
@@ -162,9 +162,9 @@ class ScheduleStats:
             "max_slowdown": f6(float(self.max_slow)),
             "max_turnaround_time": f6(float(self.max_turn)),
             "max_waiting_time": f6(float(self.max_wait)),
-            "mean_slowdown": f6(mean(self.sum_slow)),
-            "mean_turnaround_time": f6(mean(self.sum_turn)),
-            "mean_waiting_time": f6(mean(self.sum_wait)),
+            "mean_slowdown": mean(self.sum_slow),
+            "mean_turnaround_time": mean(self.sum_turn),
+            "mean_waiting_time": mean(self.sum_wait),
             "nb_computing_machines": str(nb_machines),
             "nb_grouped_switches": "0",
             "nb_jobs": str(nb_jobs),
@@ -175,7 +175,7 @@ class ScheduleStats:
             "nb_machine_switches": "0",
             "scheduling_time": f6(scheduling_time),
             "simulation_time": f6(simulation_time),
-            "success_rate": f6(self.nb_success / nb_jobs if nb_jobs else 0.0),
+            "success_rate": mean(self.nb_success),
             "time_computing": f6(float(time_computing)),
             "time_idle": f6(float(time_idle)),
             "time_sleeping": f6(0.0),

@@ -237,6 +237,7 @@ class TraceRecorder:
         self.nb_idle = self.nb_compute
         self.nb_computing = 0
         self.nb_sleeping = self.nb_switching_on = self.nb_switching_off = 0  # only with energy (-E)
+        self._unavailable: set[int] = set()  # machines made unavailable by an external event
         self._paje_jobs: set[str] = set()  # jobs with an entity value (PajeTracer::_jobs)
         self._start_counter = itertools.count()
         self._keys: dict[str, tuple] = {}
@@ -303,6 +304,24 @@ class TraceRecorder:
         for state, delta in ((old, -1), (new, +1)):
             attr = "nb_idle" if state == "idle" else f"nb_{state}"
             setattr(self, attr, getattr(self, attr) + delta)
+
+    def machine_unavailable(self, mid: int, computing: bool) -> None:
+        """An external event makes machine ``mid`` unavailable (``server_on_event_machine_unavailable``):
+        it leaves the idle or computing count; nothing is written."""
+        self._unavailable.add(mid)
+        if computing:
+            self.nb_computing -= 1
+        else:
+            self.nb_idle -= 1
+
+    def machine_available(self, mid: int, computing: bool) -> None:
+        """Machine ``mid`` is available again: computing if a job still runs there, else idle;
+        nothing is written (the Paje trace keeps showing what it showed)."""
+        self._unavailable.discard(mid)
+        if computing:
+            self.nb_computing += 1
+        else:
+            self.nb_idle += 1
 
     def _top(self, mid: int) -> str | None:
         jobs = self._running[mid]
@@ -380,7 +399,10 @@ class TraceRecorder:
             if job_id not in jobs:
                 raise ValueError(f"job {job_id} ends on machine {mid}, which does not compute it")
             del jobs[job_id]
-            if not jobs:
+            if not jobs and mid in self._unavailable:
+                # Batsim: an unavailable machine stays so (no idle state, no Paje line)
+                self._state_is_computing[mid] = False
+            elif not jobs:
                 self._state_is_computing[mid] = False
                 self.nb_idle += 1
                 self.nb_computing -= 1
