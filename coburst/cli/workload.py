@@ -29,13 +29,17 @@ def _swf(args: argparse.Namespace) -> int:
     from coburst.errors import InputError
     from coburst.models.bb_request import BBRequestModel
     from coburst.platforms.info import read_platform
-    from coburst.workloads.batsim_json import write_workload
-    from coburst.workloads.jobmodels import ModelParams, swf_to_workloads
+    from coburst.workloads.batsim_json import write_repeated
+    from coburst.workloads.jobmodels import ModelParams, PlatformParams, swf_to_workloads
 
     if args.max_jobs is not None and args.max_jobs < 1:
         raise InputError("--max-jobs", None, f"must be >= 1, got {args.max_jobs}")
     if args.split is not None and args.split < 1:
         raise InputError("--split", None, f"must be >= 1, got {args.split}")
+    if args.split and args.repeat > 1:
+        raise InputError("--repeat", str(args.repeat), "cannot be combined with --split")
+    if args.split and args.model == "delay":
+        raise InputError("--split", None, "splits the Alloc-Only and IO-Aware models only, not --model delay")
     if args.split:
         paths = [part_path(args.output, k, args.split) for k in range(1, args.split + 1)]
     else:
@@ -45,12 +49,23 @@ def _swf(args: argparse.Namespace) -> int:
     read_bytes(args.swf, "SWF file")
     read_bytes(args.platform, "platform file")
     platform = read_platform(args.platform)
-    params = ModelParams(model=args.model, seed=args.seed, kappa=args.kappa, bb_source=args.bb_source)
-    bb_model = BBRequestModel.load(args.bb_model)
-    docs, report = swf_to_workloads(args.swf, platform, params, max_jobs=args.max_jobs, split=args.split,
-                                    bb_model=bb_model, platform_name=Path(args.platform).name)
-    for doc, path in zip(docs, paths):
-        write_workload(doc, path)
+    if args.model == "delay":
+        from coburst.workloads.delay import swf_to_delay_workload
+
+        docs, report = swf_to_delay_workload(args.swf, PlatformParams.from_platform(platform).nb_res,
+                                             args.max_jobs, with_report=True)
+        docs = [docs]
+    else:
+        params = ModelParams(model=args.model, seed=args.seed, kappa=args.kappa, bb_source=args.bb_source)
+        bb_model = BBRequestModel.load(args.bb_model)
+        docs, report = swf_to_workloads(args.swf, platform, params, max_jobs=args.max_jobs, split=args.split,
+                                        bb_model=bb_model, platform_name=Path(args.platform).name)
+    if args.repeat > 1:
+        doc = docs[0]
+        if "coburst" in doc:
+            doc["coburst"]["repeat"] = args.repeat
+        doc["description"] = f"{doc.get('description', args.swf)}, repeated {args.repeat} times end to end"
+    counts = [write_repeated(doc, path, args.repeat) for doc, path in zip(docs, paths)]
     if not args.quiet:
         dropped = ", ".join(f"{n} {why}" for why, n in report.dropped.items()) or "none"
         print(f"{args.swf}: {report.records} records, {report.kept} jobs kept; dropped: {dropped}", file=sys.stderr)
@@ -62,8 +77,9 @@ def _swf(args: argparse.Namespace) -> int:
                   file=sys.stderr)
         if report.truncated:
             print(f"  --max-jobs: {report.truncated} later jobs left out", file=sys.stderr)
-        for doc, path in zip(docs, paths):
-            print(f"wrote {path} ({len(doc['jobs'])} jobs, {args.model})", file=sys.stderr)
+        for count, path in zip(counts, paths):
+            repeated = f", the log {args.repeat} times" if args.repeat > 1 else ""
+            print(f"wrote {path} ({count} jobs, {args.model}{repeated})", file=sys.stderr)
     return 0
 
 
@@ -215,14 +231,18 @@ def register(subparsers) -> None:
     swf.add_argument("swf", help="SWF log, e.g. workloads/KTH-SP2-1996-2.1-cln.swf")
     swf.add_argument("-o", "--output", required=True,
                      help="output workload JSON; with --split K, parts go to OUT.part01.json ... OUT.partK.json")
-    swf.add_argument("--model", choices=("alloc-only", "io-aware"), default="alloc-only",
-                     help="job model (default alloc-only)")
+    swf.add_argument("--model", choices=("alloc-only", "io-aware", "delay"), default="alloc-only",
+                     help="job model (default alloc-only); delay: each job a delay of its SWF run time on its "
+                          "requested processors, the classic log replay")
     swf.add_argument("-p", "--platform", default=str(DEFAULT_PLATFORM),
                      help="platform XML giving nodes, speed, bandwidth and burst buffers "
                           "(default platforms/dragonfly96.xml)")
     swf.add_argument("--seed", type=SEED, default=0, help="random seed (default 0); same seed, same bytes")
     swf.add_argument("--split", type=opt_int(1, 10_000), metavar="K", help="cut the log into K equal time periods (thesis: 16)")
     swf.add_argument("--max-jobs", type=opt_int(1, COUNT_MAX), metavar="N", help="keep only the first N jobs after filtering")
+    swf.add_argument("--repeat", type=opt_int(1, 100_000), default=1, metavar="K",
+                     help="the log K times end to end: copy k's ids and submission times shifted by k x (submission "
+                          "span + mean gap); written job by job, any length in constant memory (default 1)")
     swf.add_argument("--kappa", type=opt_float(0, 1e6), default=40.0, help="IO-Aware compute shortening factor (default 40)")
     swf.add_argument("--bb-source", choices=("model", "memory"), default="model",
                      help="model: draw every request from the lognormal (default); memory: use the SWF requested "

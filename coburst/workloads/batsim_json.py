@@ -38,6 +38,52 @@ def write_workload(doc: dict, path: str | Path) -> None:
         handle.write(dumps(doc))
 
 
+def repeat_period(doc: dict) -> int | float:
+    """How far apart two copies of a workload start when it is repeated end to end: the span
+    of its submission times plus its mean gap between two submissions (at least 1 s), so that
+    the first job of a copy comes one typical gap after the last job of the previous copy.
+    An integer when every submission time is one."""
+    times = [job["subtime"] for job in doc["jobs"]]
+    if not times:
+        return 0
+    span = max(times) - min(times)
+    gap = span / (len(times) - 1) if len(times) > 1 else 1.0
+    if all(isinstance(t, int) for t in times):
+        return span + max(1, round(gap))
+    return span + max(1.0, gap)
+
+
+def write_repeated(doc: dict, path: str | Path, repeat: int) -> int:
+    """Validate ``doc`` and write it atomically to ``path`` repeated ``repeat`` times end to end:
+    copy ``k`` (from 0) has the jobs of ``doc`` with ids ``k * n + id`` (``n`` jobs; integer ids
+    ``0..n-1``) and submission times shifted by ``k *`` :func:`repeat_period`, sharing
+    ``doc``'s profiles.  The jobs are written one by one (memory independent of ``repeat``);
+    with ``repeat == 1`` the bytes are :func:`write_workload`'s.  Returns the job count."""
+    validate(doc, str(path))
+    jobs = doc["jobs"]
+    n = len(jobs)
+    if repeat > 1 and [job["id"] for job in jobs] != list(range(n)):
+        raise InputError(str(path), "jobs", "--repeat needs the jobs numbered 0..n-1 in order")
+    period = repeat_period(doc)
+    encode = json.JSONEncoder(indent=None, separators=(",", ":"), sort_keys=False, allow_nan=False).encode
+    head = {key: value for key, value in doc.items() if key not in ("jobs", "profiles")}
+    with atomic_write(path) as handle:
+        handle.write(encode(head)[:-1] + ("," if head else "") + '"jobs":[')
+        for k in range(repeat):
+            shift = k * period
+            for i, job in enumerate(jobs):
+                if k:
+                    job = {**job, "id": k * n + i, "subtime": _shifted(job["subtime"], shift)}
+                handle.write(("," if k or i else "") + encode(job))
+        handle.write('],"profiles":' + encode(doc["profiles"]) + "}\n")
+    return n * repeat
+
+
+def _shifted(subtime: int | float, shift: int | float) -> int | float:
+    value = subtime + shift
+    return int(value) if isinstance(value, float) and value.is_integer() else value
+
+
 def _nonneg(value: Any, source: str, where: str, integer: bool = False) -> None:
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
         raise InputError(source, where, f"expected a number, got {json.dumps(value)}")

@@ -17,12 +17,14 @@ from coburst.workloads.swf import read_swf
 
 
 def swf_to_delay_workload(swf_path: str | Path, nb_res: int, max_jobs: int | None = None,
-                          first_job: int = 0) -> dict:
-    """Batsim workload document of the (first ``max_jobs``) jobs of an SWF log."""
+                          first_job: int = 0, with_report: bool = False):
+    """Batsim workload document of the (first ``max_jobs``) jobs of an SWF log (with the
+    selection's :class:`~coburst.workloads.jobmodels.FilterReport` if ``with_report``)."""
     log = read_swf(swf_path)
-    selected, _report = select_jobs(log.jobs, nb_res)
+    selected, report = select_jobs(log.jobs, nb_res)
     selected = selected[first_job:]
     if max_jobs is not None:
+        report.truncated = max(0, len(selected) - max_jobs)
         selected = selected[:max_jobs]
     t0 = selected[0].swf.submit_time if selected else 0.0
     jobs, profiles = [], {}
@@ -32,8 +34,9 @@ def swf_to_delay_workload(swf_path: str | Path, nb_res: int, max_jobs: int | Non
         profiles.setdefault(name, {"type": "delay", "delay": runtime})
         jobs.append({"id": i, "subtime": _num(sel.swf.submit_time - t0), "walltime": _num(sel.walltime),
                      "res": sel.res, "profile": name, "swf_id": sel.swf.job_number})
-    return {"nb_res": nb_res, "description": f"delay jobs from {Path(swf_path).name}",
-            "jobs": jobs, "profiles": dict(sorted(profiles.items(), key=lambda kv: kv[1]["delay"]))}
+    doc = {"nb_res": nb_res, "description": f"delay jobs from {Path(swf_path).name}",
+           "jobs": jobs, "profiles": dict(sorted(profiles.items(), key=lambda kv: kv[1]["delay"]))}
+    return (doc, report) if with_report else doc
 
 
 def write_delay_workload(swf_path: str | Path, out: str | Path, nb_res: int, max_jobs: int | None = None,
