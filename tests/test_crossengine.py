@@ -78,12 +78,7 @@ def test_schedfcfs(tmp_path):
 # ---------------------------------------------------------------- coburst's scheduler entry files
 
 @pytest.mark.parametrize("entry, options", [
-    pytest.param("coburstFcfs.py", {}, marks=pytest.mark.xfail(strict=True, reason=(
-        "known deviation: two compute-only jobs end at the same printed date; coburst counts them down "
-        "exactly as SimGrid 3.32 would, but the communicating parallel tasks running meanwhile are "
-        "simulated by SimGrid 4.1, whose end dates differ from 3.32's in the last bit, so the steps, "
-        "hence the last bit of the two end dates, differ and the two completions reach the scheduler "
-        "in the other order (README: Deviations)"))),
+    ("coburstFcfs.py", {}),
     ("coburstEasy.py", {}),
     ("coburstBackfill.py", {"policy": "backfill-sjf-1"}),
     ("coburstBackfill.py", {"policy": "conservative"}),

@@ -6,9 +6,9 @@ profile tree (``jobs_execution.cpp`` ``execute_task``):
 
 * a ``delay`` leaf sleeps ``delay`` seconds if that is strictly shorter than the walltime
   left, else sleeps the walltime left and the job ends with COMPLETED_WALLTIME_REACHED;
-* every other leaf is a SimGrid parallel task (``ptask_L07``: compute vector and
-  communication matrix, so network and I/O contention are simulated) waited for at most
-  the walltime left;
+* every other leaf is a parallel task (``ptask_L07``: compute vector and communication
+  matrix, so network and I/O contention are simulated, by the kernel as SimGrid 3.32
+  does) waited for at most the walltime left;
 * a ``composed`` profile runs its sequence ``repeat`` times; the first non-zero return code
   ends it.
 
@@ -32,8 +32,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Generator
 
 from coburst.errors import ProtocolError
-from coburst.simulator._simgrid import simgrid
 from coburst.simulator.kernel import Run, Suspend, Work
+from coburst.simulator.leaves import OTHER_LEAVES, OtherLeaves
 
 if TYPE_CHECKING:  # pragma: no cover
     from coburst.simulator.engine import SimJob, Simulator
@@ -41,48 +41,19 @@ if TYPE_CHECKING:  # pragma: no cover
     from coburst.simulator.workload import Profile
 
 
-def _load_remaining_ratio():
-    """A GIL-releasing ``Exec.remaining_ratio``, or None if it cannot be set up.
-
-    SimGrid 4.1's Python binding of ``Exec.remaining_ratio`` performs a simcall while
-    holding the GIL; the C API ``sg_exec_get_remaining_ratio`` called through ctypes does
-    not.  The ``s4u::Exec*`` is read from the pybind11 instance (simple layout: the value
-    pointer follows the object header).
-    """
-    import ctypes
-    import glob
-    import os
-
-    try:
-        folder = os.path.dirname(simgrid.__file__)
-        lib = ctypes.CDLL(sorted(glob.glob(os.path.join(folder, "libsimgrid.so*")))[0])
-        func = lib.sg_exec_get_remaining_ratio
-    except (IndexError, OSError, AttributeError):  # pragma: no cover - unusual SimGrid install
-        return None
-    func.restype, func.argtypes = ctypes.c_double, [ctypes.c_void_p]
-    header = ctypes.sizeof(ctypes.c_ssize_t) + ctypes.sizeof(ctypes.c_void_p)  # PyObject_HEAD
-
-    def remaining_ratio(exe) -> float:
-        pointer = ctypes.c_void_p.from_address(id(exe) + header).value
-        return func(pointer) if pointer else exe.remaining_ratio
-
-    return remaining_ratio
-
-
-_remaining_ratio = _load_remaining_ratio() or (lambda exe: exe.remaining_ratio)
-
-
 @dataclass
 class Leaf:
     """The leaf task being executed right now."""
 
     profile_name: str
-    kind: str  # "delay" or "ptask"
+    #: "delay", "ptask", or "untracked": a leaf whose progress Batsim does not follow (usage
+    #: trace, send, recv: neither a ptask nor a delay start, see JobRun.progress)
+    kind: str
     work_done: float = 0.0  # fraction of the leaf done before the current chunk (0..1)
     chunk_start: float = 0.0  # simulated time the current chunk started
     chunk_rate: float = 1.0
     delay: float = 0.0  # delay leaves: duration at rate 1
-    proc: Any = None  # ptask leaves: the job's kernel process (its running simgrid.Exec)
+    proc: Any = None  # ptask leaves: the job's kernel process (its running parallel task)
     started: bool = False
 
     kernel: Any = None  # ptask leaves: the kernel running the job
@@ -95,17 +66,10 @@ class Leaf:
             if self.delay <= 0:
                 return 1.0
             return min(1.0, self.work_done + (now - self.chunk_start) * self.chunk_rate / self.delay)
-        exe = self.proc.activity if self.proc is not None else None
-        if exe is None:
+        done = self.kernel.work_done(self.proc) if self.kernel is not None and self.proc is not None else None
+        if done is None:
             return self.work_done
-        computed = self.kernel.work_done(self.proc) if self.kernel is not None else None
-        if computed is not None:
-            return self.work_done + (1.0 - self.work_done) * computed
-        try:
-            ratio = _remaining_ratio(exe)
-        except Exception:  # the activity already ended
-            ratio = 0.0
-        return self.work_done + (1.0 - self.work_done) * (1.0 - ratio)
+        return self.work_done + (1.0 - self.work_done) * done
 
 
 @dataclass
@@ -117,7 +81,7 @@ class Frame:
 
 
 @dataclass
-class JobRun:
+class JobRun(OtherLeaves):
     """State of one executing job; :meth:`process` is its kernel process body."""
 
     sim: "Simulator"
@@ -157,6 +121,10 @@ class JobRun:
     def run_profile(self, profile: "Profile") -> Generator:
         if profile.type == "composed":
             return (yield from self.run_composed(profile))
+        if profile.type in OTHER_LEAVES:
+            self.leaf = Leaf(profile_name=profile.name, kind="untracked")
+            self.leaf_depth = len(self.stack)
+            return (yield from getattr(self, OTHER_LEAVES[profile.type])(profile))
         self.leaf = Leaf(profile_name=profile.name, kind="delay" if profile.type == "delay" else "ptask")
         self.leaf_depth = len(self.stack)
         if profile.type == "delay":
@@ -324,9 +292,16 @@ class JobRun:
 
     def progress(self, now: float) -> dict[str, Any]:
         """Batsim's ``job_progress`` tree for this job at ``now``."""
+        if self.in_recv:
+            raise ProtocolError(f"KILL_JOB {self.job.id}: the job runs the profile a recv profile chose; Batsim "
+                                "4.2.1 aborts on its progress (jobs.cpp compute_leaf_progress: 'Leaves should not "
+                                "contain sub tasks'), so coburst stops too")
         tree: dict[str, Any] | None = None
         if self.leaf is not None and self.leaf_depth == len(self.stack):
-            tree = {"profile_name": self.leaf.profile_name, "progress": self.leaf.fraction_done(now)}
+            if self.leaf.kind == "untracked":  # protocol.cpp generate_task_tree: no ptask, no delay start
+                tree = {"profile_name": self.leaf.profile_name, "current_task_index": -1}
+            else:
+                tree = {"profile_name": self.leaf.profile_name, "progress": self.leaf.fraction_done(now)}
         for frame in reversed(self.stack):
             node: dict[str, Any] = {"profile_name": frame.profile_name, "current_task_index": frame.index}
             if tree is not None:
