@@ -20,6 +20,7 @@ from coburst.errors import InputError, ProtocolError
 from coburst.simulator.allocation import parse_allocation
 from coburst.simulator.execution import JobRun
 from coburst.simulator.jobs import SimJob
+from coburst.simulator.leaves import to_job_message
 from coburst.simulator.output import JobRecord
 from coburst.simulator.protocol import RawJSON, encode_text, encode_value
 from coburst.simulator.workload import Profile, Workload, job_from_json, referenced_profiles, validate_profile
@@ -102,6 +103,8 @@ class ProtocolHandlers:
                                           "return_code": sjob.return_code, "alloc": sjob.alloc_text})
             self.job_row(sjob)
             self.to_delete.append(sjob)
+        elif kind == "FROM_JOB":  # a send profile (server_on_from_job_msg)
+            self.append("FROM_JOB_MSG", {"job_id": message[1].id, "msg": message[2]})
         elif kind == "WAITING_DONE":
             self.nb_waiters -= 1
             if not self.end_sent:
@@ -169,6 +172,7 @@ class ProtocolHandlers:
             "CALL_ME_LATER": self.on_call_me_later, "REGISTER_JOB": self.on_register_job,
             "REGISTER_PROFILE": self.on_register_profile, "SET_JOB_METADATA": self.on_set_job_metadata,
             "CHANGE_JOB_STATE": self.on_change_job_state, "NOTIFY": self.on_notify,
+            "TO_JOB_MSG": self.on_to_job_msg,
         }.get(etype)
         if handler is None:
             if etype in ("SET_RESOURCE_STATE", "QUERY"):
@@ -310,11 +314,15 @@ class ProtocolHandlers:
         if profile.type == "data_staging":
             for key in ("from", "to"):
                 self.storage_host(sjob, profile.data[key])
-        if profile.type not in ("delay", "data_staging", "parallel_homogeneous_pfs"):
+        if profile.type not in ("delay", "data_staging", "parallel_homogeneous_pfs", "send", "recv"):
             for host in hosts:
                 if host.speed <= 0:
                     raise ProtocolError(f"EXECUTE_JOB {sjob.id}: profile {profile.name!r} computes on host "
                                         f"{host.name!r} whose speed is 0 (a storage or master host?)")
+
+    def on_to_job_msg(self, data: dict) -> None:
+        """``TO_JOB_MSG`` (``server_on_to_job_msg``): the message waits for the job's recv."""
+        to_job_message(self._job(data, "TO_JOB_MSG"), data)
 
     def on_reject_job(self, data: dict) -> None:
         sjob = self._job(data, "REJECT_JOB")

@@ -26,6 +26,9 @@ class SimJob:
     storage_mapping: dict[str, int] | None = None
     mapping: dict[int, int] | None = None
     energy: Any = None  # -E: the allocation's energy at the start, then the job's consumed energy
+    #: TO_JOB_MSG messages not yet taken by a recv profile (Batsim's incoming_message_buffer;
+    #: a deque once the first one comes)
+    messages: Any = None
 
     _alloc_text: str | None = None
 

@@ -8,6 +8,7 @@ A workload file is ``{"nb_res": N, "jobs": [...], "profiles": {...}}`` (Batsim 4
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -31,8 +32,19 @@ PROFILE_FIELDS: dict[str, tuple[tuple[str, ...], dict[str, Any]]] = {
     "composed": (("seq",), {"repeat": 1}),
     "parallel_homogeneous_pfs": ((), {"bytes_to_read": 0.0, "bytes_to_write": 0.0, "storage": "pfs"}),
     "data_staging": (("nb_bytes", "from", "to"), {}),
+    "usage_trace": (("trace",), {}),
+    "send": (("msg",), {"sleeptime": 0.0000001}),
+    "recv": ((), {"regex": ".*", "success": "", "failure": "", "timeout": "", "polltime": 0.005}),
 }
 PROFILE_TYPES = tuple(PROFILE_FIELDS)
+
+#: profile types Batsim 4.2.1 knows that coburst does not simulate, and why
+UNSUPPORTED_TYPES = {
+    "smpi": "SMPI trace replay is not simulated by coburst sim: it runs each rank's MPI trace through SimGrid's "
+            "SMPI runtime (smpi_replay_run: point-to-point and collective algorithms, eager/rendez-vous protocols), "
+            "which the SimGrid 4.1 Python binding coburst runs on does not expose; run such workloads on the real "
+            "Batsim",
+}
 
 
 @dataclass
@@ -42,6 +54,11 @@ class Profile:
     name: str
     type: str
     data: dict[str, Any]  # the JSON object, as given
+    #: ``usage_trace``: each rank's trace file (Batsim's ``trace_filenames``)
+    trace_files: list[str] | None = None
+    #: ``usage_trace``: each rank's ``(usage, flops)`` actions, read at the first execution
+    #: (Batsim's replay reads them when the rank runs; see :func:`read_usage_trace`)
+    rank_actions: list | None = None
 
     @property
     def ret(self) -> int:
@@ -91,11 +108,23 @@ def _num(value: Any, source: str, where: str, *, positive: bool = False, integer
                   maximum=maximum, allow=(-1,) if allow_neg1 else ())
 
 
-def validate_profile(name: str, prof: Any, source: str, where: str) -> Profile:
-    """Check one profile object; return it as a :class:`Profile`."""
+def validate_profile(name: str, prof: Any, source: str, where: str, base: Path | None = None) -> Profile:
+    """Check one profile object; return it as a :class:`Profile`.  ``base``: the folder of
+    the workload file (``usage_trace`` traces are relative to it; None: the profile does not
+    come from a file, which Batsim 4.2.1 refuses for ``usage_trace``)."""
     if not isinstance(prof, dict):
         raise InputError(source, where, "a profile must be a JSON object")
     ptype = prof.get("type")
+    if isinstance(ptype, str) and ptype in UNSUPPORTED_TYPES:
+        raise InputError(source, f"{where}.type", f"profile type {ptype!r}: {UNSUPPORTED_TYPES[ptype]}")
+    if isinstance(ptype, str) and ptype not in PROFILE_FIELDS and "trace" in prof:
+        # profiles.cpp tests `profile_type == "smpi" || "usage_trace"`, always true: any other type
+        # with a 'trace' is read, and replayed, as a usage trace
+        from coburst.simulator.platform import warn
+
+        warn(source, f"{where}.type", f"unknown profile type {ptype!r} with a 'trace' field: Batsim 4.2.1 runs it "
+             "as a usage_trace profile (profiles.cpp), and so does coburst")
+        ptype = "usage_trace"
     if not isinstance(ptype, str) or ptype not in PROFILE_FIELDS:
         known = ", ".join(PROFILE_TYPES)
         raise InputError(source, f"{where}.type",
@@ -141,10 +170,101 @@ def validate_profile(name: str, prof: Any, source: str, where: str) -> Profile:
         for key in ("from", "to"):
             if not isinstance(prof[key], str):
                 raise InputError(source, f"{where}.{key}", "expected a storage label (string)")
+    elif ptype == "usage_trace":
+        trace_files = usage_trace_files(prof["trace"], source, where, base)
+    elif ptype == "send":
+        if not isinstance(prof["msg"], dict):
+            raise InputError(source, f"{where}.msg", "expected a JSON object (the message sent to the scheduler)")
+        if "sleeptime" in prof:
+            _num(prof["sleeptime"], source, f"{where}.sleeptime", positive=True, maximum=BATSIM_TIME_MAX)
+    elif ptype == "recv":
+        for key in ("regex", "success", "failure", "timeout"):
+            if key in prof and not isinstance(prof[key], str):
+                raise InputError(source, f"{where}.{key}", "expected a string (Batsim 4.2.1 reads it with GetString)")
+        if "polltime" in prof:
+            _num(prof["polltime"], source, f"{where}.polltime", positive=True, maximum=BATSIM_TIME_MAX)
     if "ret" in prof:
         if isinstance(prof["ret"], bool) or not isinstance(prof["ret"], int):
             raise InputError(source, f"{where}.ret", "expected an integer return code")
-    return Profile(name=name, type=ptype, data=prof)
+    profile = Profile(name=name, type=ptype, data=prof)
+    if ptype == "usage_trace":
+        profile.trace_files = trace_files
+    return profile
+
+
+def usage_trace_files(trace: Any, source: str, where: str, base: Path | None) -> list[str]:
+    """The rank trace files a ``usage_trace`` profile lists (``profiles.cpp``
+    ``Profile::from_json``): ``trace`` names, relative to the workload file's folder, a file
+    whose lines (right-trimmed) name one trace per rank, relative to that file's folder.  A
+    rank file itself is read when the job runs (:func:`read_usage_trace`), as Batsim does."""
+    if not isinstance(trace, str):
+        raise InputError(source, f"{where}.trace", "expected the name of a trace file (string)")
+    if base is None:
+        raise InputError(source, f"{where}.trace", "a usage_trace profile can only come from a workload file (Batsim "
+                                                   "4.2.1 aborts on one registered or sent by the scheduler)")
+    path = Path(f"{base}/{trace}")
+    if not path.is_file():
+        raise InputError(source, f"{where}.trace", f"{trace!r} leads to {str(path)!r}, which is not a file")
+    try:
+        lines = path.read_bytes().decode("utf-8", errors="surrogateescape").split("\n")
+    except OSError as exc:
+        raise InputError(str(path), None, f"cannot read the trace list: {exc}") from None
+    if lines and lines[-1] == "":  # std::getline: a final newline ends the last line
+        lines.pop()
+    return [f"{path.parent}/{line.rstrip()}" for line in lines]
+
+
+def read_usage_trace(path: str, rank: int, source: str) -> list[tuple[float, float]]:
+    """One rank's ``(usage, flops)`` actions, as SimGrid 3.32's ``xbt::replay_runner`` reads
+    them for Batsim's ``m_usage`` action (``src/xbt/xbt_replay.cpp`` ``ReplayReader::get``,
+    Batsim's ``usage_trace_replayer``):
+
+    * lines are trimmed; blank lines and lines starting with ``#`` are skipped; fields are
+      split on runs of blanks and tabs;
+    * the last line is replayed only if a newline ends it (``get`` returns ``not eof()``);
+    * a line for another rank (first field not the rank number) is ignored, with a warning;
+    * the second field must be ``m_usage`` (the one action Batsim registers); the third,
+      the usage, is in [0, 1] and the fourth, the flops, finite and >= 0, both read with
+      ``std::stod`` (leading number, rest ignored).
+    """
+    from coburst.simulator.energy import _stod_prefix
+    from coburst.simulator.platform import warn
+
+    try:
+        text = Path(path).read_bytes().decode("utf-8", errors="surrogateescape")
+    except OSError as exc:
+        raise InputError(path, None, f"cannot read the replay file of rank {rank} of {source}: {exc} (Batsim "
+                                     "4.2.1 aborts: 'Cannot read replay file')") from None
+    lines = text.split("\n")
+    complete = lines[:-1]  # the text after the last newline is never replayed
+    actions = []
+    me = str(rank)
+    for number, raw in enumerate(complete, start=1):
+        line = raw.strip(" \t\r\f\v")
+        if not line or line.startswith("#"):
+            continue
+        fields = [f for f in line.replace("\t", " ").split(" ") if f]
+        if fields[0] != me:
+            warn(path, f"line {number}", f"trace element not for rank {rank} (target {fields[0]!r}): ignored, as "
+                 "SimGrid's replay does")
+            continue
+        if len(fields) < 2 or fields[1] != "m_usage":
+            action = fields[1] if len(fields) > 1 else ""
+            raise InputError(path, f"line {number}", f"unknown replay action {action!r}: a usage trace has only "
+                             "'m_usage' actions (Batsim 4.2.1 aborts: 'action is unknown')")
+        if len(fields) < 4:
+            raise InputError(path, f"line {number}", "an m_usage action needs a usage and a number of flops")
+        usage, flops = _stod_prefix(fields[2]), _stod_prefix(fields[3])
+        if usage is None or flops is None:
+            raise InputError(path, f"line {number}", "usage and flops must be numbers (Batsim 4.2.1 dies in "
+                             "std::stod)")
+        if not (math.isfinite(usage) and 0.0 <= usage <= 1.0):
+            raise InputError(path, f"line {number}", f"invalid usage {usage:g}: not in [0,1] (Batsim 4.2.1 aborts)")
+        if not (math.isfinite(flops) and flops >= 0.0):
+            raise InputError(path, f"line {number}", f"invalid flops {flops:g}: not finite and >= 0 (Batsim 4.2.1 "
+                             "aborts)")
+        actions.append((usage, flops))
+    return actions
 
 
 def check_composed_references(profiles: dict[str, Profile], source: str) -> None:
@@ -218,6 +338,14 @@ def job_from_json(obj: Any, workload: str, source: str, where: str, profiles: di
     profile = obj["profile"]
     if not isinstance(profile, str) or profile not in profiles:
         raise InputError(source, f"{where}.profile", f"unknown profile {json.dumps(profile)}")
+    if "smpi_ranks_to_hosts_mapping" in obj:  # jobs.cpp Job::from_json (usage_trace and smpi ranks)
+        ranks = obj["smpi_ranks_to_hosts_mapping"]
+        if not isinstance(ranks, list):
+            raise InputError(source, f"{where}.smpi_ranks_to_hosts_mapping", "expected an array of host numbers")
+        for i, host in enumerate(ranks):
+            if isinstance(host, bool) or not isinstance(host, int) or not 0 <= host < res:
+                raise InputError(source, f"{where}.smpi_ranks_to_hosts_mapping[{i}]",
+                                 f"rank {i} has an invalid value {json.dumps(host)}: should be an integer in [0,{res}[")
     full_id = f"{workload}!{raw_id}"
     data = dict(obj)
     data["id"] = full_id
@@ -238,11 +366,12 @@ def load_workload(path: str | Path, name: str) -> Workload:
     """Load and validate a Batsim JSON workload file; its jobs are named ``name!id``."""
     source = str(path)
     doc = read_json(path, "workload file", object_pairs_hook=_JsonObject)
-    return workload_from_doc(doc, name, source)
+    return workload_from_doc(doc, name, source, base=Path(path).parent)
 
 
-def workload_from_doc(doc: Any, name: str, source: str) -> Workload:
-    """Validate a decoded workload document with Batsim 4.2's rules (see :func:`load_workload`)."""
+def workload_from_doc(doc: Any, name: str, source: str, base: Path | None = None) -> Workload:
+    """Validate a decoded workload document with Batsim 4.2's rules (see :func:`load_workload`;
+    ``base``: the workload file's folder, where ``usage_trace`` profiles find their traces)."""
     if not isinstance(doc, dict):
         raise InputError(source, None, "a workload must be a JSON object with 'jobs' and 'profiles'")
     if "nb_res" not in doc:
@@ -257,7 +386,8 @@ def workload_from_doc(doc: Any, name: str, source: str) -> Workload:
         raise InputError(source, "profiles", "expected an object mapping profile names to profiles")
     if getattr(profiles_doc, "duplicates", None):
         raise InputError(source, f"profiles.{profiles_doc.duplicates[0]}", "duplicate profile name")
-    profiles = {pname: validate_profile(pname, p, source, f"profiles.{pname}") for pname, p in profiles_doc.items()}
+    profiles = {pname: validate_profile(pname, p, source, f"profiles.{pname}", base)
+                for pname, p in profiles_doc.items()}
     check_composed_references(profiles, source)
     jobs_doc = doc.get("jobs")
     if not isinstance(jobs_doc, list):
