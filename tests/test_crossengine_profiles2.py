@@ -24,7 +24,7 @@ from pathlib import Path
 import pytest
 
 from crossengine import assert_energy_identical, assert_identical, jobs_rows, needs_batsim, run_both
-from simharness import CLUSTER4, run_sim, workload, write_json
+from simharness import run_sim, workload
 
 pytestmark = [needs_batsim, pytest.mark.timeout(600)]
 
@@ -144,3 +144,76 @@ def test_usage_trace_walltimes_kills_and_quirks(tmp_path):
                     "7": "COMPLETED_KILLED", "8": "COMPLETED_SUCCESSFULLY"}
     killed = [m for m in coburst.messages() if m["dir"] == "in" and "JOB_KILLED" in m["raw"]]
     assert '"job_progress":{"w0!7":{"profile_name":"two","current_task_index":-1}}' in killed[0]["raw"]
+
+
+# ------------------------------------------------------------------------------ send / recv
+SEND_RECV_PROFILES = {
+    "hello": {"type": "send", "msg": {"text": "hi", "n": 1.5, "big": 1e6, "list": [1, 2.25, "x"], "t": True},
+              "sleeptime": 0.25},
+    "quick": {"type": "send", "msg": {}},
+    "wait": {"type": "recv", "regex": "go.*", "success": "work", "failure": "oops", "polltime": 0.5},
+    "wait_default": {"type": "recv", "success": "work"},
+    "or_else": {"type": "recv", "timeout": "work", "success": "oops"},
+    "strict": {"type": "recv", "regex": "[0-9]+", "success": "work", "polltime": 0.125},
+    "work": {"type": "delay", "delay": 2},
+    "oops": {"type": "delay", "delay": 1, "ret": 2},
+    "talk": {"type": "composed", "seq": ["hello", "wait", "quick"]},
+    "talk_twice": {"type": "composed", "repeat": 2, "seq": ["hello", "strict"]},
+}
+
+
+def test_send_recv(tmp_path):
+    """FROM_JOB_MSG (the message object as written) then TO_JOB_MSG answers; recv matching,
+    failing, timing out at once, polling until a message comes, polling until the walltime;
+    messages sent before the job runs; a kill during a send's delay."""
+    jobs = [
+        {"id": 1, "subtime": 1, "res": 1, "profile": "talk"},  # answered "go on": success
+        {"id": 2, "subtime": 2, "res": 1, "profile": "talk"},  # answered "stop": failure (ret 2)
+        {"id": 3, "subtime": 3, "res": 1, "profile": "or_else"},  # no message: its timeout profile
+        {"id": 4, "subtime": 4, "res": 1, "profile": "or_else"},  # a message sent at submission: success
+        {"id": 5, "subtime": 10, "res": 1, "profile": "wait_default", "walltime": 3.3},  # polls until the walltime
+        {"id": 6, "subtime": 11, "res": 2, "profile": "talk_twice"},  # "12" then "x1": success then nothing
+        {"id": 7, "subtime": 20, "res": 1, "profile": "hello"},  # killed in its delay
+        {"id": 8, "subtime": 30, "res": 2, "profile": "work"},
+        {"id": 9, "subtime": 30, "res": 2, "profile": "oops"},
+    ]
+    wl = workload(tmp_path / "w.json", jobs, SEND_RECV_PROFILES)
+    options = {"allocs": {"w0!1": "0", "w0!2": "1", "w0!3": "2", "w0!4": "3", "w0!5": "0", "w0!6": "1-2",
+                          "w0!7": "3", "w0!8": "0-1", "w0!9": "2-3"},
+               "replies": {"w0!1": ["go on"], "w0!2": ["stop"], "w0!6": ["12", "x1"]},
+               "to_job": {"w0!4": ["anything"]},
+               "kill": [[20.1, ["w0!7"]]]}
+    batsim, coburst = run_both(tmp_path, workloads=[wl], platform=usage_platform(tmp_path / "p.xml"),
+                               scheduler="messenger", options=options)
+    assert_identical(batsim, coburst)
+    rows = {r["job_id"]: r["final_state"] for r in jobs_rows(coburst)}
+    assert rows == {"1": "COMPLETED_SUCCESSFULLY", "2": "COMPLETED_FAILED", "3": "COMPLETED_SUCCESSFULLY",
+                    "4": "COMPLETED_FAILED", "5": "COMPLETED_WALLTIME_REACHED", "6": "COMPLETED_SUCCESSFULLY",
+                    "7": "COMPLETED_KILLED", "8": "COMPLETED_SUCCESSFULLY", "9": "COMPLETED_FAILED"}
+    raw = "\n".join(m["raw"] for m in coburst.messages() if m["dir"] == "in")
+    assert '"type":"FROM_JOB_MSG","data":{"job_id":"w0!1","msg":{"text":"hi","n":1.5' in raw
+    assert '"job_progress":{"w0!7":{"profile_name":"hello","current_task_index":-1}}' in raw
+
+
+@pytest.mark.parametrize("case", ["unused_target", "kill_in_chosen_profile"])
+def test_send_recv_inputs_batsim_aborts_on(tmp_path, case):
+    """Both engines stop: a recv choosing a profile no job nor composed profile uses (Batsim
+    dropped it at load), a kill while a recv's chosen profile runs (Batsim cannot report
+    its progress)."""
+    profiles = dict(SEND_RECV_PROFILES)
+    jobs = [{"id": 1, "subtime": 1, "res": 1, "profile": "talk"}]
+    options = {"replies": {"w0!1": ["go"]}}
+    if case == "kill_in_chosen_profile":
+        jobs.append({"id": 2, "subtime": 50, "res": 1, "profile": "work"})
+        jobs.append({"id": 3, "subtime": 50, "res": 1, "profile": "oops"})
+        options["kill"] = [[3.0, ["w0!1"]]]
+        options["allocs"] = {"w0!2": "1", "w0!3": "2"}
+    wl = workload(tmp_path / "w.json", jobs, profiles)
+    for engine in ("batsim", "coburst"):
+        run = run_sim(tmp_path, engine=engine, prefix=engine, workloads=[wl], scheduler="messenger",
+                      platform=usage_platform(tmp_path / "p.xml"),
+                      options=options, wait=60, timeout=10)
+        assert run.returncode != 0, f"{engine} accepted it\n" + run.report()
+        if engine == "coburst":
+            assert ("no job nor composed profile uses it" if case == "unused_target"
+                    else "Leaves should not contain sub tasks") in run.stderr
