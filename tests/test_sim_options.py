@@ -27,7 +27,7 @@ HELP_FILE = Path(__file__).parent / "data" / "batsim_ref" / "batsim-4.2.1-help.t
 BATSIM = os.environ.get("BATSIM", "")
 
 #: Batsim options coburst refuses, by long spelling
-REFUSED = {"--workflow", "--workflow-start", "--enable-redis", "--no-sched"}
+REFUSED = {"--enable-redis", "--no-sched"}
 #: options that print something and exit
 EXITING = {"--help", "--version", "--simgrid-version"}
 

@@ -38,6 +38,8 @@ class BatsimActors:
 
     #: ``--events``: the external events' submitters and handlers (coburst.simulator.events)
     external = None
+    #: ``-W``/``--WS``: the workflows' submitters and the server's side of them (coburst.simulator.workflow)
+    workflows = None
 
     def route_to_master(self, host) -> tuple[float, float]:
         """(latency, bottleneck bandwidth) of the route from ``host`` to the master host, as
@@ -162,6 +164,10 @@ class BatsimActors:
         box = self.server_box
         while not self.done:
             message = yield Get(box)
+            if message[0] == "COMPLETED" and self.workflows is not None:
+                callback = self.workflows.callback(message[1].id)  # a workflow's job: its submitter first
+                if callback is not None:
+                    yield callback
             self.handle(message)
             if self.done:
                 break

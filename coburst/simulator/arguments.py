@@ -22,9 +22,6 @@ VERBOSITY_LEVELS = ("quiet", "network-only", "information", "debug")
 
 #: Batsim options coburst refuses: argparse dest -> (spelling, why)
 UNSUPPORTED = {
-    "workflow": ("-W/--workflow", "workflows (SimGrid DAX workflow submitters) are not simulated by coburst sim"),
-    "workflow_start": ("--WS/--workflow-start", "workflows (SimGrid DAX workflow submitters) are not simulated "
-                                                "by coburst sim"),
     "enable_redis": ("--enable-redis", "the Redis data storage is not supported: coburst sim always sends jobs "
                                        "and profiles inside the protocol messages"),
     "no_sched": ("--no-sched", "the scheduler-less mode (Batsim's batexec: every job started at time 0 on "
@@ -65,9 +62,11 @@ def add_sim_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("-w", "--workload", action="append", default=[], metavar="WORKLOAD_FILE",
                         help="Batsim JSON workload (repeatable; named w0, w1, ...)")
     parser.add_argument("-W", "--workflow", action="append", default=[], metavar="WORKFLOW_FILE",
-                        help="Batsim workflow file (refused: not simulated)")
+                        help="workflow (Pegasus DAX) file: its tasks are submitted as delay jobs as their "
+                             "parents complete (repeatable; named wf0, wf1, ...)")
     parser.add_argument("--WS", "--workflow-start", dest="workflow_start", action="append", default=[], nargs=2,
-                        metavar=("CUT_WORKFLOW_FILE", "START_TIME"), help="(refused: not simulated)")
+                        metavar=("CUT_WORKFLOW_FILE", "START_TIME"),
+                        help="a workflow started at START_TIME (repeatable; named wfc0, wfc1, ...)")
     parser.add_argument("--events", action="append", default=[], metavar="EVENTS_FILE",
                         help="external events file: one JSON event per line (machine_unavailable, "
                              "machine_available; other types with --forward-unknown-events); repeatable")
@@ -117,9 +116,11 @@ def add_sim_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("-q", "--quiet", action="store_true", help="print nothing on success")
     # Workflow options (no effect without workflows, as in Batsim)
     parser.add_argument("--workflow-jobs-limit", default="0", metavar="JOB_LIMIT",
-                        help="workflows only (no effect here) [default: 0]")
+                        help="at most this many jobs of each workflow submitted and not yet completed; 0 "
+                             "means no limit [default: 0]")
     parser.add_argument("--ignore-beyond-last-workflow", action="store_true",
-                        help="workflows only (no effect here)")
+                        help="ignore every job submitted once the workflows are done (with Batsim 4.2.1's "
+                             "test: once exactly one workflow is done)")
     # Other options
     parser.add_argument("--enable-compute-sharing", action="store_true",
                         help="let several jobs use one compute machine at the same time")
@@ -224,12 +225,13 @@ def batsim_options(args: argparse.Namespace) -> dict:
 
 def simulator_config_from_args(args: argparse.Namespace):
     from coburst.simulator.engine import SimulatorConfig
+    from coburst.simulator.workflow import parse_start_time
 
     options = batsim_options(args)
-    if not args.workload and not args.events and not args.enable_dynamic_jobs:
+    if not (args.workload or args.workflow or args.workflow_start or args.events or args.enable_dynamic_jobs):
         raise InputError("-w/--workload", None,
-                         "give at least one workload or events file (or --enable-dynamic-jobs for a scheduler that "
-                         "registers jobs)")
+                         "give at least one workload, workflow or events file (or --enable-dynamic-jobs for a "
+                         "scheduler that registers jobs)")
     if args.timeout <= 0:
         raise InputError("--timeout", str(args.timeout), "must be > 0 seconds")
     check_heatmap_alone(args.heatmap_alone)
@@ -246,6 +248,8 @@ def simulator_config_from_args(args: argparse.Namespace):
         profile_reuse=args.enable_profile_reuse,
         forward_unknown_events=options["forward_unknown_events"],
         events=list(args.events),
+        workflows=list(args.workflow),
+        cut_workflows=[(path, parse_start_time(start)) for path, start in args.workflow_start],
         timeout=args.timeout,
     )
     config.batsim_options = options

@@ -56,6 +56,9 @@ class SimulatorConfig:
     forward_unknown_events: bool = False
     #: ``--events`` files (Batsim's external events, see coburst.simulator.events)
     events: list[str] = field(default_factory=list)
+    #: ``-W`` workflow (DAX) files and ``--WS`` (file, start time) pairs (coburst.simulator.workflow)
+    workflows: list[str] = field(default_factory=list)
+    cut_workflows: list[tuple[str, float]] = field(default_factory=list)
     timeout: float = 30.0
     #: ``"module:Class"`` of a speed hook (tests, experiments): ``Class(simulator)`` must
     #: provide ``on_job_start(sim_job)`` and ``on_job_end(sim_job)``; it may change a
@@ -157,6 +160,11 @@ class Simulator(BatsimActors, ProtocolHandlers, ParallelTasks, JobAccounting):
         for i, path in enumerate(self.config.workloads):
             name = f"w{i}"
             self.workloads[name] = load_workload(path, name)
+        workflow_list = None
+        if self.config.workflows or self.config.cut_workflows:
+            from coburst.simulator.workflow import Workflows
+
+            workflow_list = Workflows.load(self.config.workflows, self.config.cut_workflows)
         event_lists = None
         if self.config.events:
             from coburst.simulator.events import ExternalEvents
@@ -173,6 +181,10 @@ class Simulator(BatsimActors, ProtocolHandlers, ParallelTasks, JobAccounting):
         # Batsim reads --forward-unknown-events only when there are --events files
         self.options = opts = {**opts, "forward_unknown_events": bool(event_lists and
                                                                       self.config.forward_unknown_events)}
+        if workflow_list:
+            self.workflows = Workflows(self, workflow_list, opts["workflow_jobs_limit"],
+                                       opts["ignore_beyond_last_workflow"])
+            self.workloads.update((wl.name, wl) for wl in self.workflows.workloads())
         # Batsim: --sg-cfg options first, host/model:ptask_L07 forced, then --sg-log.  No SimGrid
         # clean-up at exit: after a SIGINT/SIGTERM at simulated time 0 (actors created, the run not
         # started yet) it aborts the process ("stop-before-start madness") instead of exiting 130/143.
@@ -258,7 +270,9 @@ class Simulator(BatsimActors, ProtocolHandlers, ParallelTasks, JobAccounting):
                 kernel.spawn(self.server(), "server")
                 for name, wl in self.workloads.items():
                     self.nb_submitters += 1
-                    kernel.spawn(self.submitter(wl), f"submitter_{name}")
+                    workflow = self.workflows.by_name.get(name) if self.workflows is not None else None
+                    kernel.spawn(self.submitter(wl) if workflow is None else self.workflows.submitter(workflow),
+                                 f"submitter_{name}")
                 if self.external is not None:  # Batsim creates them after the job submitters
                     for elist in self.external.lists:
                         kernel.spawn(self.external.submitter(elist), f"event_submitter_{elist.name}")

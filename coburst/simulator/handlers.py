@@ -74,6 +74,10 @@ class ProtocolHandlers:
         if _DEBUG:
             print(f"{self.kernel.now!r} {kind} {str(message[1:])[:100]}", file=sys.stderr)
         if kind == "SUBMIT":
+            if self.workflows is not None:
+                if self.workflows.ignores_submissions():  # --ignore-beyond-last-workflow
+                    return
+                self.workflows.submitted(message)
             for job in message[1]:
                 sjob = SimJob(job=job, state="SUBMITTED")
                 self.jobs[job.id] = sjob
@@ -84,6 +88,8 @@ class ProtocolHandlers:
         elif kind == "SWITCHED":
             self.power.on_switched(message[1], message[2])
         elif kind == "BYE":
+            if self.workflows is not None:
+                self.workflows.said_bye(message)
             self.nb_submitters_done += 1
             if self.nb_submitters_done == self.nb_submitters:
                 self.append("NOTIFY", {"type": "no_more_static_job_to_submit"})
