@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING, Any, Generator
 
 from coburst.errors import ProtocolError
 from coburst.simulator.kernel import Run, Suspend, Work
+from coburst.simulator.leaves import OTHER_LEAVES, OtherLeaves
 
 if TYPE_CHECKING:  # pragma: no cover
     from coburst.simulator.engine import SimJob, Simulator
@@ -45,7 +46,9 @@ class Leaf:
     """The leaf task being executed right now."""
 
     profile_name: str
-    kind: str  # "delay" or "ptask"
+    #: "delay", "ptask", or "untracked": a leaf whose progress Batsim does not follow (usage
+    #: trace, send, recv: neither a ptask nor a delay start, see JobRun.progress)
+    kind: str
     work_done: float = 0.0  # fraction of the leaf done before the current chunk (0..1)
     chunk_start: float = 0.0  # simulated time the current chunk started
     chunk_rate: float = 1.0
@@ -78,7 +81,7 @@ class Frame:
 
 
 @dataclass
-class JobRun:
+class JobRun(OtherLeaves):
     """State of one executing job; :meth:`process` is its kernel process body."""
 
     sim: "Simulator"
@@ -118,6 +121,10 @@ class JobRun:
     def run_profile(self, profile: "Profile") -> Generator:
         if profile.type == "composed":
             return (yield from self.run_composed(profile))
+        if profile.type in OTHER_LEAVES:
+            self.leaf = Leaf(profile_name=profile.name, kind="untracked")
+            self.leaf_depth = len(self.stack)
+            return (yield from getattr(self, OTHER_LEAVES[profile.type])(profile))
         self.leaf = Leaf(profile_name=profile.name, kind="delay" if profile.type == "delay" else "ptask")
         self.leaf_depth = len(self.stack)
         if profile.type == "delay":
@@ -285,9 +292,16 @@ class JobRun:
 
     def progress(self, now: float) -> dict[str, Any]:
         """Batsim's ``job_progress`` tree for this job at ``now``."""
+        if self.in_recv:
+            raise ProtocolError(f"KILL_JOB {self.job.id}: the job runs the profile a recv profile chose; Batsim "
+                                "4.2.1 aborts on its progress (jobs.cpp compute_leaf_progress: 'Leaves should not "
+                                "contain sub tasks'), so coburst stops too")
         tree: dict[str, Any] | None = None
         if self.leaf is not None and self.leaf_depth == len(self.stack):
-            tree = {"profile_name": self.leaf.profile_name, "progress": self.leaf.fraction_done(now)}
+            if self.leaf.kind == "untracked":  # protocol.cpp generate_task_tree: no ptask, no delay start
+                tree = {"profile_name": self.leaf.profile_name, "current_task_index": -1}
+            else:
+                tree = {"profile_name": self.leaf.profile_name, "progress": self.leaf.fraction_done(now)}
         for frame in reversed(self.stack):
             node: dict[str, Any] = {"profile_name": frame.profile_name, "current_task_index": frame.index}
             if tree is not None:
