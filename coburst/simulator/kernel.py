@@ -6,8 +6,9 @@ every blocking call a thread switch, which made an actor-per-job engine slow.  H
 Batsim actor is a *process*: a generator that yields what it waits for —
 
 * :class:`Sleep` ``(duration)``            — ``this_actor::sleep_for``;
-* :class:`Put` ``(mailbox, msg, route)``   — a blocking ``mailbox->put(msg, 1)``: a 1-byte
-  transfer over a route of the given latency and bottleneck bandwidth;
+* :class:`Put` ``(mailbox, msg, latency, bandwidth, route, size)`` — a blocking
+  ``mailbox->put(msg, size)`` (Batsim's messages: 1 byte) over a route: its links when
+  given, else a link of its own of the given bottleneck bandwidth;
 * :class:`Get` ``(mailbox)``               — a blocking ``mailbox->get()``;
 * :class:`Run` ``(hosts, flops, bytes, timeout)`` — a SimGrid parallel task
   (``exec_init(...)->start()->wait_for(timeout)``), simulated here as SimGrid 3.32's
@@ -70,6 +71,7 @@ class Put:
     #: the route's links (shared with the parallel tasks crossing them); None: a link of its own
     #: of the bottleneck bandwidth
     route: "l07.Route | None" = None
+    size: float = MSG_BYTES  # bytes sent (``mailbox->put(msg, size)``)
 
 
 @dataclass(slots=True)
@@ -389,6 +391,7 @@ class Kernel:
         """The variable takes part in the sharing from now on (``update_variable_penalty(1)``);
         its rate comes from the next solve."""
         flow.latent = False
+        flow.action.update_bound()
         var = flow.action.var
         var.owner = flow
         self.system.enable(var)
@@ -428,15 +431,29 @@ class Kernel:
         elif proc.zombie is flow:
             proc.zombie = None
 
+    def speed_changed(self, hosts: list) -> None:
+        """The speed of ``hosts`` changed (a pstate): ``CpuL07::on_speed_change`` — their CPU
+        constraints get the new bound, the actions computing on them a new bound."""
+        names = set()
+        for host in hosts:
+            cnst = self.network.cpus.get(host.name)
+            if cnst is not None:
+                cnst.bound = host.core_count * float(host.speed)
+                names.add(host.name)
+        if not names:
+            return
+        for var in self.system.variables.values():
+            action = var.owner.action
+            if any(host.name in names for host, _ in action.computing):
+                action.update_bound()
+        self.system.modified = True
+
     def host_load(self, host) -> float:
-        """``Host::get_load()``: the flops per second the running parallel tasks take of
-        ``host`` (0 for a host no task ever used)."""
+        """``Host::get_load()``: the flops per second the parallel tasks take of ``host``, with
+        the values of the last solve (a task that ended or was cancelled since still counts,
+        as in SimGrid's callbacks at its end; a task just enabled counts 0)."""
         cnst = self.network.cpus.get(host.name)
-        if cnst is None:
-            return 0.0
-        if self.system.modified:
-            self._solve()
-        return cnst.load()
+        return 0.0 if cnst is None else cnst.load()
 
     # ------------------------------------------------------------------ mailboxes
     def _start_transfer(self, box: Mailbox, receiver_first: bool) -> None:
@@ -445,7 +462,7 @@ class Kernel:
         box.receiver_first = receiver_first
         req = box.pending[0][1]
         route = req.route if req.route is not None else l07.private_route(req.latency, req.bandwidth)
-        self._start_flow(_Flow(l07.message(route, MSG_BYTES), None, box))
+        self._start_flow(_Flow(l07.message(route, req.size), None, box))
 
     def _transfer_done(self, box: Mailbox) -> None:
         sender, req = box.pending.popleft()

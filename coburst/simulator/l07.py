@@ -106,6 +106,7 @@ class FairBottleneck:
     def __init__(self):
         self.variables: dict[int, Variable] = {}  # id -> enabled variable (insertion order)
         self.modified = False
+        self._gone: list[Variable] = []  # removed since the last solve (see remove)
 
     def enable(self, var: Variable) -> None:
         """``System::enable_var`` (or the creation of an enabled variable): its elements go to
@@ -116,19 +117,29 @@ class FairBottleneck:
         self.modified = True
 
     def remove(self, var: Variable) -> None:
-        """``System::variable_free`` of an enabled variable."""
+        """``System::variable_free`` of an enabled variable.  Its elements stay in their
+        constraints, with its last value, until the next solve: SimGrid frees the variable of a
+        finished or cancelled action after the callbacks of its end ran (the energy plugin reads
+        the hosts' load, this action included, see :meth:`Constraint.load`)."""
         if self.variables.pop(id(var), None) is None:
             return
-        for cnst, _ in var.elems:
-            elems = cnst.elems
-            for k in range(len(elems) - 1, -1, -1):
-                if elems[k][0] is var:
-                    del elems[k]
-                    break
+        self._gone.append(var)
         self.modified = True
+
+    def _purge(self) -> None:
+        for var in self._gone:
+            for cnst, _ in var.elems:
+                elems = cnst.elems
+                for k in range(len(elems) - 1, -1, -1):
+                    if elems[k][0] is var:
+                        del elems[k]
+                        break
+        self._gone.clear()
 
     def solve(self) -> None:
         """``FairBottleneck::do_solve``."""
+        if self._gone:
+            self._purge()
         self.modified = False
         sat = []
         cnsts = {}
@@ -277,15 +288,28 @@ def _fatpipe_policy():
 
 
 class Action:
-    """What ``L07Action``'s constructor makes of a parallel task: its latency, its variable
-    (elements and bound) and whether it has anything to do at all."""
+    """What ``L07Action``'s constructor makes of a parallel task: its latency, its variable's
+    elements, what its bound depends on, and whether it has anything to do at all."""
 
-    __slots__ = ("latency", "var", "empty")
+    __slots__ = ("latency", "var", "empty", "computing", "net_bound")
 
-    def __init__(self, latency: float, var: Variable, empty: bool):
+    def __init__(self, latency: float, var: Variable, empty: bool, computing: list, net_bound: float):
         self.latency = latency
         self.var = var
         self.empty = empty  # no link and nothing to compute: over as soon as enabled
+        self.computing = computing  # [(host, flops > 0)]
+        self.net_bound = net_bound  # calculate_network_bound()
+
+    def update_bound(self) -> None:
+        """``L07Action::update_bound`` (once the latency is paid, and when a host's speed
+        changes): ``min(calculate_network_bound(), calculate_cpu_bound())``, ``-1`` (none)
+        while that is ``DBL_MAX``."""
+        bound = DBL_MAX
+        for host, amount in self.computing:
+            # CpuImpl::get_speed(1.0) * get_speed_ratio() / flops
+            bound = min(bound, 1.0 * float(host.speed) * 1.0 / amount)
+        bound = min(self.net_bound, bound)
+        self.var.bound = bound if bound < DBL_MAX else -1.0
 
 
 def ptask(network: Network, hosts: list, flops: list[float], bytes_: list[float], owner: Any = None) -> Action:
@@ -298,17 +322,11 @@ def ptask(network: Network, hosts: list, flops: list[float], bytes_: list[float]
     if n == 1:
         bytes_ = None
     elems: list = []
-    cpu_bound = DBL_MAX
-    used_hosts = 0
+    computing = []
     for host, amount in zip(hosts, flops):
-        cnst = network.cpu(host)
         if amount > 0:
-            used_hosts += 1
-            elems.append((cnst, amount))
-            # CpuImpl::get_speed(1.0) * get_speed_ratio() / flops
-            bound = 1.0 * float(host.speed) * 1.0 / amount
-            if bound < cpu_bound:
-                cpu_bound = bound
+            computing.append((host, amount))
+            elems.append((network.cpu(host), amount))
     latency = 0.0
     lat_current = 0.0
     if bytes_:
@@ -332,9 +350,7 @@ def ptask(network: Network, hosts: list, flops: list[float], bytes_: list[float]
     else:
         links = 0
     net_bound = TCP_GAMMA / (2.0 * lat_current) if lat_current > 0 else DBL_MAX
-    bound = min(net_bound, cpu_bound)
-    var = Variable(elems, bound if bound < DBL_MAX else -1.0, owner)
-    return Action(latency, var, links + used_hosts == 0)
+    return Action(latency, Variable(elems, -1.0, owner), links + len(computing) == 0, computing, net_bound)
 
 
 def message(route: Route, size: float = 1.0, owner: Any = None) -> Action:
@@ -349,10 +365,10 @@ def message(route: Route, size: float = 1.0, owner: Any = None) -> Action:
             slot[1] = max(slot[1], size)
         else:
             slot[1] += size
-    lat_current = route.latency * size
-    bound = TCP_GAMMA / (2.0 * lat_current) if lat_current > 0 else -1.0
+    lat_current = max(0.0, route.latency * size)
+    net_bound = TCP_GAMMA / (2.0 * lat_current) if lat_current > 0 else DBL_MAX
     elems = [(cnst, weight) for cnst, weight in weights.values()]
-    return Action(route.latency, Variable(elems, bound, owner), not elems)
+    return Action(route.latency, Variable(elems, -1.0, owner), not elems, [], net_bound)
 
 
 def private_route(latency: float, bandwidth: float) -> Route:
