@@ -244,10 +244,14 @@ class JobRun(OtherLeaves):
 
     # ----------------------------------------------------------------- from outside
     def retune(self) -> None:
-        """-E: a machine of the running parallel task changed pstate: the task coburst computes
-        gets SimGrid's new rate (``min(speed / flops)``), its hosts their new load."""
+        """-E: a machine of the running parallel task changed pstate: a compute-only task gets
+        SimGrid's new rate (``min(speed / flops)``), its hosts their new load; an L07 action
+        its new bounds (the kernel re-solves)."""
         machines, flops, matrix, hosts, rate = self.energy_task
-        if rate is None or self.proc is None:
+        if self.proc is None:
+            return
+        if rate is None:  # an L07 action of the kernel: CpuL07::on_speed_change
+            self.sim.kernel.speed_changed(hosts)
             return
         handle = self.proc.activity
         new = self.sim.computed_rate(hosts, flops, matrix)
