@@ -173,15 +173,17 @@ class EnergyMeter:
         self.total = [0.0] * n
         self.last = [0.0] * n
         self.load = [0.0] * n
-        self.sim_tasks = [0] * n  # running parallel tasks SimGrid simulates, per machine
+        self.sim_tasks = [0] * n  # running L07 actions of the kernel, per machine
         self.sg_hosts = sg_hosts
+        #: ``Host::get_load()`` of machine i from the kernel's L07 solver (set by the run)
+        self.kernel_load = lambda i: 0.0
         self._wattmin = None  # total_wattmin, until a pstate changes
 
     # -- the plugin ----------------------------------------------------------------------
 
     def _load(self, i: int) -> float:
         if self.sim_tasks[i]:
-            return float(self.sg_hosts[i].load)
+            return self.kernel_load(i)
         return self.load[i]
 
     def watts(self, i: int) -> float:
@@ -246,19 +248,15 @@ class EnergyMeter:
             elif amount > 0:
                 self.load[i] = amount * rate
 
-    def end_sim_task(self, machines: list[int], flops: list[float], value: float, now: float) -> None:
-        """A task SimGrid simulated ended: SimGrid updates its hosts with the task still
-        loading them (``flops x value``), but SimGrid 4.1 has already dropped it here, so
-        its value is given (coburst's estimate, see ``JobRun.run_ptask``)."""
-        for i, amount in zip(machines, flops):
+    def end_sim_task(self, machines: list[int], now: float) -> None:
+        """An L07 action of the kernel ended: SimGrid updates its hosts while the action still
+        loads them (the kernel's loads keep the last solve's values until the next solve)."""
+        for i in machines:
             if i < 0:
                 continue
-            self.sim_tasks[i] -= 1
             if self.last[i] < now:
-                others = float(self.sg_hosts[i].load) if self.sim_tasks[i] else 0.0
-                self.load[i] = others + (amount * value if amount > 0 else 0.0)
                 self.update(i, now)
-                self.load[i] = 0.0
+            self.sim_tasks[i] -= 1
 
     def stop_load(self, machines: list[int], rate: float | None) -> None:
         for i in machines:
@@ -379,6 +377,8 @@ class PowerManager:
         from procset import ProcSet
 
         manager = cls(sim, meter, EnergyTracer(meter, energy_out, pstate_out))
+        hosts = [res.host for res in sim.resources]
+        meter.kernel_load = lambda i: sim.kernel.host_load(hosts[i])
         by_pstate: dict[int, list[int]] = {}
         for rid, ps in enumerate(meter.pstate):
             by_pstate.setdefault(ps, []).append(rid)

@@ -221,16 +221,12 @@ class JobRun(OtherLeaves):
                 self.energy_task = (machines, chunk_flops, matrix, hosts, rate)
             outcome = yield run
             if power is not None:
-                machines, flops_now, matrix_now, hosts_now, rate = self.energy_task
+                machines, _, _, _, rate = self.energy_task
                 self.energy_task = None
                 if outcome == "timeout":  # the task keeps running (and loading its hosts)
                     self.energy_zombie = (machines, rate)
-                elif rate is None and outcome == "done":
-                    # SimGrid simulated it: its lmm value, constant after its latency, is
-                    # 1 / (duration - latency) (exact when no other task shared its resources)
-                    busy = kernel.now - leaf.chunk_start - self.sim.ptask_latency(hosts_now, matrix_now)
-                    value = 1.0 / busy if busy > 0 else 0.0
-                    power.meter.end_sim_task(machines, flops_now, value, kernel.now)
+                elif rate is None and outcome == "done":  # an L07 action of the kernel
+                    power.meter.end_sim_task(machines, kernel.now)
                 else:
                     power.meter.task_end(machines, kernel.now)
                     power.meter.stop_load(machines, rate)

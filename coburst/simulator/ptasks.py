@@ -56,19 +56,6 @@ class ParallelTasks:
                     return False
         return True
 
-    def ptask_latency(self, hosts: list, matrix: list[float]) -> float:
-        """``L07Action``'s latency: the largest route latency among the task's communications."""
-        n = len(hosts)
-        latency = 0.0
-        for k, amount in enumerate(matrix):
-            if amount > 0:
-                a, b = hosts[k // n], hosts[k % n]
-                try:
-                    latency = max(latency, a.route_to(b)[1]) if a is not b else latency
-                except Exception:  # noqa: BLE001 - no route SimGrid can tell
-                    pass
-        return latency
-
     def check_ptask_permission(self, sjob: SimJob, flops: list[float]) -> None:
         """Batsim's ``check_ptask_execution_permission``, when a parallel task starts: no
         computation on a storage machine (the i-th flops against the i-th machine of the
