@@ -171,6 +171,41 @@ def test_walltimes_and_return_codes(tmp_path):
                                options={"allocs": allocs}, args=M))
 
 
+SHARED_LINK = """<?xml version='1.0'?>
+<!DOCTYPE platform SYSTEM "https://simgrid.org/simgrid.dtd">
+<platform version="4.1">
+  <zone id="z" routing="Full">
+    <host id="master" speed="1Gf"><prop id="role" value="master"/></host>
+    <host id="n0" speed="1Gf"/>
+    <host id="n1" speed="1Gf"/>
+    <link id="a" bandwidth="1kBps" latency="100us"/>
+    <link id="b" bandwidth="50MBps" latency="20us"/>
+    <route src="n0" dst="master"><link_ctn id="a"/></route>
+    <route src="n1" dst="master"><link_ctn id="b"/><link_ctn id="a"/></route>
+    <route src="n0" dst="n1"><link_ctn id="a"/><link_ctn id="b"/></route>
+  </zone>
+</platform>
+"""
+
+
+@pytest.mark.parametrize("com", [0.0, 1e6])
+def test_walltime_message_shares_the_links_of_its_parallel_task(tmp_path, com):
+    """A communicating parallel task keeps its links after its walltime (as in Batsim), and
+    the job's JOB_COMPLETED message crosses one of them: it gets its share of the link (half
+    of it, beside the task's flow: 2 ms for its byte instead of 1 ms) and reaches the server
+    after B's submission (issue 22: coburst's messages used to travel on links of their own,
+    which decided differently at such walltime kills)."""
+    platform = tmp_path / "shared_link.xml"
+    platform.write_text(SHARED_LINK)
+    profiles = {"comm": {"type": "parallel", "cpu": [1e6, 1e6], "com": [0, 0, com, 0]},
+                "d5": {"type": "delay", "delay": 5}}
+    w = workload(tmp_path / "w.json", [
+        {"id": "A", "subtime": 0, "res": 2, "walltime": 1, "profile": "comm"},
+        {"id": "B", "subtime": 1.0016, "res": 1, "walltime": 50, "profile": "d5"},
+    ], profiles, nb_res=2)
+    assert_identical(*run_both(tmp_path, workloads=[w], platform=platform, scheduler="easyBackfill"))
+
+
 def test_kill_job_with_progress(tmp_path):
     profiles = {
         "d10": {"type": "delay", "delay": 10}, "d2": {"type": "delay", "delay": 2},

@@ -58,10 +58,7 @@ def notifies(run) -> list[dict]:
 
 # ------------------------------------------------------------------ Batsim's own inputs
 @needs_repo
-@pytest.mark.parametrize("wl_name", ["test_delays.json", pytest.param(
-    "test_various_profile_types.json", marks=pytest.mark.xfail(strict=True, reason=(
-        "communicating parallel tasks: the walltime end of 'reach_walltime' differs by 1 us without any "
-        "events too (SimGrid 4.1 vs 3.32; issue 22 deliverable 1)")))])
+@pytest.mark.parametrize("wl_name", ["test_delays.json", "test_various_profile_types.json"])
 def test_batsims_events_file(tmp_path, wl_name):
     """``test_externalevents.py``'s inputs (small_platform, events/test_events_4hosts.txt)."""
     plat = batsim_file(tmp_path, "platforms/small_platform.xml")

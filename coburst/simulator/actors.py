@@ -20,17 +20,19 @@ served one at a time (:meth:`BatsimActors.to_server`).
 
 from __future__ import annotations
 
-import math
 from typing import Any, Generator
 
 from coburst.errors import ProtocolError
 from coburst.simulator.kernel import Get, Put, Sleep
+from coburst.simulator.l07 import LOOPBACK_BANDWIDTH, Route, private_route
+from coburst.simulator.platform import master_zone_routing
 from coburst.simulator.output import LD
 from coburst.simulator.workload import Job, Workload
 
-#: SimGrid 3.32's ``network/loopback-bw`` default (bytes/s) and the routings that use it
-LOOPBACK_BANDWIDTH = 10e9
+#: the routings whose hosts without a route to themselves use SimGrid 3.32's loopback link
 LOOPBACK_ZONES = ("Full", "Floyd", "Dijkstra", "DijkstraCache")
+#: a route without link nor latency (a message over it is received at the next step)
+NO_ROUTE = Route([], 0.0)
 
 
 class BatsimActors:
@@ -41,39 +43,44 @@ class BatsimActors:
     #: ``-W``/``--WS``: the workflows' submitters and the server's side of them (coburst.simulator.workflow)
     workflows = None
 
-    def route_to_master(self, host) -> tuple[float, float]:
-        """(latency, bottleneck bandwidth) of the route from ``host`` to the master host, as
-        Batsim's 1-byte ``mailbox->put(msg, 1)`` uses it under ``ptask_L07`` (bandwidth
-        ``inf``: no link on the route)."""
-        route = self.master_routes.get(host.name)
+    def message_route(self, src, dst) -> Route:
+        """The route of a message from ``src`` to ``dst`` as SimGrid 3.32 gives it to Batsim's
+        ``mailbox->put`` under ``ptask_L07``: the platform's links, shared with the parallel
+        tasks and other messages crossing them (a message during a communicating job takes
+        longer), and the routes SimGrid 4.1's binding cannot tell."""
+        key = (src.name, dst.name)
+        route = self.message_routes.get(key)
         if route is None:
-            if host is self.machines.master and self.master_in_empty_zone:
-                route = (0.0, math.inf)  # no route (and no latency) inside a routing="None" zone
-            elif host is self.machines.master and self.master_zone == "Vivaldi":
+            route = self.message_routes[key] = self._message_route(src, dst)
+        return route
+
+    def _message_route(self, src, dst) -> Route:
+        master = self.machines.master
+        zone = None
+        if src is dst:
+            zone = self.master_zone if src is master else master_zone_routing(self.config.platform, src.name)
+            if src is master and self.master_in_empty_zone:
+                return NO_ROUTE  # no route (and no latency) inside a routing="None" zone
+            if zone == "Vivaldi":
                 # SimGrid 4.1's Python route_to fails on a Vivaldi host to itself; SimGrid 3.32
                 # routes it without any link (a coordinates-only host: no latency either)
-                route = (0.0, math.inf)
-            else:
-                links, latency = host.route_to(self.machines.master)  # (links, total latency)
-                if not links and host is self.machines.master and self.master_zone in LOOPBACK_ZONES:
-                    # SimGrid 3.32 (Batsim 4.2.1's) gives a host of such a zone without a route to
-                    # itself the network model's loopback link (10 GBps, no latency; measured)
-                    route = (0.0, LOOPBACK_BANDWIDTH)
-                else:
-                    bandwidth = min((link.bandwidth for link in links), default=0.0)
-                    route = (latency, bandwidth if bandwidth > 0 else math.inf)
-            self.master_routes[host.name] = route
+                return NO_ROUTE
+        try:
+            route = self.kernel.network.route(src, dst)
+        except Exception:  # noqa: BLE001 - SimGrid 4.1 cannot tell (e.g. a Vivaldi host to itself)
+            return NO_ROUTE
+        if not route.links and src is dst and zone in LOOPBACK_ZONES:
+            # SimGrid 3.32 (Batsim 4.2.1's) gives a host of such a zone without a route to
+            # itself the network model's loopback link (10 GBps, no latency, FATPIPE: a link
+            # of the message's own; measured)
+            return private_route(0.0, LOOPBACK_BANDWIDTH)
         return route
 
     def to_server(self, message: tuple, host=None) -> Put:
         """A message to the server from a process on ``host`` (default: the master host)."""
-        if host is None:
-            if self.master_route is None:
-                self.master_route = self.route_to_master(self.machines.master)
-            latency, bandwidth = self.master_route
-        else:
-            latency, bandwidth = self.route_to_master(host)
-        return Put(self.server_box, message, latency, bandwidth)
+        master = self.machines.master
+        route = self.message_route(master if host is None else host, master)
+        return Put(self.server_box, message, route=route)
 
     def submitter(self, wl: Workload) -> Generator:
         """Release the jobs of one static workload at their submission times
@@ -196,8 +203,21 @@ class BatsimActors:
             self.jobs.pop(sjob.id, None)
             self.deleted_ids.add(sjob.id)
             if not self.config.profile_reuse:
-                self.collected_profiles.add((sjob.job.workload, sjob.job.profile))
+                self._collect_profile(sjob.job.workload, sjob.job.profile)
         self.to_delete = []
+
+    def _collect_profile(self, wname: str, name: str) -> None:
+        """``Profiles::remove_profile``: the profile, and the profiles of a composed one
+        (its resolved ``profile_sequence``: none for one registered during the simulation),
+        are no longer accessible by name."""
+        key = (wname, name)
+        if key in self.collected_profiles:
+            return
+        self.collected_profiles.add(key)
+        prof = self.workloads[wname].profiles.get(name)
+        if prof is not None and prof.type == "composed" and key not in self.late_profiles:
+            for sub in prof.data["seq"]:
+                self._collect_profile(wname, sub)
 
     def is_finished(self) -> bool:
         return (self.nb_submitters_done == self.nb_submitters

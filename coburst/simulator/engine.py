@@ -146,7 +146,7 @@ class Simulator(BatsimActors, ProtocolHandlers, ParallelTasks, JobAccounting):
         self.machine_computing: list = []  # long double seconds computing, per machine
         self.machine_idle: list = []
         self.speed_hook = None
-        self.master_routes: dict[str, tuple[float, float]] = {}
+        self.message_routes: dict[tuple[str, str], "Route"] = {}  # see BatsimActors.message_route
         self.kernel = Kernel()
         self.server_box = Mailbox("server")
         self.link = None
@@ -216,9 +216,8 @@ class Simulator(BatsimActors, ProtocolHandlers, ParallelTasks, JobAccounting):
             self.external.check_platform()
         self.master_zone = master_zone_routing(self.config.platform, self.machines.master.name)
         self.master_in_empty_zone = self.master_zone == "None"
-        # asked from inside the simulation (SimGrid 4.1 crashes on a host's route to itself
-        # asked from outside any actor when the host sits in a nested Full zone)
-        self.master_route = None
+        # routes are asked from inside the simulation (SimGrid 4.1 crashes on a host's route
+        # to itself asked from outside any actor when the host sits in a nested Full zone)
         self.traces = TraceRecorder.from_options([r.name for r in self.resources], len(self.machines.compute),
                                                  opts)
         if opts.get("energy"):

@@ -66,11 +66,8 @@ class Sleep:
 class Put:
     mailbox: "Mailbox"
     message: Any
-    latency: float  # route latency (s)
-    bandwidth: float  # bottleneck bandwidth of the route (B/s); inf with no link on the route
-    #: the route's links (shared with the parallel tasks crossing them); None: a link of its own
-    #: of the bottleneck bandwidth
-    route: "l07.Route | None" = None
+    #: the route's links (shared with the parallel tasks and messages crossing them)
+    route: "l07.Route"
     size: float = MSG_BYTES  # bytes sent (``mailbox->put(msg, size)``)
 
 
@@ -461,8 +458,7 @@ class Kernel:
         box.busy = True
         box.receiver_first = receiver_first
         req = box.pending[0][1]
-        route = req.route if req.route is not None else l07.private_route(req.latency, req.bandwidth)
-        self._start_flow(_Flow(l07.message(route, req.size), None, box))
+        self._start_flow(_Flow(l07.message(req.route, req.size), None, box))
 
     def _transfer_done(self, box: Mailbox) -> None:
         sender, req = box.pending.popleft()

@@ -154,8 +154,7 @@ class OtherLeaves:
         for usage, flops in actions:
             copies = max(_round_half_away(usage * cores), 1)
             yield from self._usage_exec(host, copies, flops, shared)
-        latency, bandwidth = route_between(self.sim, host, self.first_host)
-        yield Put(box, rank, latency, bandwidth / 4)  # 4 bytes at the bottleneck bandwidth
+        yield Put(box, rank, route=self.sim.message_route(host, self.first_host), size=4)
         power = self.sim.power
         if power is not None:  # the message's L07Action ends: SimGrid updates both hosts' energy
             power.meter.task_end(power.machines_of([host, self.first_host]), self.sim.kernel.now)
@@ -237,30 +236,6 @@ def _regex_match(pattern: str, text: str, job_id: str, profile_name: str) -> boo
     except re.error as exc:
         raise ProtocolError(f"job {job_id}: recv profile {profile_name!r} has an invalid regex {pattern!r}: {exc} "
                             "(Batsim 4.2.1 dies in std::regex)") from None
-
-
-def route_between(sim, src, dst) -> tuple[float, float]:
-    """(latency, bottleneck bandwidth) of SimGrid 3.32's route from host ``src`` to host
-    ``dst`` for a message (bandwidth ``inf``: no link).  A host of a Full, Floyd or Dijkstra
-    zone without a route to itself uses the network model's loopback (10 GB/s, no latency)."""
-    from coburst.simulator.actors import LOOPBACK_BANDWIDTH, LOOPBACK_ZONES
-    from coburst.simulator.platform import master_zone_routing
-
-    cache = sim.__dict__.setdefault("_routes_between", {})
-    key = (src.name, dst.name)
-    route = cache.get(key)
-    if route is None:
-        try:
-            links, latency = src.route_to(dst)
-        except Exception:  # noqa: BLE001 - SimGrid 4.1 cannot tell (e.g. a Vivaldi host to itself)
-            links, latency = [], 0.0
-        if not links and src is dst and master_zone_routing(sim.config.platform, src.name) in LOOPBACK_ZONES:
-            route = (0.0, LOOPBACK_BANDWIDTH)
-        else:
-            bandwidth = min((link.bandwidth for link in links), default=0.0)
-            route = (latency, bandwidth if bandwidth > 0 else math.inf)
-        cache[key] = route
-    return route
 
 
 def to_job_message(sjob, data: dict) -> None:

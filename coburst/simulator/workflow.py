@@ -327,8 +327,8 @@ class Workflows:
         if wf is None:
             return None
         sim = self.sim
-        latency, bandwidth = sim.route_to_master(sim.machines.master)
-        return Put(wf.mailbox, job_id, latency, bandwidth)
+        master = sim.machines.master
+        return Put(wf.mailbox, job_id, route=sim.message_route(master, master))
 
     def said_bye(self, message: tuple) -> None:
         if len(message) > 1:

@@ -90,7 +90,7 @@ def run_one(spec: str) -> dict[str, float]:
         if start > 0:
             yield Sleep(start)
         route = kernel.network.route(host(src), host(dst))
-        yield Put(box, None, route.latency, 0.0, route)
+        yield Put(box, None, route)
         say(name, "sent")
 
     for item in parse(spec):
