@@ -127,6 +127,13 @@ class Simulator(BatsimActors, ProtocolHandlers, ParallelTasks, JobAccounting):
         self.nb_records = 0
         self.failure: BaseException | None = None
         self.collected_profiles: set[tuple[str, str]] = set()
+        #: (workload, profile) added after the workloads were loaded (REGISTER_PROFILE, an
+        #: inline additional_io_job profile): Batsim never drops them as unreferenced, and
+        #: never resolves the sequence of such a composed profile
+        self.late_profiles: set[tuple[str, str]] = set()
+        #: ids of the hosts merged I/O tasks used outside their job's allocation (see
+        #: ParallelTasks.io_touched)
+        self.io_hosts: set[int] = set()
         # counters (Batsim's ServerData)
         self.nb_submitters = 0
         self.nb_submitters_done = 0

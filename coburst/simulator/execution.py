@@ -10,7 +10,10 @@ profile tree (``jobs_execution.cpp`` ``execute_task``):
   matrix, so network and I/O contention are simulated, by the kernel as SimGrid 3.32
   does) waited for at most the walltime left;
 * a ``composed`` profile runs its sequence ``repeat`` times; the first non-zero return code
-  ends it.
+  ends it;
+* with EXECUTE_JOB's ``additional_io_job``, a parallel-task leaf first merges the I/O
+  profile of its place in the I/O profile tree into its task
+  (:func:`coburst.simulator.leaves.merge_io`).
 
 The walltime left is Batsim's ``remaining_time``: a delay subtracts its length, a parallel
 task the time it took.  At the end the job reports to the server with a 1-byte message from
@@ -33,7 +36,7 @@ from typing import TYPE_CHECKING, Any, Generator
 
 from coburst.errors import ProtocolError
 from coburst.simulator.kernel import Run, Suspend, Work
-from coburst.simulator.leaves import OTHER_LEAVES, OtherLeaves
+from coburst.simulator.leaves import OTHER_LEAVES, OtherLeaves, merge_io
 
 if TYPE_CHECKING:  # pragma: no cover
     from coburst.simulator.engine import SimJob, Simulator
@@ -132,6 +135,8 @@ class JobRun(OtherLeaves):
         else:
             hosts, flops, matrix = self.sim.build_ptask(self.job, profile, self.hosts)
             self.sim.check_ptask_permission(self.job, flops)
+            if self.io is not None:  # EXECUTE_JOB's additional_io_job
+                hosts, flops, matrix = merge_io(self, self.io, hosts, flops, matrix)
             outcome = yield from self.run_ptask(hosts, flops, matrix)
         if outcome == "timeout":
             return -1
@@ -144,10 +149,13 @@ class JobRun(OtherLeaves):
         self.stack.append(frame)
         seq = profile.data["seq"]
         repeat = int(profile.data.get("repeat", 1))
+        io = self.io
         for iteration in range(repeat):
             for index, name in enumerate(seq):
                 frame.index = iteration * len(seq) + index
+                self.io = self.io_child(io, index)
                 code = yield from self.run_profile(self.sim.profile_named(self.job, name))
+                self.io = io
                 if code != 0:
                     self.stack.pop()
                     return code
@@ -204,6 +212,7 @@ class JobRun(OtherLeaves):
             leaf.chunk_start = kernel.now
             chunk_flops = [f * scale for f in flops] if scale != 1.0 else flops
             rate = self.sim.computed_rate(hosts, chunk_flops, matrix)
+            self.work_hosts = {id(h) for h in hosts} if rate is not None else None
             if rate is not None:  # computed as SimGrid's solver would: no SimGrid activity needed
                 run = Work(rate)
             elif scale != 1.0:
@@ -232,6 +241,7 @@ class JobRun(OtherLeaves):
                     power.meter.stop_load(machines, rate)
             if outcome == "cancelled" and self._rate_cancel:
                 continue  # set_rate() cancelled the chunk after recording the work done
+            self.work_hosts = None
             if self.remaining >= 0:
                 self.remaining = self.remaining - (kernel.now - before)
             if outcome == "done":

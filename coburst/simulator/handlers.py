@@ -20,7 +20,7 @@ from coburst.errors import InputError, ProtocolError
 from coburst.simulator.allocation import parse_allocation
 from coburst.simulator.execution import JobRun
 from coburst.simulator.jobs import SimJob
-from coburst.simulator.leaves import to_job_message
+from coburst.simulator.leaves import additional_io, check_io_start, to_job_message
 from coburst.simulator.output import JobRecord
 from coburst.simulator.protocol import RawJSON, encode_text, encode_value
 from coburst.simulator.workload import Profile, Workload, job_from_json, referenced_profiles, validate_profile
@@ -223,8 +223,6 @@ class ProtocolHandlers:
         if len(extra) > 1 or not extra <= {"mapping", "storage_mapping", "additional_io_job"}:
             raise ProtocolError(f"EXECUTE_JOB {sjob.id}: unexpected fields {sorted(extra)} (Batsim 4 accepts at "
                                 "most one of mapping, storage_mapping, additional_io_job)")
-        if "additional_io_job" in data:
-            raise ProtocolError(f"EXECUTE_JOB {sjob.id}: additional_io_job is not supported by coburst sim")
         if sjob.state != "SUBMITTED":
             raise ProtocolError(f"EXECUTE_JOB: job {sjob.id!r} cannot be executed: its state is {sjob.state} "
                                 "(a job is executed at most once, and only after its submission)")
@@ -243,6 +241,9 @@ class ProtocolHandlers:
         mapping = None
         if "mapping" in data:
             mapping = self._mapping(sjob, data["mapping"], len(alloc))
+        io = io_alloc = None
+        if "additional_io_job" in data:  # (protocol.cpp, before the server's checks)
+            io, io_alloc = additional_io(self, sjob, data["additional_io_job"])
         profile = self.profile_of(sjob)
         size = len(mapping) if mapping is not None else len(alloc)
         if size != sjob.job.res and not self._total_profile(sjob, profile):
@@ -280,9 +281,12 @@ class ProtocolHandlers:
             self.external.check_executable(sjob.id, alloc)
         if self.power is not None:
             self.power.check_executable(sjob, alloc)
+        if io is not None:
+            check_io_start(self, sjob, io, io_alloc)
         sjob.state = "RUNNING"
         self.nb_running += 1
         run = JobRun(sim=self, job=sjob, hosts=hosts, first_host=self.resources[alloc.min].host)
+        run.io, run.io_alloc = io, io_alloc
         sjob.run = run
         run.proc = self.kernel.spawn(run.process(), sjob.id)
 
@@ -319,7 +323,7 @@ class ProtocolHandlers:
             self.storage_host(sjob, profile.data.get("storage", "pfs"))
         if profile.type == "data_staging":
             for key in ("from", "to"):
-                self.storage_host(sjob, profile.data[key])
+                self.storage_host(sjob, profile.data[key], True)
         if profile.type not in ("delay", "data_staging", "parallel_homogeneous_pfs", "send", "recv"):
             for host in hosts:
                 if host.speed <= 0:
@@ -395,6 +399,7 @@ class ProtocolHandlers:
                 if sub not in wl.profiles:
                     raise ProtocolError(f"REGISTER_PROFILE {pname!r}: unknown profile {sub!r} in seq")
         wl.profiles[pname] = profile
+        self.late_profiles.add((wname, pname))
 
     def on_register_job(self, data: dict) -> None:
         self._dynamic_check("REGISTER_JOB")

@@ -13,6 +13,10 @@ the job's :class:`~coburst.simulator.execution.JobRun`.
 
 Batsim follows the progress of none of them: a killed job reports
 ``{"profile_name": ..., "current_task_index": -1}`` for such a leaf.
+
+Also EXECUTE_JOB's ``additional_io_job`` (``protocol.cpp`` ``handle_execute_job``,
+``initialize_sequential_tasks``, ``execute_parallel_task``): :func:`additional_io`,
+:func:`check_io_start`, :func:`merge_io`.
 """
 
 from __future__ import annotations
@@ -39,6 +43,39 @@ class OtherLeaves:
     #: how many recv profiles are running the profile they chose (Batsim cannot report the
     #: progress of such a job: see ``JobRun.progress``)
     in_recv: int = 0
+    #: EXECUTE_JOB's additional_io_job: the I/O profile of the profile being run (its element
+    #: of the same index in a composed profile), None for none, and the I/O allocation
+    io: "Profile | None" = None
+    io_alloc: "ProcSet | None" = None
+
+    #: ids of the hosts of the running parallel task when coburst computes it itself
+    #: (:class:`~coburst.simulator.kernel.Work`), of the hosts of a usage trace's ranks when
+    #: they run so: another job's merged I/O task on one of them must share it (see
+    #: :meth:`io_shared`)
+    work_hosts: "set | None" = None
+    trace_hosts: "set | None" = None
+
+    def io_child(self, io: "Profile | None", index: int) -> "Profile | None":
+        """The I/O profile of the ``index``-th profile (in its sequence, whatever the repeat)
+        of the composed profile whose I/O profile is ``io`` (``initialize_sequential_tasks``:
+        ``io_data->profile_sequence[i]``; :func:`check_io_start` checked it exists)."""
+        if io is None:
+            return None
+        return self.sim.profile_named(self.job, io.data["seq"][index])
+
+    def io_shared(self, ids: set) -> None:
+        """Hosts ``ids`` now also run another job's merged I/O task (SimGrid shares them): a
+        parallel task coburst computes itself on one of them goes on as a kernel L07 action,
+        from the work it has done (as a speed change does)."""
+        if self.trace_hosts and ids & self.trace_hosts:
+            raise ProtocolError(f"job {self.job.id}: another job's additional I/O task runs on a host where this "
+                                "job replays a usage trace: not supported by coburst sim")
+        proc = self.proc
+        if self.work_hosts and ids & self.work_hosts and proc is not None and proc.activity is not None:
+            leaf = self.leaf
+            leaf.work_done = leaf.fraction_done(self.sim.kernel.now)
+            self._rate_cancel = True
+            self.sim.kernel.cancel_activity(proc)
 
     def run_send(self, profile: "Profile") -> Generator:
         """``send`` (``execute_task``, SCHEDULER_SEND): a 1-byte message to the server from the
@@ -75,7 +112,9 @@ class OtherLeaves:
         if follow:
             sub = _recv_target(self.sim, self.job, profile.name, follow)
             self.in_recv += 1
+            io, self.io = self.io, None  # a new BatTask, without I/O profile
             code = yield from self.run_profile(sub)
+            self.io = io
             self.in_recv -= 1
             if code != 0:
                 return code
@@ -103,7 +142,13 @@ class OtherLeaves:
                                 f"ranks-to-hosts mapping has {len(self.rank_hosts)} (Batsim 4.2.1 aborts: 'SMPI "
                                 "ranks_to_host mapping has an invalid size')")
         hosts = [self.hosts[i] for i in self.rank_hosts]
-        shared = sim.options["enable_compute_sharing"] or len(set(map(id, hosts))) != len(hosts)
+        io_hit = any(id(h) in sim.io_hosts for h in hosts)
+        if io_hit and sim.power is not None:
+            raise ProtocolError(f"job {self.job.id}: replays a usage trace on a host another job's additional I/O "
+                                "task used: with -E, not supported by coburst sim")
+        shared = sim.options["enable_compute_sharing"] or len(set(map(id, hosts))) != len(hosts) or io_hit
+        if not shared:
+            self.trace_hosts = {id(h) for h in hosts}
         box = Mailbox(f"{self.job.id}_smpi_termination")
         has_walltime = self.remaining >= 0
         timer = kernel.spawn(self._receive_timeout(box, self.remaining), "timeout") if has_walltime else None
@@ -126,6 +171,7 @@ class OtherLeaves:
                 if has_walltime:
                     self.remaining = self.remaining - (kernel.now - before)
         finally:  # the walltime, or a kill of the job: its ranks go too
+            self.trace_hosts = None
             for proc in children.values():
                 kernel.kill(proc)
             if timer is not None:
@@ -207,23 +253,237 @@ def _round_half_away(x: float) -> int:
 
 
 def _recv_target(sim, sjob, recv_name: str, name: str) -> "Profile":
-    """The profile a recv chose, looked up by name when it runs (``Profiles::at``): Batsim
-    4.2.1 aborts if it does not exist, was dropped at load (no job nor composed profile uses
-    it: ``remove_unreferenced_profiles``), or was garbage-collected with a finished job."""
-    from coburst.simulator.workload import referenced_profiles
-
-    wl = sim.workloads[sjob.job.workload]
-    why = ""
-    if name not in wl.profiles:
-        why = "it does not exist"
-    elif wl.path != "dynamic" and name not in referenced_profiles(wl):
-        why = "no job nor composed profile uses it, so Batsim dropped it after loading the workload"
-    elif (sjob.job.workload, name) in sim.collected_profiles:
-        why = "Batsim discarded it when the last job using it ended (use --enable-profile-reuse)"
+    """The profile a recv chose, looked up by name when it runs (``Profiles::at``)."""
+    why = _unreachable_profile(sim, sjob, name)
     if why:
         raise ProtocolError(f"job {sjob.id}: recv profile {recv_name!r} chose profile {name!r}, but {why} (Batsim "
                             "4.2.1 aborts: 'Cannot get profile')")
-    return wl.profiles[name]
+    return sim.workloads[sjob.job.workload].profiles[name]
+
+
+def _unreachable_profile(sim, sjob, name: str) -> str:
+    """Why Batsim 4.2.1 cannot get profile ``name`` of ``sjob``'s workload by name ("" if it
+    can): it does not exist, was dropped at load (no job nor composed profile uses it:
+    ``remove_unreferenced_profiles``), or was garbage-collected with a finished job."""
+    wname = sjob.job.workload
+    wl = sim.workloads[wname]
+    if name not in wl.profiles:
+        return "it does not exist"
+    if wl.path != "dynamic" and (wname, name) not in sim.late_profiles and name not in _kept_at_load(sim, wname):
+        return "no job nor composed profile uses it, so Batsim dropped it after loading the workload"
+    if (sjob.job.workload, name) in sim.collected_profiles:
+        return "Batsim discarded it when the last job using it ended (use --enable-profile-reuse)"
+    return ""
+
+
+def _kept_at_load(sim, wname: str) -> set:
+    """The profiles of static workload ``wname`` Batsim kept after loading it
+    (:func:`~coburst.simulator.workload.referenced_profiles` of its load-time profiles; cached:
+    its jobs do not change, and profiles added later are in ``sim.late_profiles``)."""
+    from coburst.simulator.workload import Workload, referenced_profiles
+
+    cache = sim.__dict__.setdefault("_kept_at_load", {})
+    kept = cache.get(wname)
+    if kept is None:
+        wl = sim.workloads[wname]
+        loaded = {k: p for k, p in wl.profiles.items() if (wname, k) not in sim.late_profiles}
+        kept = cache[wname] = referenced_profiles(Workload(name=wname, path=wl.path, nb_res=wl.nb_res, jobs=wl.jobs,
+                                                           profiles=loaded))
+    return kept
+
+
+# ------------------------------------------------------------------------------ additional_io_job
+#: I/O profile types Batsim 4.2.1 can merge into a parallel task (``generate_matrices_from_
+#: profile`` without storage mapping: the storage types abort, the others are "not reached")
+IO_TYPES = ("parallel", "parallel_homogeneous", "parallel_homogeneous_total")
+
+
+def additional_io(sim, sjob, spec) -> tuple:
+    """EXECUTE_JOB's ``additional_io_job`` ``{"alloc", "profile_name", "profile"?}`` as
+    ``protocol.cpp`` ``handle_execute_job`` reads it: the I/O profile (``profile`` given: a new
+    profile of that name added to the job's workload, which must not have one, even a dropped
+    one) and the I/O allocation (a non-empty interval set, not checked against the platform:
+    Batsim only looks at its machines when a parallel task merges it, see :func:`merge_io`).
+    An I/O sequence needs a job sequence of the same size.  Inputs on which Batsim 4.2.1
+    aborts, or reads outside its data, are refused naming why."""
+    from coburst.errors import InputError
+    from coburst.simulator.allocation import parse_allocation
+    from coburst.simulator.workload import validate_profile
+
+    where = f"EXECUTE_JOB {sjob.id}: additional_io_job"
+    if not isinstance(spec, dict):
+        raise ProtocolError(f"{where} must be an object")
+    name = spec.get("profile_name")
+    if not isinstance(name, str):
+        raise ProtocolError(f"{where}: 'profile_name' is mandatory and must be a string (Batsim 4.2.1 aborts too)")
+    wname = sjob.job.workload
+    wl = sim.workloads[wname]
+    if "profile" in spec:
+        if name in wl.profiles:
+            raise ProtocolError(f"{where}: the given profile name {name!r} already exists in workload {wname!r} "
+                                "(Batsim 4.2.1 aborts: 'The given profile name ... already exists!')")
+        if not isinstance(spec["profile"], dict):
+            raise ProtocolError(f"{where}: 'profile' must be an object (Batsim 4.2.1 aborts too)")
+        try:
+            profile = validate_profile(name, spec["profile"], "EXECUTE_JOB", f"additional_io_job {name}")
+        except InputError as exc:
+            raise ProtocolError(f"{where}: invalid profile: {exc}") from None
+        if profile.type == "composed":
+            raise ProtocolError(f"{where}: a composed I/O profile given in EXECUTE_JOB is never resolved by Batsim "
+                                "4.2.1 (it reads its empty profile_sequence and crashes): give the name of a "
+                                "composed profile of the workload file instead")
+        wl.profiles[name] = profile
+        sim.late_profiles.add((wname, name))
+    why = _unreachable_profile(sim, sjob, name)
+    if why:
+        raise ProtocolError(f"{where}: cannot use profile {name!r}: {why} (Batsim 4.2.1 aborts: 'Cannot get "
+                            "profile' / 'does not exists')")
+    io = wl.profiles[name]
+    if io.type == "composed":
+        job_profile = sim.profile_of(sjob)
+        if job_profile.type != "composed":
+            raise ProtocolError(f"{where}: the I/O profile {name!r} is a sequence but the job's profile "
+                                f"{job_profile.name!r} is of type {job_profile.type!r} (Batsim 4.2.1 aborts: 'they "
+                                "must have compatible profile in order to be merged')")
+        if len(io.data["seq"]) != len(job_profile.data["seq"]):
+            raise ProtocolError(f"{where}: the I/O sequence {name!r} has {len(io.data['seq'])} profiles but the "
+                                f"job's sequence {job_profile.name!r} has {len(job_profile.data['seq'])} (Batsim "
+                                "4.2.1 aborts: they should be the same)")
+    alloc_text = spec.get("alloc")
+    if not isinstance(alloc_text, str):
+        raise ProtocolError(f"{where}: 'alloc' is mandatory and must be a string (Batsim 4.2.1 aborts too)")
+    try:
+        alloc, _ = parse_allocation(alloc_text)
+    except (ValueError, TypeError):
+        alloc = None
+    if alloc is None or len(alloc) == 0:
+        raise ProtocolError(f"{where}: invalid 'alloc' {alloc_text!r}: expected a non-empty interval set such as "
+                            "\"0-3 8\" (Batsim 4.2.1 aborts: 'bad IO allocation')")
+    return io, alloc
+
+
+def check_io_start(sim, sjob, io, io_alloc) -> None:
+    """At the job's start (``execute_job_process``): ``initialize_sequential_tasks`` gives
+    each element of a job sequence the I/O profile of the same index in the I/O profile of
+    that place, read as a sequence whatever its type (refused where that reads outside the
+    data: a non-sequence, a shorter sequence, a sequence never resolved); then the I/O hosts
+    are machines 0..n-1 of the platform, n the size of the I/O allocation."""
+    where = f"job {sjob.id}: additional_io_job"
+
+    def walk(profile, io_here) -> None:
+        if profile.type != "composed" or io_here is None:
+            return
+        if io_here.type != "composed":
+            raise ProtocolError(f"{where}: the job's sequence {profile.name!r} gets I/O profile {io_here.name!r} of "
+                                f"type {io_here.type!r}, which Batsim 4.2.1 reads as a sequence (it crashes): "
+                                "a job sequence needs an I/O sequence")
+        if (sjob.job.workload, io_here.name) in sim.late_profiles:
+            raise ProtocolError(f"{where}: the I/O sequence {io_here.name!r} was registered during the simulation: "
+                                "Batsim 4.2.1 never resolves its profiles (it reads an empty profile_sequence "
+                                "and crashes)")
+        seq, io_seq = profile.data["seq"], io_here.data["seq"]
+        if len(io_seq) < len(seq):
+            raise ProtocolError(f"{where}: the I/O sequence {io_here.name!r} has {len(io_seq)} profiles but the "
+                                f"job's sequence {profile.name!r} has {len(seq)} (Batsim 4.2.1 reads past its end)")
+        for i, child in enumerate(seq):
+            walk(sim.profile_named(sjob, child), sim.profile_named(sjob, io_seq[i]))
+
+    walk(sim.profile_of(sjob), io)
+    nres = len(sim.resources)
+    if len(io_alloc) > nres:
+        raise ProtocolError(f"{where}: the I/O allocation {io_alloc} has {len(io_alloc)} machines, the platform "
+                            f"{nres} (Batsim 4.2.1 takes machines 0..{len(io_alloc) - 1} as I/O hosts and aborts: "
+                            f"'Cannot get machine {nres}: it does not exist')")
+
+
+def merge_io(run, io, hosts: list, flops: list, matrix: list) -> tuple[list, list, list]:
+    """The leaf's parallel task merged with its I/O profile ``io``, as ``execute_parallel_task``
+    does it (``task_execution.cpp``), quirks included: the I/O matrices are generated for as
+    many hosts as the I/O allocation has; the merged task runs on the union of both
+    allocations in machine order, where a machine of both computes the sum and each matrix
+    is read in order as its machines come (the job's for as many machines as its
+    allocation has, whatever its profile added, e.g. a PFS host); then no storage machine may
+    compute.  Cases where Batsim aborts or reads outside its data are refused."""
+    sim, sjob = run.sim, run.job
+    where = f"job {sjob.id}: additional_io_job"
+    io_alloc = run.io_alloc
+    job_ids, io_ids = list(sjob.alloc), list(io_alloc)
+    if io.type not in IO_TYPES:
+        why = ("aborts: 'storage mapping is null but the code uses it!'"
+               if io.type in ("parallel_homogeneous_pfs", "data_staging") else "aborts: 'Should not be reached.'")
+        raise ProtocolError(f"{where}: I/O profile {io.name!r} of type {io.type!r} cannot be merged into the parallel "
+                            f"task of profile {run.leaf.profile_name!r} (Batsim 4.2.1 merges "
+                            f"{', '.join(IO_TYPES)}; it {why})")
+    if io.type == "parallel" and len(io.data["cpu"]) != len(io_ids):
+        raise ProtocolError(f"{where}: I/O profile {io.name!r} has {len(io.data['cpu'])} executors but the I/O "
+                            f"allocation has {len(io_ids)} machines (Batsim 4.2.1 aborts: 'the number of resources "
+                            "given by the allocation ... is different')")
+    _, io_flops, io_com = sim.build_ptask(sjob, io, [sim.resources[i].host for i in range(len(io_ids))])
+    nres = len(sim.resources)
+    for rid in sorted(set(io_ids)):
+        if rid >= nres:
+            raise ProtocolError(f"{where}: the I/O allocation {io_alloc} names machine {rid} but the platform has "
+                                f"machines 0-{nres - 1} (Batsim 4.2.1 aborts: 'Cannot get machine {rid}: it does "
+                                "not exist')")
+    if not io_com:
+        raise ProtocolError(f"{where}: I/O profile {io.name!r} communicates nothing (com 0): Batsim 4.2.1 then "
+                            "reads its empty communication matrix while merging it (it crashes)")
+    job_set, io_set = set(job_ids), set(io_ids)
+    new_alloc = sorted(job_set | io_set)
+    n = len(new_alloc)
+    comp = [0.0] * n
+    com = [0.0] * (n * n)
+    k = 0
+    col_job = col_io = row_job = row_io = 0
+    for col in range(n):
+        machine = new_alloc[col]
+        only_job = only_io = False
+        if machine in job_set and machine in io_set:
+            comp[col] = flops[col_job] + io_flops[col_io]
+            col_job += 1
+            col_io += 1
+        elif machine in job_set:
+            comp[col] = flops[col_job]
+            col_job += 1
+            only_job = True
+        else:
+            comp[col] = io_flops[col_io]
+            col_io += 1
+            only_io = True
+        for row in range(n):
+            other = new_alloc[row]
+            if other in job_set and other in io_set:
+                if only_job:
+                    if matrix:
+                        com[k] = matrix[row_job]
+                        row_job += 1
+                elif only_io:
+                    com[k] = io_com[row_io]
+                    row_io += 1
+                elif matrix:
+                    com[k] = matrix[row_job] + io_com[row_io]
+                    row_job += 1
+                    row_io += 1
+                else:
+                    com[k] = io_com[row_io]
+                    row_io += 1
+            elif other in job_set:
+                if not (only_io or not matrix):
+                    com[k] = matrix[row_job]
+                    row_job += 1
+            elif not only_job:
+                com[k] = io_com[row_io]
+                row_io += 1
+            k += 1
+    for rid, amount in zip(new_alloc, comp):  # check_ptask_execution_permission(new_alloc, ...)
+        if abs(amount) > 1e-10 and sim.resources[rid].role == "storage":
+            res = sim.resources[rid]
+            raise ProtocolError(f"job {sjob.id}: some computation ({amount:g}) is assigned to storage node "
+                                f"(id={rid}, name='{res.name}') by its additional I/O job (Batsim 4.2.1 aborts "
+                                "here too)")
+    new_hosts = [sim.resources[rid].host for rid in new_alloc]
+    sim.io_touched([sim.resources[rid].host for rid in new_alloc if rid not in job_set], sjob)
+    return new_hosts, comp, com
 
 
 def _regex_match(pattern: str, text: str, job_id: str, profile_name: str) -> bool:

@@ -25,6 +25,8 @@ class ParallelTasks:
         communicates or hosts may be shared: SimGrid simulates it then."""
         if self.options["enable_compute_sharing"] or len(set(map(id, hosts))) != len(hosts):
             return None
+        if self.io_hosts and any(id(h) in self.io_hosts for h in hosts):
+            return None  # another job's merged I/O task may share it (see io_touched)
         if any(matrix) and not self._free_comm(hosts, matrix):
             return None
         rate = math.inf
@@ -66,8 +68,29 @@ class ParallelTasks:
                 raise ProtocolError(f"job {sjob.id}: some computation ({amount:g}) is assigned to storage node "
                                     f"(id={rid}, name='{res.name}') (Batsim 4.2.1 aborts here too)")
 
-    def storage_host(self, sjob: SimJob, label: str):
+    def io_touched(self, hosts: list, sjob: SimJob) -> None:
+        """A merged I/O task of ``sjob`` (EXECUTE_JOB's ``additional_io_job``) runs on ``hosts``
+        outside ``sjob``'s allocation, which Batsim does not reserve: another job may compute
+        there too.  From now on the parallel tasks on these hosts are kernel L07 actions (never
+        computed by coburst itself, see :meth:`computed_rate`), and the running ones become so."""
+        new = {id(h) for h in hosts} - self.io_hosts
+        if not new:
+            return
+        self.io_hosts |= new
+        for other in list(self.jobs.values()):
+            run = other.run
+            if other is not sjob and run is not None and other.state == "RUNNING":
+                run.io_shared(new)
+
+    def storage_host(self, sjob: SimJob, label: str, only_by_label: bool = False):
+        """The host of storage ``label`` (``storage_mapping``); with no storage_mapping, the
+        platform's only storage host — except for ``only_by_label`` (``data_staging``: Batsim
+        4.2.1 then looks the label up in an empty mapping and aborts)."""
         smap = sjob.storage_mapping
+        if smap is None and only_by_label:
+            raise ProtocolError(f"job {sjob.id}: data_staging profile uses storage {label!r} but EXECUTE_JOB gave no "
+                                "storage_mapping (Batsim 4.2.1 aborts: 'Cannot generate a data staging task: : "
+                                f"Unknown storage label='{label}'')")
         if smap is None:
             storages = [r for r in self.resources if r.role == "storage"]
             if len(storages) != 1:
@@ -103,6 +126,6 @@ class ParallelTasks:
                 matrix[i * m + n] = write  # host i -> storage
             return all_hosts, [0.0] * m, matrix
         if ptype == "data_staging":
-            src, dst = self.storage_host(sjob, d["from"]), self.storage_host(sjob, d["to"])
+            src, dst = self.storage_host(sjob, d["from"], True), self.storage_host(sjob, d["to"], True)
             return [src, dst], [0.0, 0.0], [0.0, float(d["nb_bytes"]), 0.0, 0.0]
         raise ProtocolError(f"profile type {ptype!r} cannot run as a parallel task")  # pragma: no cover
