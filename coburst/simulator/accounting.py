@@ -27,14 +27,18 @@ class JobAccounting:
 
     def _set_machines(self, ids: ProcSet, delta: int) -> None:
         """A job starts (+1) or ends (-1) on machines ``ids``: account the time each machine
-        spent in its previous state (Batsim's ``Machine::update_machine_state``, long double)."""
+        spent in its previous state (Batsim's ``Machine::update_machine_state``, long double).
+        Batsim updates a machine at *every* job start on it, also one already computing (a
+        storage machine shared by several jobs, compute sharing): the interval is then added
+        in two parts, which changes the last bits of the long double sums; at a job end only
+        when the machine becomes idle."""
         now = LD(self.kernel.now)
         busy_list, last = self.machine_busy, self.machine_last_change
         unavailable = self.external.unavailable if self.external is not None else None
         for rid in ids:
             busy = busy_list[rid]
             new = busy + delta
-            if (busy == 0) != (new == 0) and not (new == 0 and unavailable and unavailable[rid]):
+            if delta > 0 or (new == 0 and not (unavailable and unavailable[rid])):
                 # (a job ending on a machine an external event made unavailable leaves it so)
                 span = now - last[rid]
                 if busy == 0:
