@@ -71,12 +71,16 @@ def test_batsims_genome_cut_workflow_with_a_job_limit(tmp_path):
     assert rows[0]["workload_name"] == "wfc0" and min(float(r["submission_time"]) for r in rows) == 100.5
 
 
-@pytest.mark.parametrize("limit", ["0", "2"])
-def test_diamond_workflow(tmp_path, limit):
+@pytest.mark.parametrize("limit, more", [("0", []), ("2", ["--forward-profiles-on-submission"])])
+def test_diamond_workflow(tmp_path, limit, more):
+    """Wide tasks, a join, at most ``limit`` jobs at once; the tasks' delay profiles travel
+    with their jobs under ``--forward-profiles-on-submission``."""
     wf = dax(tmp_path / "d.dax", *DIAMOND)
     batsim, coburst = run_both(tmp_path, platform=CLUSTER_MASTER, scheduler="easyBackfill",
-                               args=M + ["-W", str(wf), "--workflow-jobs-limit", limit])
+                               args=M + ["-W", str(wf), "--workflow-jobs-limit", limit, *more])
     assert_identical(batsim, coburst)
+    if more:
+        assert coburst.events("JOB_SUBMITTED")[0]["data"]["profile"] == {"type": "delay", "delay": 3.5}
 
 
 def test_workflows_beside_a_workload_ignore_beyond_last(tmp_path):
@@ -117,3 +121,15 @@ def test_duplicated_edge_submitting_twice_refused_as_batsim(tmp_path):
     assert runs[0].returncode != 0 and "already exists" in runs[0].stderr
     assert runs[1].returncode == 2, runs[1].report()
     assert f"{wf}: line 5 <job id='C'>: the task is submitted a second time" in runs[1].stderr
+
+
+def test_workflow_with_external_events(tmp_path):
+    """A workflow and machine failures together (the workflow submitter starts before the
+    event submitter, as Batsim creates them)."""
+    wf = dax(tmp_path / "d.dax", *DIAMOND)
+    ev = tmp_path / "ev.txt"
+    ev.write_text('{"type": "machine_unavailable", "resources": "1-2", "timestamp": 0}\n'
+                  '{"type": "machine_available", "resources": "1-2", "timestamp": 9}\n')
+    batsim, coburst = run_both(tmp_path, platform=CLUSTER_MASTER, scheduler="eventsFiller",
+                               args=M + ["-W", str(wf), "--events", str(ev)])
+    assert_identical(batsim, coburst)
