@@ -25,7 +25,7 @@ import sys
 
 import pytest
 
-from crossengine import assert_identical, jobs_rows, needs_batsim, run_both
+from crossengine import assert_energy_identical, assert_identical, jobs_rows, needs_batsim, run_both
 from simharness import BATSIM, DATA, SCHEDULERS, run_sim, workload
 
 pytestmark = pytest.mark.timeout(600)
@@ -70,6 +70,7 @@ CASES = [
     ("intruder", 1, 2, "ph", None, "0-1", {"alloc": "2-3", "profile_name": "io_cpu"}),
     ("after", 20, 1, "long", None, "2", None),  # (node 2 was used by I/O: coburst leaves it to the kernel)
     ("overlap", 30, 2, "ph", None, "0-1", {"alloc": "1 3", "profile_name": "io"}),
+    ("solo_io", 40, 2, "ph", None, "0-1", {"alloc": "2-3", "profile_name": "io_cpu"}),  # node 2 idle for Batsim
     ("inline_disjoint", 50, 2, "ph", None, "0-1",
      {"alloc": "2-3", "profile_name": "io_inline", "profile": {"type": "parallel_homogeneous", "cpu": 0,
                                                                "com": 2e9}}),
@@ -93,7 +94,16 @@ def case_workload(tmp_path, cases=CASES):
     options = {"allocs": {f"w0!{jid}": alloc for jid, *_, alloc, _ in cases},
                "io_jobs": {f"w0!{jid}": io for jid, *_, io in cases if io is not None},
                "reject": ["w0!keeper"], "kill": [[295.5, ["w0!killed"]]]}
-    return workload(tmp_path / "w.json", jobs, PROFILES), options
+    # composed profiles no job reaches are left out: Batsim drops them at load, and the
+    # profiles they list survive or not depending on its hash-map order
+    reached, todo = set(), [j["profile"] for j in jobs]
+    while todo:
+        name = todo.pop()
+        if name not in reached:
+            reached.add(name)
+            todo.extend(PROFILES[name].get("seq", []))
+    profiles = {k: p for k, p in PROFILES.items() if k in reached or p["type"] != "composed"}
+    return workload(tmp_path / "w.json", jobs, profiles), options
 
 
 @needs_batsim
@@ -118,6 +128,44 @@ def test_merged_parallel_tasks(tmp_path):
     assert '"job_progress":{"w0!killed":{"profile_name":"seq","current_task_index":2,"current_task":{"profile_name":"ph2"' in killed[0]
 
 
+ENERGY_PLATFORM = """<?xml version='1.0'?>
+<!DOCTYPE platform SYSTEM "https://simgrid.org/simgrid.dtd">
+<platform version="4.1">
+  <zone id="root" routing="Full">
+    <cluster id="c" prefix="node_" suffix="" radical="0-3" speed="1Gf, 500Mf" bw="1250MBps" lat="50us"
+             bb_bw="2500MBps" bb_lat="500us">
+      <prop id="wattage_per_state" value="95.0:101.5:190.5, 94.0:99.0:172.25"/>
+      <prop id="wattage_off" value="9.75"/>
+    </cluster>
+    <cluster id="m" prefix="master_" suffix="" radical="0-0" speed="1Gf" bw="1250MBps" lat="20us"
+             bb_bw="2500MBps" bb_lat="10us">
+      <prop id="wattage_per_state" value="100:200"/>
+    </cluster>
+    <link id="ml" bandwidth="1250MBps" latency="100us"/>
+    <zoneRoute src="m" dst="c" gw_src="master_m_router" gw_dst="node_c_router"><link_ctn id="ml"/></zoneRoute>
+  </zone>
+</platform>
+"""
+
+
+@needs_batsim
+def test_merged_parallel_tasks_with_energy(tmp_path):
+    """-E: the machines' energy while merged tasks load them (the job's consumed energy counts
+    its own allocation only), an I/O task sharing another job's machine, pstate changes of a
+    machine a merged task computes on, a walltime reached."""
+    names = ("victim", "intruder", "after", "overlap", "solo_io", "parallel", "walltime", "keeper")
+    wl, options = case_workload(tmp_path, [c for c in CASES if c[0] in names])
+    options.pop("kill")
+    # node 2 slows down while the victim and the intruder's I/O computation share it, then
+    # while only solo_io's I/O computes there (Batsim counts node 2 idle then)
+    options["pstates"] = [[2, "2", "1"], [3.5, "2", "0"], [41, "2", "1"], [42.5, "2", "0"]]
+    platform = tmp_path / "energy.xml"
+    platform.write_text(ENERGY_PLATFORM)
+    batsim, coburst = run_both(tmp_path, workloads=[wl], platform=platform, scheduler="ioJobs", options=options,
+                               args=ARGS + ["-E"])
+    assert_energy_identical(batsim, coburst)
+
+
 def _io_case(name: str):
     """(profiles added, jobs, allocs, additional_io_job, extra options) of a refusal case."""
     ph = [{"id": 1, "subtime": 0, "res": 2, "profile": "ph"}]
@@ -139,30 +187,39 @@ def _io_case(name: str):
         "storage_computes": ({}, ph, {"alloc": "2-3", "profile_name": "io_cpu_storage"}),
         "name_exists": ({}, ph, {"alloc": "3", "profile_name": "io", "profile": {"type": "delay", "delay": 1}}),
         "unknown_name": ({}, ph, {"alloc": "3", "profile_name": "nope"}),
+        # job 0's composed profile is discarded when it ends, and its profiles with it
+        "collected_sub_profile": ({"cp": {"type": "composed", "seq": ["io2", "d"]}},
+                                  [{"id": 0, "subtime": 0, "res": 2, "profile": "cp"}, ph[0] | {"subtime": 10}],
+                                  {"alloc": "1 3", "profile_name": "io2"}),
         "data_staging_job": ({"stage": {"type": "data_staging", "nb_bytes": 1e8, "from": "pfs", "to": "pfs"}},
                              [{"id": 1, "subtime": 0, "res": 1, "profile": "stage"}],
                              {"alloc": "3", "profile_name": "io"}),
     }[name]
 
 
-#: case -> what coburst says (Batsim 4.2.1 aborts or crashes on each; its own message, when
-#: it prints one, is quoted in coburst's)
+#: case -> (what coburst says, what Batsim 4.2.1 prints as it aborts; None: it crashes,
+#: reading outside its data: a segmentation fault)
 REFUSALS = {
-    "io_pfs": "storage mapping is null",
-    "io_com_0": "communicates nothing",
-    "io_parallel_size": "has 2 executors but the I/O allocation has 3 machines",
-    "io_delay_on_ptask": "Should not be reached",
-    "outside_platform": "Cannot get machine 7",
-    "too_big": "Cannot get machine 4",
-    "empty_alloc": "bad IO allocation",
-    "seq_io_leaf_job": "must have compatible profile",
-    "leaf_io_seq_job": "a job sequence needs an I/O sequence",
-    "seq_sizes": "has 3 profiles but the job's sequence 'pair' has 2",
-    "inline_seq": "never resolved",
-    "storage_computes": "assigned to storage node (id=3, name='node_3')",
-    "name_exists": "already exists",
-    "unknown_name": "it does not exist",
-    "data_staging_job": "Unknown storage label='pfs'",
+    "io_pfs": ("storage mapping is null", "storage mapping is null but the code uses it!"),
+    "io_com_0": ("communicates nothing", None),
+    "io_parallel_size": ("has 2 executors but the I/O allocation has 3 machines",
+                         "the number of resources given by the allocation (3) is different"),
+    "io_delay_on_ptask": ("Should not be reached", "Should not be reached."),
+    "outside_platform": ("Cannot get machine 7", "Cannot get machine 7: it does not exist"),
+    "too_big": ("Cannot get machine 4", "Cannot get machine 4: it does not exist"),
+    "empty_alloc": ("bad IO allocation", "Invalid JSON message: bad IO allocation"),
+    "seq_io_leaf_job": ("must have compatible profile", "must have compatible profile in order to be merged"),
+    "leaf_io_seq_job": ("a job sequence needs an I/O sequence", None),
+    "seq_sizes": ("has 3 profiles but the job's sequence 'pair' has 2",
+                  "IO profile sequence size (3) and job profile sequence size (2) should be the same"),
+    "inline_seq": ("never resolved", None),
+    "storage_computes": ("assigned to storage node (id=3, name='node_3')",
+                         "Some computation (1e+06) is assigned to storage node (id=3, name='node_3')"),
+    "name_exists": ("already exists", "The given profile name 'io' already exists!"),
+    "unknown_name": ("it does not exist", "The given profile name 'nope' does not exists"),
+    "data_staging_job": ("Unknown storage label='pfs'", "Unknown storage label='pfs'"),
+    "collected_sub_profile": ("discarded it when the last job using it ended",
+                              "Cannot get profile 'io2': it existed some time ago but is no longer accessible"),
 }
 REFUSAL_PROFILES = {
     **{k: PROFILES[k] for k in ("ph", "d", "io", "io_seq", "io2")},
@@ -183,16 +240,22 @@ def test_refusals(tmp_path, case):
     profiles, jobs, io = _io_case(case)
     jobs = jobs + [{"id": 9, "subtime": 500, "res": 2, "profile": "keep"}]
     wl = workload(tmp_path / "w.json", jobs, {**REFUSAL_PROFILES, **profiles})
-    options = {"allocs": {"w0!1": "0-1" if jobs[0]["res"] == 2 else "0", "w0!9": "0-1"},
+    res = next(j["res"] for j in jobs if j["id"] == 1)
+    options = {"allocs": {"w0!1": "0-1" if res == 2 else "0", "w0!9": "0-1"},
                "io_jobs": {"w0!1": io}, "reject": ["w0!9"]}
     for engine in ("batsim", "coburst") if BATSIM else ("coburst",):
         run = run_sim(tmp_path, engine=engine, prefix=engine, workloads=[wl], scheduler="ioJobs", platform=PLATFORM,
                       options=options, args=ARGS, wait=60, timeout=10)
         assert run.returncode != 0, f"{engine} accepted it\n" + run.report()
+        ours, batsims = REFUSALS[case]
         if engine == "coburst":
             assert run.returncode == 3, run.report()
-            assert REFUSALS[case] in run.stderr, run.stderr
+            assert ours in run.stderr, run.stderr
             assert "Traceback" not in run.stderr
+        elif batsims is None:
+            assert run.returncode == -11, run.report()  # SIGSEGV
+        else:
+            assert batsims in run.stderr, run.report()
 
 
 @needs_batsim
@@ -233,3 +296,17 @@ def test_in_process_without_batsim(tmp_path):
         "composed": ("COMPLETED_SUCCESSFULLY", "11.938400", "1-2"),
         "keeper": ("REJECTED", "", ""),
     }
+
+
+def test_registered_composed_profile(tmp_path):
+    """A composed profile registered during the simulation (REGISTER_PROFILE) is never
+    resolved by Batsim 4.2.1 (like an I/O sequence given in EXECUTE_JOB): a job running it
+    crashes Batsim (segmentation fault); coburst stops naming why."""
+    wl = workload(tmp_path / "w.json", [{"id": 1, "subtime": 0, "res": 1, "profile": "d"}], PROFILES)
+    options = {"profiles": {"a": {"type": "delay", "delay": 2}, "s": {"type": "composed", "seq": ["a", "a"]}},
+               "jobs": [{"id": "dyn!1", "res": 1, "walltime": 10, "profile": "s", "alloc": "1"}]}
+    for engine in ("batsim", "coburst") if BATSIM else ("coburst",):
+        run = run_sim(tmp_path, engine=engine, prefix=engine, workloads=[wl], scheduler="dynamic", platform=PLATFORM,
+                      options=options, args=["-m", "master_0", "--enable-dynamic-jobs"], wait=60, timeout=10)
+        assert run.returncode == (3 if engine == "coburst" else -11), run.report()
+    assert "registered during the simulation" in run.stderr

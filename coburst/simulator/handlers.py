@@ -209,12 +209,14 @@ class ProtocolHandlers:
 
     def pstate_changed(self, rid: int) -> None:
         """Machine ``rid`` changed computation pstate: the parallel tasks coburst computes on it
-        get SimGrid's new rate (those SimGrid simulates follow its host's pstate by themselves)."""
-        if not self.machine_busy[rid]:
+        get SimGrid's new rate (those SimGrid simulates follow its host's pstate by themselves),
+        also a job's merged I/O task on a machine outside its allocation."""
+        if not self.machine_busy[rid] and id(self.resources[rid].host) not in self.io_hosts:
             return
         for sjob in self.jobs.values():
             run = sjob.run
-            if run is not None and sjob.state == "RUNNING" and run.energy_task is not None and rid in sjob.alloc:
+            if (run is not None and sjob.state == "RUNNING" and run.energy_task is not None
+                    and (rid in sjob.alloc or rid in run.energy_task[0])):
                 run.retune()
 
     def on_execute_job(self, data: dict) -> None:
@@ -245,6 +247,10 @@ class ProtocolHandlers:
         if "additional_io_job" in data:  # (protocol.cpp, before the server's checks)
             io, io_alloc = additional_io(self, sjob, data["additional_io_job"])
         profile = self.profile_of(sjob)
+        if profile.type == "composed" and (sjob.job.workload, profile.name) in self.late_profiles:
+            raise ProtocolError(f"EXECUTE_JOB {sjob.id}: its composed profile {profile.name!r} was registered during "
+                                "the simulation, and Batsim 4.2.1 never resolves the sequence of such a profile (it "
+                                "reads an empty profile_sequence when the job starts and crashes)")
         size = len(mapping) if mapping is not None else len(alloc)
         if size != sjob.job.res and not self._total_profile(sjob, profile):
             raise ProtocolError(f"EXECUTE_JOB {sjob.id}: allocation {alloc} has {len(alloc)} resources but the job "
