@@ -39,6 +39,7 @@ truncated or mixed-up file).
 
 from __future__ import annotations
 
+import io
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -68,9 +69,10 @@ JOB_STATES = frozenset({"NOT_SUBMITTED", "SUBMITTED", "RUNNING", "COMPLETED_SUCC
 _RAN_TIMES = ("starting_time", "finish_time", "execution_time")
 
 
-def _csv_rows(data: bytes) -> tuple[np.ndarray, np.ndarray]:
-    """Per non-blank CSV row of ``data`` (quotes respected, vectorised): the line it starts
-    on (1-based) and its field count."""
+def _row_spans(data: bytes):
+    """Per CSV row of ``data`` (quotes respected, vectorised): start offset, end offset (its
+    newline, or the end of ``data``), line it starts on (1-based), field count, and whether
+    it is not blank."""
     b = np.frombuffer(data, dtype=np.uint8)
     quotes = np.flatnonzero(b == ord('"'))
     newline = np.flatnonzero(b == ord("\n"))
@@ -86,12 +88,249 @@ def _csv_rows(data: bytes) -> tuple[np.ndarray, np.ndarray]:
     fields = np.bincount(np.searchsorted(ends, commas), minlength=len(ends)) + 1
     length = ends - starts - (b[np.maximum(ends - 1, 0)] == ord("\r")) * (ends > starts)
     first_line = np.searchsorted(newline, starts) + 1
-    keep = length > 0  # blank lines: skipped, as pandas does
+    return starts, ends, first_line, fields, length > 0  # blank lines: skipped, as pandas does
+
+
+def _csv_rows(data: bytes) -> tuple[np.ndarray, np.ndarray]:
+    """Per non-blank CSV row of ``data`` (quotes respected, vectorised): the line it starts
+    on (1-based) and its field count."""
+    _, _, first_line, fields, keep = _row_spans(data)
     return first_line[keep], fields[keep]
 
 
-def read_raw_jobs(path: str | Path) -> pd.DataFrame:
+#: bytes of a ``_jobs.csv`` read, checked and parsed at a time (:func:`iter_raw_jobs`); a chunk
+#: ends after a newline outside quotes (a row longer than this makes its chunk longer)
+CHUNK_BYTES = 8 << 20
+_TEXT_COLS = ("job_id", "workload_name", "profile", "final_state", "allocated_resources", "metadata")
+#: ranks of the checks, in the order the whole-file reader makes them; then two per number column
+_R_NUL, _R_UTF8, _R_EMPTY, _R_FIELDS, _R_PARSER, _R_HEADER, _R_STATE, _R_NUMBERS = range(8)
+_NUMBER_COLS = (*_TIMES, "requested_number_of_resources")
+
+
+@dataclass
+class RawChunk:
+    """Consecutive rows of a ``_jobs.csv`` as :func:`read_raw_jobs` gives them."""
+
+    df: pd.DataFrame
+    pos: int     # index of its first row among the file's rows (header excluded)
+    offset: int  # byte offset of the chunk in the file
+    line: int    # newlines of the file before the chunk
+
+
+def _blocks(path: Path, chunk_bytes: int, offset: int = 0):
+    """(offset, bytes) of the file from ``offset``, each ending after a newline outside
+    quotes (the last one: at the end of the file)."""
+    from coburst.validate import read_bytes
+
+    try:
+        fh = open(path, "rb")
+    except OSError:
+        read_bytes(path, "jobs file")  # the error naming a missing path, a directory...
+        raise
+    with fh:
+        fh.seek(offset)
+        carry = b""
+        while True:
+            try:
+                block = fh.read(chunk_bytes)
+            except OSError as exc:
+                raise InputError(path, None, f"cannot read the jobs file: {exc.strerror or exc}") from None
+            if not block:
+                if carry:
+                    yield offset, carry
+                return
+            data = carry + block
+            b = np.frombuffer(data, dtype=np.uint8)
+            newline = np.flatnonzero(b == ord("\n"))
+            quotes = np.flatnonzero(b == ord('"'))
+            ends = newline[(np.searchsorted(quotes, newline) & 1) == 0] if len(quotes) else newline
+            if not len(ends):
+                carry = data
+                continue
+            cut = int(ends[-1]) + 1
+            yield offset, data[:cut]
+            offset += cut
+            carry = data[cut:]
+
+
+class JobsFile:
+    """A ``_jobs.csv`` read in chunks of rows (:meth:`chunks`), checked as
+    :func:`_read_raw_jobs_whole` checks the whole file, with the same error."""
+
+    def __init__(self, path: str | Path, chunk_bytes: int = CHUNK_BYTES):
+        self.path = Path(path)
+        self.source = str(path)
+        self.chunk_bytes = max(int(chunk_bytes), 1)
+        self.header: bytes | None = None  # the header row (BOM left out), given to pandas with every chunk
+        self.header_fields: int | None = None
+        self.header_offset: int | None = None  # of the chunk holding it
+
+    def _fail(self, parse: bytes, i: int, col: str, line: int, problem) -> InputError:
+        raw = pd.read_csv(io.BytesIO(parse), dtype=str, keep_default_na=False, usecols=[col],
+                          encoding="utf-8")[col].iloc[i]
+        return InputError(self.source, f"line {line}, column {col}", problem(raw))
+
+    def _check(self, df: pd.DataFrame, parse: bytes, lines: np.ndarray) -> tuple[int, InputError] | None:
+        """The first failing check of the rows of ``df`` (rank, error), the values of the time
+        columns made floats in place when none fails."""
+        states = df["final_state"]
+        bad = np.flatnonzero(~states.isin(JOB_STATES).to_numpy())
+        if len(bad):
+            return _R_STATE, self._fail(parse, int(bad[0]), "final_state", lines[int(bad[0])], lambda raw: (
+                f"unknown job state {raw!r} (Batsim's: {', '.join(sorted(JOB_STATES))})"))
+        ran = (states != "REJECTED").to_numpy()
+        converted = {}
+        for k, col in enumerate(_NUMBER_COLS):
+            if col not in df.columns:
+                continue
+            column = df[col]
+            if pd.api.types.is_numeric_dtype(column.dtype):
+                values = column.to_numpy(float)
+            else:  # some cell is not a number
+                values = pd.to_numeric(column.replace("", None), errors="coerce").to_numpy(float)
+                text_cells = column.astype(str).str.strip().to_numpy() != ""
+                bad = np.flatnonzero(text_cells & np.isnan(values))
+                if len(bad):
+                    i = int(bad[0])
+                    return _R_NUMBERS + 2 * k, self._fail(parse, i, col, lines[i], lambda raw: f"{raw!r} is " + (
+                        "not finite" if raw.strip().lower().lstrip("+-") in ("nan", "inf", "infinity")
+                        else "not a number"))
+            required = col in ("submission_time", "requested_number_of_resources")
+            need = True if required else ran if col in _RAN_TIMES else False
+            bad = np.flatnonzero(np.isinf(values) | (need & np.isnan(values)))
+            if len(bad):
+                i = int(bad[0])
+                return _R_NUMBERS + 2 * k + 1, self._fail(parse, i, col, lines[i], lambda raw: (
+                    f"{raw!r} is not finite" if raw.strip() else
+                    "empty" + ("" if required else f" (the job is {states.iloc[i]})")))
+            if col in _TIMES:
+                converted[col] = values
+        for col, values in converted.items():
+            df[col] = values
+        return None
+
+    def chunks(self, resume: RawChunk | None = None):
+        """:class:`RawChunk` after :class:`RawChunk`, each checked.  A bad file raises the error
+        :func:`_read_raw_jobs_whole` raises once every chunk is read (a later row may fail an
+        earlier check); no chunk is yielded after a bad one.  ``resume``: a chunk yielded
+        before, to read the file again from it."""
+        from coburst.validate import decode_text
+
+        errors: dict[int, InputError | None] = {}
+        source, head, nonblank, bom = self.source, b"", resume is not None, 0
+        pos, lines, start = (resume.pos, resume.line, resume.offset) if resume is not None else (0, 0, 0)
+        for offset, data in _blocks(self.path, self.chunk_bytes, start):
+            first = offset == 0
+            nl = data.count(b"\n")
+            line0, lines = lines, lines + nl
+            if first:
+                head = data[:200]
+                decode_text(data[:4], source)  # UTF-16/UTF-32 byte-order marks: named at once
+                bom = 3 if data.startswith(b"\xef\xbb\xbf") else 0
+            if b"\x00" in data:
+                if _R_NUL not in errors:
+                    k = data.index(0)
+                    if len(head) >= 4 and (head[1::2].count(0) > len(head) // 4
+                                           or head[0::2].count(0) > len(head) // 4):
+                        errors[_R_NUL] = InputError(source, "byte 0", "UTF-16 text detected (NUL bytes between "
+                                                    "characters); save the file as UTF-8")
+                    else:
+                        line = line0 + data[:k].count(b"\n") + 1
+                        errors[_R_NUL] = InputError(source, f"line {line} "
+                                                    f"(byte {offset + k})", "NUL byte: not a text file")
+                continue
+            body = data[bom:] if first else data
+            try:
+                nonblank = bool(body.decode("utf-8").strip()) or nonblank
+            except UnicodeDecodeError as exc:
+                if _R_UTF8 not in errors:
+                    col = exc.start - (body.rfind(b"\n", 0, exc.start) + 1) + 1
+                    line = line0 + body[: exc.start].count(b"\n") + 1
+                    errors[_R_UTF8] = InputError(
+                        source, f"line {line} column {col} "
+                        f"(byte {offset + exc.start - (0 if first else bom)})",
+                        "not valid UTF-8 text; save the file as UTF-8")
+                continue
+            if errors and min(errors) <= _R_FIELDS:
+                continue  # only the checks that come first can change the error
+            starts, ends, row_lines, fields, keep = _row_spans(data)
+            starts, ends, row_lines, fields = starts[keep], ends[keep], row_lines[keep] + line0, fields[keep]
+            parse = None
+            if self.header_fields is None or offset == self.header_offset:
+                if not len(fields):
+                    continue
+                self.header_fields, self.header_offset = int(fields[0]), offset
+                self.header = data[max(int(starts[0]), bom): int(ends[0]) + 1]
+                if not self.header.endswith(b"\n"):
+                    self.header += b"\n"
+                row_lines, fields = row_lines[1:], fields[1:]
+                parse = data[bom:]
+            elif not len(fields):
+                continue
+            bad = np.flatnonzero(fields != self.header_fields)
+            if len(bad):
+                i = int(bad[0])
+                errors.setdefault(_R_FIELDS, InputError(source, f"line {row_lines[i]}",
+                                                        f"{fields[i]} fields, the header has {self.header_fields}"))
+                continue
+            if errors and min(errors) <= _R_PARSER:
+                continue
+            parse = parse if parse is not None else self.header + data
+            try:
+                df = pd.read_csv(io.BytesIO(parse), dtype={c: str for c in _TEXT_COLS}, keep_default_na=False,
+                                 na_values={c: [""] for c in _TIMES}, encoding="utf-8")
+            except pd.errors.ParserError as exc:  # pandas names lines of the chunk: the whole file's message later
+                errors.setdefault(_R_PARSER, InputError(source, None, f"not a Batsim _jobs.csv: {exc}")
+                                  if first else None)
+                continue
+            missing = [c for c in REQUIRED if c not in df.columns]
+            if missing:
+                errors.setdefault(_R_HEADER, InputError(source, "header",
+                                                        f"not a Batsim _jobs.csv: missing columns {missing}"))
+                continue
+            failed = self._check(df, parse, row_lines)
+            if failed is not None:
+                errors.setdefault(*failed)
+                continue
+            if not errors:
+                yield RawChunk(df, pos, offset, line0)
+            pos += len(df)
+        if not nonblank and not errors:
+            raise InputError(source, None, "empty file: not a Batsim _jobs.csv (no header)")
+        if errors:
+            error = errors[min(errors)]
+            if error is None:
+                _read_raw_jobs_whole(self.path)
+                raise InputError(source, None, "not a Batsim _jobs.csv")
+            raise error
+
+
+def iter_raw_jobs(path: str | Path, chunk_bytes: int = CHUNK_BYTES):
+    """The rows of :func:`read_raw_jobs` in chunks of about ``chunk_bytes`` bytes of the file
+    (:class:`RawChunk`), with its checks and errors (raised after the last chunk: see
+    :meth:`JobsFile.chunks`)."""
+    return JobsFile(path, chunk_bytes).chunks()
+
+
+def read_raw_jobs(path: str | Path, chunk_bytes: int = CHUNK_BYTES) -> pd.DataFrame:
     """Every row of a Batsim ``_jobs.csv`` as written (time columns as floats, NaN where
+    empty; ``job_id``, ``workload_name``, ``profile``, ``final_state``, ``allocated_resources`` and
+    ``metadata`` as text), read in chunks (:func:`iter_raw_jobs`: the file is never held whole).
+
+    Checked, with the line and column named: every row has the header's field count; time
+    columns are numbers, ``submission_time`` and ``requested_number_of_resources`` present
+    and finite, start, finish and execution times present and finite for every job that ran
+    (Batsim leaves them empty for a rejected job), no infinite time; ``final_state`` is a
+    Batsim job state.  Other columns are typed by pandas chunk by chunk (a column of numbers
+    and text can hold both)."""
+    parts = [c.df for c in iter_raw_jobs(path, chunk_bytes)]
+    return parts[0] if len(parts) == 1 else pd.concat(parts, ignore_index=True)
+
+def _read_raw_jobs_whole(path: str | Path) -> pd.DataFrame:
+    """The whole-file reader :func:`read_raw_jobs` replaced (the reference of its errors and
+    rows; the benchmark's baseline): the whole file decoded and parsed at once.
+
+    Every row of a Batsim ``_jobs.csv`` as written (time columns as floats, NaN where
     empty; ``job_id``, ``workload_name``, ``allocated_resources`` and ``metadata`` as text).
 
     Checked, with the line and column named: every row has the header's field count; time
@@ -181,29 +420,18 @@ def parse_metadata(meta: str) -> dict[str, str]:
     return out
 
 
-def fold_io_jobs(df: pd.DataFrame, source: str = "jobs table") -> pd.DataFrame:
-    """Fold IO-Aware sub-jobs back into their static job's row (module doc: fold-back rule).
-
-    ``df``: rows as :func:`read_raw_jobs` gives them.  Rows of other jobs are kept as they
-    are and in their order; the result has the same columns."""
-    if "metadata" not in df.columns or "workload_name" not in df.columns or df.empty:
-        return df
+def _io_parts(df: pd.DataFrame):
+    """(metadata as text, ``of=`` part, static IO-Aware rows, sub-job rows) of rows."""
     meta = df["metadata"].astype(str)
     of = meta.str.extract(rf"(?:^|;){IO_OF}=([^;]*)", expand=False)
     is_static = (df["final_state"] == "REJECTED") & meta.str.contains(rf"(?:^|;){IO_PHASES}=\d+(?:;|$)")
-    is_sub = of.notna()
-    if not is_static.any() and not is_sub.any():
-        return df
-    key = df["workload_name"].astype(str) + "!" + df["job_id"].astype(str)
-    statics = {k: i for k, i in zip(key[is_static], df.index[is_static])}
-    orphans = sorted(set(of[is_sub]) - set(statics))
-    if orphans:
-        raise InputError(source, f"sub-job of {orphans[0]}", "IO-Aware sub-jobs of a job without its rejected "
-                         "static row (io= metadata)")
-    missing = sorted(set(statics) - set(of[is_sub]))
-    if missing:
-        raise InputError(source, f"job {missing[0]}", "IO-Aware job (io= metadata) without any sub-job row")
-    subs = df[is_sub].assign(_of=of[is_sub], _pos=np.arange(len(df))[is_sub.to_numpy()])
+    return meta, of, is_static, of.notna()
+
+
+def _sub_rows(df: pd.DataFrame, meta: pd.Series, of: pd.Series, is_sub: pd.Series, pos0: int) -> pd.DataFrame:
+    """What the fold-back needs of the sub-job rows (``_pos``: their index among the file's rows)."""
+    cols = ["starting_time", "finish_time", "final_state"] + (["consumed_energy"] if "consumed_energy" in df else [])
+    subs = df.loc[is_sub, cols].assign(_of=of[is_sub], _pos=pos0 + np.arange(len(df))[is_sub.to_numpy()])
     steps = meta[is_sub].str.extract(rf"(?:^|;){IO_STEP}=([^;]*)", expand=False).fillna("")
     subs = subs.assign(
         _walltime=subs["final_state"] == "COMPLETED_WALLTIME_REACHED",
@@ -211,6 +439,20 @@ def fold_io_jobs(df: pd.DataFrame, source: str = "jobs table") -> pd.DataFrame:
         _last=meta[is_sub].str.contains(rf"(?:^|;){IO_LAST}(?:;|$)"),
         _phase=steps.str.fullmatch(r"c\d+") & (subs["final_state"] == "COMPLETED_SUCCESSFULLY"),
         _energy_unknown=subs["consumed_energy"] < 0 if "consumed_energy" in subs else True)
+    return subs.drop(columns="final_state")
+
+
+def _fold_values(df: pd.DataFrame, statics: dict, subs: pd.DataFrame, source: str):
+    """The folded rows of the static jobs ``statics`` (key -> index of their row in ``df``)
+    from their sub-jobs ``subs`` (:func:`_sub_rows`): (indexes, column -> values, positions:
+    each just after its last sub-job's row)."""
+    orphans = sorted(set(subs["_of"]) - set(statics))
+    if orphans:
+        raise InputError(source, f"sub-job of {orphans[0]}", "IO-Aware sub-jobs of a job without its rejected "
+                         "static row (io= metadata)")
+    missing = sorted(set(statics) - set(subs["_of"]))
+    if missing:
+        raise InputError(source, f"job {missing[0]}", "IO-Aware job (io= metadata) without any sub-job row")
     groups = subs.groupby("_of", sort=False).agg(
         start=("starting_time", "min"), finish=("finish_time", "max"), pos=("_pos", "max"),
         walltime=("_walltime", "any"), failed=("_failed", "any"), last=("_last", "any"), phases=("_phase", "sum"),
@@ -239,15 +481,82 @@ def fold_io_jobs(df: pd.DataFrame, source: str = "jobs table") -> pd.DataFrame:
               "turnaround_time": finish - submit, "stretch": stretch,
               "consumed_energy": np.where(g["energy_unknown"], -1.0, g["energy"].to_numpy(float)),
               "allocated_resources": alloc.to_numpy(object), "metadata": metadata}
+    return idx, values, g["pos"].to_numpy(float) + 0.5
+
+
+def fold_io_jobs(df: pd.DataFrame, source: str = "jobs table") -> pd.DataFrame:
+    """Fold IO-Aware sub-jobs back into their static job's row (module doc: fold-back rule).
+
+    ``df``: rows as :func:`read_raw_jobs` gives them.  Rows of other jobs are kept as they
+    are and in their order; the result has the same columns.  :func:`iter_folded_jobs`: the
+    same, chunk by chunk."""
+    if "metadata" not in df.columns or "workload_name" not in df.columns or df.empty:
+        return df
+    meta, of, is_static, is_sub = _io_parts(df)
+    if not is_static.any() and not is_sub.any():
+        return df
+    key = df["workload_name"].astype(str) + "!" + df["job_id"].astype(str)
+    statics = {k: i for k, i in zip(key[is_static], df.index[is_static])}
+    subs = _sub_rows(df, meta, of, is_sub, 0)
+    idx, values, positions = _fold_values(df, statics, subs, source)
     out = df.copy()
     for col, value in values.items():
         if col in out.columns:
             out.loc[idx, col] = value
     position = pd.Series(np.arange(len(df), dtype=float), index=df.index)
-    position.loc[idx] = g["pos"].to_numpy(float) + 0.5  # just after its last sub-job's row
+    position.loc[idx] = positions  # just after its last sub-job's row
     keep = ~is_sub
     order = position[keep].sort_values(kind="stable").index
     return out.loc[order].reset_index(drop=True)
+
+
+def iter_folded_jobs(path: str | Path, chunk_bytes: int = CHUNK_BYTES):
+    """The rows of :func:`fold_io_jobs` of :func:`read_raw_jobs` of ``path``, chunk after chunk
+    (DataFrames), in the same order and with the same values.  Memory: a chunk, plus, from the
+    first chunk holding IO-Aware rows on, the static IO-Aware rows and a few numbers per sub-job
+    (their fold-back needs the whole file: those chunks are read twice)."""
+    source = str(path)
+    reader = JobsFile(path, chunk_bytes)
+    first_io, static_rows, subs, statics = None, [], [], {}
+    for chunk in reader.chunks():
+        df = chunk.df
+        if "metadata" not in df.columns or "workload_name" not in df.columns or df.empty:
+            if first_io is None:
+                yield df
+            continue
+        meta, of, is_static, is_sub = _io_parts(df)
+        if first_io is None:
+            if not is_static.any() and not is_sub.any():
+                yield df
+                continue
+            first_io = chunk
+        rows = df[is_static].set_axis(chunk.pos + np.flatnonzero(is_static.to_numpy()))
+        key = rows["workload_name"].astype(str) + "!" + rows["job_id"].astype(str)
+        statics.update(zip(key, rows.index))
+        static_rows.append(rows)
+        subs.append(_sub_rows(df, meta, of, is_sub, chunk.pos))
+    if first_io is None:
+        return
+    rows = pd.concat(static_rows)
+    idx, values, positions = _fold_values(rows, statics, pd.concat(subs, ignore_index=True), source)
+    del subs
+    folded = rows.loc[idx].copy()
+    for col, value in values.items():
+        if col in folded.columns:
+            folded[col] = value
+    del rows, static_rows
+    folded = folded.set_axis(positions).sort_index(kind="stable")
+    for chunk in reader.chunks(resume=first_io):
+        df = chunk.df
+        if "metadata" not in df.columns or df.empty:
+            continue
+        _, _, is_static, is_sub = _io_parts(df)
+        keep = ~(is_static | is_sub).to_numpy()
+        plain = df[keep].set_axis(chunk.pos + np.flatnonzero(keep).astype(float))
+        end = chunk.pos + len(df)
+        here = folded[(folded.index >= chunk.pos) & (folded.index < end)]
+        yield pd.concat([plain, here]).sort_index(kind="stable").reset_index(drop=True) if len(here) else \
+            plain.reset_index(drop=True)
 
 
 @dataclass(frozen=True)

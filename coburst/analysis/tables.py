@@ -74,12 +74,13 @@ import numpy as np
 import pandas as pd
 
 from coburst.analysis import timeseries
-from coburst.analysis.metrics import (STATIC_WORKLOAD, TAU, bounded_slowdown_of, fold_io_jobs, job_energy, read_energy,
-                                     read_raw_jobs)
+from coburst.analysis.metrics import (CHUNK_BYTES, STATIC_WORKLOAD, TAU, bounded_slowdown_of, iter_folded_jobs,
+                                     job_energy, read_energy)
 from coburst.campaign.runner import DONE, list_runs, run_folder_state
 from coburst.errors import InputError
 
-__all__ = ["RunInput", "discover", "analyze", "read_run", "write_tables", "METRIC_COLUMNS", "PARAM_EXCLUDE",
+__all__ = ["RunInput", "discover", "analyze", "analyze_stream", "read_run", "RunReader", "write_tables",
+           "JobsWriter", "METRIC_COLUMNS", "PARAM_EXCLUDE",
            "group_columns", "DISTRIBUTION_METRICS"]
 
 #: metrics with mean / quantiles in the run table
@@ -307,142 +308,221 @@ def _engine(prefix: Path) -> str | None:
     return "coburst" if "coburst" in version else ("batsim" if version else None)
 
 
+_NUMBERS = re.compile(r"\d+")
+
+
+def _max_resource_id(cells: pd.Series) -> int | None:
+    """The highest number in any of the ``allocated_resources`` cells (None without)."""
+    best = None
+    for text in cells.astype(str).unique():
+        for x in _NUMBERS.findall(text):
+            if best is None or int(x) > best:
+                best = int(x)
+    return best
+
+
+def _has_bytes(path: Path, needle: bytes, chunk: int = 8 << 20) -> bool:
+    """Whether the file holds ``needle`` (read in chunks)."""
+    with open(path, "rb") as fh:
+        tail = b""
+        while block := fh.read(chunk):
+            if needle in tail + block:
+                return True
+            tail = block[-(len(needle) - 1):]
+    return False
+
+
+class RunReader:
+    """One run read chunk by chunk: :meth:`chunks` yields its per-job table in pieces (the rows
+    :func:`read_run` returns, in order); :attr:`row` is its run-table row once they are all read.
+    Memory: a chunk of the ``_jobs.csv``, plus six numbers per job for the run's metrics."""
+
+    def __init__(self, run: RunInput, *, tau: float = TAU, workload: str | Path | None = None,
+                 platform: str | Path | None = None, cache: _Cache | None = None, chunk_bytes: int = CHUNK_BYTES):
+        self.run, self.tau, self.chunk_bytes = run, tau, chunk_bytes
+        self.cache = cache or _Cache()
+        self.jobs_csv = _jobs_file(run.prefix)
+        self.row: dict | None = None
+        params = dict(run.params)
+        params.setdefault("scheduler", run.run)
+        if "engine" not in params:
+            engine = _engine(run.prefix)
+            if engine:
+                params["engine"] = engine
+        self.params = params
+        self.wl_path = Path(workload) if workload else _resolve(params.get("workload"), run.base)
+        self.pf_path = Path(platform) if platform else _resolve(params.get("platform"), run.base)
+
+    def _jobs(self, df: pd.DataFrame, policy: str, bb_map: dict, bb_zero: bool):
+        """The static, non-rejected rows of a folded chunk: (rejected count, their rows, job table)."""
+        if "workload_name" in df.columns:
+            df = df[df["workload_name"].astype(str).str.fullmatch(STATIC_WORKLOAD)]
+        rejected = int((df["final_state"] == "REJECTED").sum())
+        df = df[df["final_state"] != "REJECTED"].reset_index(drop=True)
+        nodes = df["requested_number_of_resources"].to_numpy(float)
+        submit = df["submission_time"].to_numpy(float)
+        start = df["starting_time"].to_numpy(float)
+        finish = df["finish_time"].to_numpy(float)
+        runtime = df["execution_time"].to_numpy(float)
+        waiting = start - submit
+        turnaround = finish - submit
+        with np.errstate(divide="ignore", invalid="ignore"):
+            slowdown = np.where(runtime > 0, turnaround / runtime, np.nan)
+        bsld = bounded_slowdown_of(turnaround, runtime, self.tau)
+        meta = df["metadata"].astype(str) if "metadata" in df.columns else pd.Series([""] * len(df), dtype=str)
+        job_ids = df["job_id"].astype(str)
+        if bb_map:
+            bb_per_node = job_ids.map(bb_map).to_numpy(float)
+            bb_bytes = nodes * bb_per_node
+        else:
+            bb_per_node = np.full(len(df), np.nan)
+            bb_bytes = _bb_from_metadata(meta)
+            if bb_zero:
+                bb_bytes = np.nan_to_num(bb_bytes, nan=0.0)
+        speedup = pd.to_numeric(meta.str.extract(_SPEEDUP_META, expand=False), errors="coerce").to_numpy(float)
+        jobs = pd.DataFrame({
+            "run": self.run.run, "policy": policy, "job_id": job_ids.to_numpy(object),
+            "submit": submit, "start": start, "finish": finish, "runtime": runtime, "waiting": waiting,
+            "turnaround": turnaround, "slowdown": slowdown, "bounded_slowdown": bsld, "nodes": nodes,
+            "requested_time": df["requested_time"].to_numpy(float) if "requested_time" in df else np.nan,
+            "final_state": df["final_state"].astype(str).to_numpy(object),
+            "success": pd.to_numeric(df["success"], errors="coerce").to_numpy(float) if "success" in df else np.nan,
+            "bb_per_node": bb_per_node, "bb_bytes": bb_bytes, "speedup": speedup,
+            "allocated_resources": df["allocated_resources"].astype(str).to_numpy(object),
+            "energy": job_energy(df)})
+        return rejected, df, jobs
+
+    def _any_placement(self, policy: str) -> bool:
+        """Whether a job of the run has a ``bb=`` placement in its metadata (a pass over the file)."""
+        if not _has_bytes(self.jobs_csv, b"bb="):
+            return False
+        for df in iter_folded_jobs(self.jobs_csv, self.chunk_bytes):
+            if np.isfinite(self._jobs(df, policy, {}, False)[2]["bb_bytes"].to_numpy()).any():
+                return True
+        return False
+
+    def chunks(self):
+        run, cache, tau, params = self.run, self.cache, self.tau, self.params
+        wl_path, pf_path = self.wl_path, self.pf_path
+        notes: list[str] = []
+        policy = policy_label(params)
+        bb_map, header, nb_res = {}, {}, None
+        if wl_path is not None:
+            if not wl_path.is_file():
+                raise InputError(wl_path, None, f"workload of run {run.run} not found")
+            bb_map, header, nb_res = _workload_info(wl_path, cache)
+        nb_compute, bb_capacity, zone = None, float("nan"), {}
+        if pf_path is not None:
+            if not pf_path.is_file():
+                raise InputError(pf_path, None, f"platform of run {run.run} not found")
+            nb_compute, total_bb, zone = _platform_info(pf_path, cache)
+            bb_capacity = total_bb if total_bb > 0 else float("nan")
+        if (nb_compute is None or nb_compute == 0) and nb_res:
+            nb_compute = nb_res
+        if math.isnan(bb_capacity) and header.get("bb_nodes") and header.get("bb_capacity"):
+            try:
+                bb_capacity = float(header["bb_nodes"]) * float(header["bb_capacity"])
+            except (TypeError, ValueError):
+                pass
+        bb_zero = False
+        bb_note = None
+        if not bb_map and wl_path is None:
+            bb_zero = self._any_placement(policy)
+            bb_note = ("BB requests: scheduler placements (bb= metadata), no workload given" if bb_zero else
+                       "BB metrics NaN: no workload given (BB requests are not in _jobs.csv)")
+        parts: dict[str, list] = {k: [] for k in ("submit", "start", "finish", "runtime", "nodes", "bb_bytes")}
+        rejected = failed = n_jobs = 0
+        max_id, any_speedup = None, False
+        for df in iter_folded_jobs(self.jobs_csv, self.chunk_bytes):
+            r, df, jobs = self._jobs(df, policy, bb_map, bb_zero)
+            rejected += r
+            n_jobs += len(jobs)
+            failed += int((jobs["final_state"] != "COMPLETED_SUCCESSFULLY").sum())
+            any_speedup = any_speedup or bool(np.isfinite(jobs["speedup"].to_numpy()).any())
+            if not nb_compute and len(df):
+                m = _max_resource_id(df["allocated_resources"])
+                if m is not None and (max_id is None or m > max_id):
+                    max_id = m
+            for k in parts:
+                parts[k].append(jobs[k].to_numpy(float))
+            yield jobs
+        submit, start, finish, runtime, nodes, bb_bytes = (
+            np.concatenate(parts[k]) if parts[k] else np.empty(0) for k in parts)
+        del parts
+        if not nb_compute:
+            nb_compute = max_id + 1 if max_id is not None else 0
+            notes.append("compute nodes: highest allocated id + 1 (no platform)")
+        if bb_note:
+            notes.append(bb_note)
+        waiting = start - submit
+        turnaround = finish - submit
+        with np.errstate(divide="ignore", invalid="ignore"):
+            slowdown = np.where(runtime > 0, turnaround / runtime, np.nan)
+        bsld = bounded_slowdown_of(turnaround, runtime, tau)
+
+        row: dict = {"run": run.run, **params, "policy": policy, "path": str(run.prefix)}
+        row["jobs"] = n_jobs
+        row["rejected"] = rejected
+        row["failed"] = failed
+        row["tau"] = float(tau)
+        for name, values in (("waiting", waiting), ("turnaround", turnaround), ("slowdown", slowdown),
+                             ("bounded_slowdown", bsld)):
+            for stat, v in _quantiles(values).items():
+                row[f"{stat}_{name}"] = v
+        if n_jobs:
+            t0, t1 = float(np.min(submit)), float(np.max(finish))
+        else:
+            t0 = t1 = 0.0
+        makespan = t1 - t0
+        row["makespan"] = makespan
+        row["nb_compute"] = nb_compute
+        row["bb_capacity"] = bb_capacity
+        row.update(read_energy(run.prefix))
+        ok = makespan > 0 and nb_compute > 0
+        row["utilisation"] = float(np.sum(nodes * runtime) / (nb_compute * makespan)) if ok else float("nan")
+        row["mean_queue_nodes"] = timeseries.interval_mean(submit, start, nodes, t0, t1) if makespan > 0 else float("nan")
+        row["max_queue_nodes"] = timeseries.step_max(submit, start, nodes)
+        row["queue_load_compute"] = row["mean_queue_nodes"] / nb_compute if nb_compute else float("nan")
+        has_bb = np.isfinite(bb_bytes).all() and n_jobs > 0
+        if has_bb:
+            row["mean_queue_bb"] = timeseries.interval_mean(submit, start, bb_bytes, t0, t1) if makespan > 0 else float("nan")
+            row["max_queue_bb"] = timeseries.step_max(submit, start, bb_bytes)
+        else:
+            row["mean_queue_bb"] = row["max_queue_bb"] = float("nan")
+        if has_bb and not math.isnan(bb_capacity) and makespan > 0:
+            row["bb_utilisation"] = float(np.sum(bb_bytes * runtime) / (bb_capacity * makespan))
+            row["queue_load_storage"] = row["mean_queue_bb"] / bb_capacity
+        else:
+            row["bb_utilisation"] = row["queue_load_storage"] = float("nan")
+            if has_bb and math.isnan(bb_capacity):
+                notes.append("BB utilisation NaN: no BB capacity (give the platform)")
+
+        cosched = zone.get("platform") == "cosched" or any_speedup
+        if cosched and n_jobs:
+            from coburst.analysis.cosched import cosched_metrics
+
+            try:
+                cpu = int(zone.get("cores_per_unit", 1))
+                cores = (int(zone["nodes"]) * int(zone["sockets"]) * int(zone["cores_per_socket"])
+                         if zone.get("platform") == "cosched" else nb_compute * cpu)
+            except (KeyError, ValueError):
+                cpu, cores = 1, nb_compute
+                notes.append("co-scheduling: core count of the platform unknown, one core per resource")
+            m = cosched_metrics(self.jobs_csv, total_cores=max(cores, 1), cores_per_unit=cpu)
+            for key in ("mean_slowdown", "std_slowdown", "mean_slowdown_per_processor", "utilisation",
+                        "mean_job_speedup", "weighted_mean_job_speedup", "slowdown_count_percent"):
+                row[f"cosched_{key}"] = m[key]
+        row["notes"] = "; ".join(notes)
+        self.row = row
+
+
 def read_run(run: RunInput, *, tau: float = TAU, workload: str | Path | None = None,
              platform: str | Path | None = None, cache: _Cache | None = None) -> tuple[dict, pd.DataFrame]:
-    """The run-table row (dict) and the per-job table of one run (module doc)."""
-    cache = cache or _Cache()
-    notes: list[str] = []
-    jobs_csv = _jobs_file(run.prefix)
-    raw = read_raw_jobs(jobs_csv)
-    df = fold_io_jobs(raw, source=str(jobs_csv))
-    if "workload_name" in df.columns:
-        df = df[df["workload_name"].astype(str).str.fullmatch(STATIC_WORKLOAD)]
-    rejected = int((df["final_state"] == "REJECTED").sum())
-    df = df[df["final_state"] != "REJECTED"].reset_index(drop=True)
-
-    params = dict(run.params)
-    params.setdefault("scheduler", run.run)
-    if "engine" not in params:
-        engine = _engine(run.prefix)
-        if engine:
-            params["engine"] = engine
-    wl_path = Path(workload) if workload else _resolve(params.get("workload"), run.base)
-    pf_path = Path(platform) if platform else _resolve(params.get("platform"), run.base)
-
-    bb_map, header, nb_res = {}, {}, None
-    if wl_path is not None:
-        if not wl_path.is_file():
-            raise InputError(wl_path, None, f"workload of run {run.run} not found")
-        bb_map, header, nb_res = _workload_info(wl_path, cache)
-    nb_compute, bb_capacity, zone = None, float("nan"), {}
-    if pf_path is not None:
-        if not pf_path.is_file():
-            raise InputError(pf_path, None, f"platform of run {run.run} not found")
-        nb_compute, total_bb, zone = _platform_info(pf_path, cache)
-        bb_capacity = total_bb if total_bb > 0 else float("nan")
-    if (nb_compute is None or nb_compute == 0) and nb_res:
-        nb_compute = nb_res
-    if math.isnan(bb_capacity) and header.get("bb_nodes") and header.get("bb_capacity"):
-        try:
-            bb_capacity = float(header["bb_nodes"]) * float(header["bb_capacity"])
-        except (TypeError, ValueError):
-            pass
-    if not nb_compute:
-        ids = df["allocated_resources"].astype(str).str.extractall(r"(\d+)")[0].astype(int) if len(df) else None
-        nb_compute = int(ids.max()) + 1 if ids is not None and len(ids) else 0
-        notes.append("compute nodes: highest allocated id + 1 (no platform)")
-
-    submit = df["submission_time"].to_numpy(float)
-    start = df["starting_time"].to_numpy(float)
-    finish = df["finish_time"].to_numpy(float)
-    runtime = df["execution_time"].to_numpy(float)
-    nodes = df["requested_number_of_resources"].to_numpy(float)
-    waiting = start - submit
-    turnaround = finish - submit
-    with np.errstate(divide="ignore", invalid="ignore"):
-        slowdown = np.where(runtime > 0, turnaround / runtime, np.nan)
-    bsld = bounded_slowdown_of(turnaround, runtime, tau)
-    meta = df["metadata"].astype(str) if "metadata" in df.columns else pd.Series([""] * len(df), dtype=str)
-    job_ids = df["job_id"].astype(str)
-    if bb_map:
-        bb_per_node = job_ids.map(bb_map).to_numpy(float)
-        bb_bytes = nodes * bb_per_node
-    else:
-        bb_per_node = np.full(len(df), np.nan)
-        bb_bytes = _bb_from_metadata(meta)
-        if wl_path is None:
-            if np.isfinite(bb_bytes).any():
-                notes.append("BB requests: scheduler placements (bb= metadata), no workload given")
-                bb_bytes = np.nan_to_num(bb_bytes, nan=0.0)
-            else:
-                notes.append("BB metrics NaN: no workload given (BB requests are not in _jobs.csv)")
-    speedup = pd.to_numeric(meta.str.extract(_SPEEDUP_META, expand=False), errors="coerce").to_numpy(float)
-
-    jobs = pd.DataFrame({
-        "run": run.run, "policy": policy_label(params), "job_id": job_ids.to_numpy(object),
-        "submit": submit, "start": start, "finish": finish, "runtime": runtime, "waiting": waiting,
-        "turnaround": turnaround, "slowdown": slowdown, "bounded_slowdown": bsld, "nodes": nodes,
-        "requested_time": df["requested_time"].to_numpy(float) if "requested_time" in df else np.nan,
-        "final_state": df["final_state"].astype(str).to_numpy(object),
-        "success": pd.to_numeric(df["success"], errors="coerce").to_numpy(float) if "success" in df else np.nan,
-        "bb_per_node": bb_per_node, "bb_bytes": bb_bytes, "speedup": speedup,
-        "allocated_resources": df["allocated_resources"].astype(str).to_numpy(object),
-        "energy": job_energy(df)})
-
-    row: dict = {"run": run.run, **params, "policy": policy_label(params), "path": str(run.prefix)}
-    row["jobs"] = len(jobs)
-    row["rejected"] = rejected
-    row["failed"] = int((jobs["final_state"] != "COMPLETED_SUCCESSFULLY").sum())
-    row["tau"] = float(tau)
-    for name, values in (("waiting", waiting), ("turnaround", turnaround), ("slowdown", slowdown),
-                         ("bounded_slowdown", bsld)):
-        for stat, v in _quantiles(values).items():
-            row[f"{stat}_{name}"] = v
-    if len(jobs):
-        t0, t1 = float(np.min(submit)), float(np.max(finish))
-    else:
-        t0 = t1 = 0.0
-    makespan = t1 - t0
-    row["makespan"] = makespan
-    row["nb_compute"] = nb_compute
-    row["bb_capacity"] = bb_capacity
-    row.update(read_energy(run.prefix))
-    ok = makespan > 0 and nb_compute > 0
-    row["utilisation"] = float(np.sum(nodes * runtime) / (nb_compute * makespan)) if ok else float("nan")
-    row["mean_queue_nodes"] = timeseries.interval_mean(submit, start, nodes, t0, t1) if makespan > 0 else float("nan")
-    row["max_queue_nodes"] = timeseries.step_max(submit, start, nodes)
-    row["queue_load_compute"] = row["mean_queue_nodes"] / nb_compute if nb_compute else float("nan")
-    has_bb = np.isfinite(bb_bytes).all() and len(jobs) > 0
-    if has_bb:
-        row["mean_queue_bb"] = timeseries.interval_mean(submit, start, bb_bytes, t0, t1) if makespan > 0 else float("nan")
-        row["max_queue_bb"] = timeseries.step_max(submit, start, bb_bytes)
-    else:
-        row["mean_queue_bb"] = row["max_queue_bb"] = float("nan")
-    if has_bb and not math.isnan(bb_capacity) and makespan > 0:
-        row["bb_utilisation"] = float(np.sum(bb_bytes * runtime) / (bb_capacity * makespan))
-        row["queue_load_storage"] = row["mean_queue_bb"] / bb_capacity
-    else:
-        row["bb_utilisation"] = row["queue_load_storage"] = float("nan")
-        if has_bb and math.isnan(bb_capacity):
-            notes.append("BB utilisation NaN: no BB capacity (give the platform)")
-
-    cosched = zone.get("platform") == "cosched" or bool(np.isfinite(speedup).any())
-    if cosched and len(jobs):
-        from coburst.analysis.cosched import cosched_metrics
-
-        try:
-            cpu = int(zone.get("cores_per_unit", 1))
-            cores = (int(zone["nodes"]) * int(zone["sockets"]) * int(zone["cores_per_socket"])
-                     if zone.get("platform") == "cosched" else nb_compute * cpu)
-        except (KeyError, ValueError):
-            cpu, cores = 1, nb_compute
-            notes.append("co-scheduling: core count of the platform unknown, one core per resource")
-        m = cosched_metrics(jobs_csv, total_cores=max(cores, 1), cores_per_unit=cpu)
-        for key in ("mean_slowdown", "std_slowdown", "mean_slowdown_per_processor", "utilisation",
-                    "mean_job_speedup", "weighted_mean_job_speedup", "slowdown_count_percent"):
-            row[f"cosched_{key}"] = m[key]
-    row["notes"] = "; ".join(notes)
-    return row, jobs
+    """The run-table row (dict) and the per-job table of one run (module doc); :class:`RunReader`
+    gives the per-job table in pieces."""
+    reader = RunReader(run, tau=tau, workload=workload, platform=platform, cache=cache)
+    tables = list(reader.chunks())
+    return reader.row, tables[0] if len(tables) == 1 else pd.concat(tables, ignore_index=True)
 
 
 def _check_tau(tau) -> None:
@@ -461,23 +541,35 @@ def analyze(paths: Sequence[str | Path], tau: float = TAU, *, workload: str | Pa
     ``params.json`` (BB requests and capacities).  Bad input raises
     :class:`coburst.errors.InputError`.  ``runs_df``: one row per run (columns: module doc),
     in discovery order; ``jobs_df``: one row per job, with ``run`` the key into ``runs_df``.
+    :func:`analyze_stream`: the same with the per-job table handed over in pieces.
     """
+    tables: list[pd.DataFrame] = []
+    runs_df = analyze_stream(paths, tau, workload=workload, platform=platform, sink=tables.append)
+    jobs_df = pd.concat(tables, ignore_index=True) if tables else pd.DataFrame()
+    return runs_df, jobs_df
+
+
+def analyze_stream(paths: Sequence[str | Path], tau: float = TAU, *, workload: str | Path | None = None,
+                   platform: str | Path | None = None, sink: Callable[[pd.DataFrame], None],
+                   chunk_bytes: int = CHUNK_BYTES) -> pd.DataFrame:
+    """:func:`analyze`'s ``runs_df``; its ``jobs_df`` handed to ``sink`` in pieces, in order
+    (their concatenation is ``jobs_df``), each read from a chunk of a ``_jobs.csv``
+    (:class:`RunReader`): memory does not grow with the runs' length."""
     _check_tau(tau)
     runs = discover(paths)
     if not runs:
         raise InputError(", ".join(map(str, paths)) or "(no input)", None, "no finished run to analyse")
     cache = _Cache()
-    rows, tables = [], []
+    rows = []
     for r in runs:
-        row, jobs = read_run(r, tau=tau, workload=workload, platform=platform, cache=cache)
-        rows.append(row)
-        tables.append(jobs)
+        reader = RunReader(r, tau=tau, workload=workload, platform=platform, cache=cache, chunk_bytes=chunk_bytes)
+        for jobs in reader.chunks():
+            sink(jobs)
+        rows.append(reader.row)
     runs_df = pd.DataFrame(rows)
     # parameters first, metrics after, in a stable order
     first = ["run", "policy"] + [c for c in runs_df.columns if c not in ("run", "policy") and c in _param_names(rows)]
-    runs_df = runs_df[first + [c for c in runs_df.columns if c not in first]]
-    jobs_df = pd.concat(tables, ignore_index=True) if tables else pd.DataFrame()
-    return runs_df, jobs_df
+    return runs_df[first + [c for c in runs_df.columns if c not in first]]
 
 
 def _param_names(rows: list[dict]) -> list[str]:
@@ -517,18 +609,163 @@ def group_columns(runs_df: pd.DataFrame) -> list[str]:
 
 def write_tables(runs_df: pd.DataFrame, jobs_df: pd.DataFrame, out_dir: str | Path) -> list[Path]:
     """``runs.csv``, ``runs.parquet``, ``jobs.csv``, ``jobs.parquet`` in ``out_dir``, each
-    written atomically (a failure leaves no partial file)."""
+    written atomically (a failure leaves no partial file).  :class:`JobsWriter`: the jobs
+    tables written piece by piece (the same files)."""
+    written = write_run_tables(runs_df, out_dir)
+    with JobsWriter(out_dir) as writer:
+        writer.write(jobs_df)
+    return written + writer.paths
+
+
+def write_run_tables(runs_df: pd.DataFrame, out_dir: str | Path) -> list[Path]:
+    """``runs.csv`` and ``runs.parquet`` of :func:`write_tables`."""
     from coburst.fileio import atomic_write
 
     out = Path(out_dir)
-    written = []
-    for name, df in (("runs", runs_df), ("jobs", jobs_df)):
-        with atomic_write(out / f"{name}.csv", newline="") as fh:
-            df.to_csv(fh, index=False, float_format="%.10g")
-        with atomic_write(out / f"{name}.parquet", "wb") as fh:
-            _for_parquet(df).to_parquet(fh, index=False)
-        written += [out / f"{name}.csv", out / f"{name}.parquet"]
-    return written
+    with atomic_write(out / "runs.csv", newline="") as fh:
+        runs_df.to_csv(fh, index=False, float_format="%.10g")
+    with atomic_write(out / "runs.parquet", "wb") as fh:
+        _for_parquet(runs_df).to_parquet(fh, index=False)
+    return [out / "runs.csv", out / "runs.parquet"]
+
+
+#: rows of a row group of ``jobs.parquet`` (and of a piece of ``jobs.csv``) written by
+#: :class:`JobsWriter`: a table of at most this many rows is one row group, as pandas writes it
+JOBS_ROW_GROUP = 1 << 16
+
+
+def _csv_floats(values: np.ndarray) -> np.ndarray:
+    """``"%.10g" % x`` of each value (empty for NaN), as pandas' ``to_csv(float_format="%.10g")``
+    writes them; integers the fast way."""
+    out = np.empty(len(values), dtype=object)
+    with np.errstate(invalid="ignore"):
+        ints = np.isfinite(values) & (np.abs(values) < 1e10) & (values == np.trunc(values)) & ~(
+            (values == 0) & np.signbit(values))
+    if ints.any():
+        out[ints] = list(map(str, values[ints].astype(np.int64).tolist()))
+    rest = np.flatnonzero(~ints)
+    if len(rest):
+        fmt = "%.10g".__mod__
+        out[rest] = [fmt(x) if x == x else "" for x in values[rest].tolist()]
+    return out
+
+
+def _csv_cells(values: np.ndarray) -> np.ndarray:
+    """Text cells as the csv module writes them (quoted when they hold a comma, a quote or a
+    line break)."""
+    cells = values.astype(object)
+    special = [i for i, v in enumerate(pd.unique(cells)) if any(c in v for c in ',"\r\n')]
+    if not special:
+        return cells
+    return np.array(['"' + v.replace('"', '""') + '"' if any(c in v for c in ',"\r\n') else v for v in cells],
+                    dtype=object)
+
+
+def _csv_text(df: pd.DataFrame, header: bool) -> str | None:
+    """``df.to_csv(index=False, float_format="%.10g")`` built column by column (much faster
+    for many rows); None when a column is not float64 or text (then pandas writes it)."""
+    cols = []
+    for c in df.columns:
+        col = df[c]
+        if col.dtype == np.float64:
+            cols.append(_csv_floats(col.to_numpy()))
+        elif col.dtype == object and all(isinstance(v, str) for v in pd.unique(col.to_numpy())):
+            cols.append(_csv_cells(col.to_numpy()))
+        else:
+            return None
+    head = ",".join(_csv_cells(np.array([str(c) for c in df.columns], dtype=object))) + "\n" if header else ""
+    if not len(df):
+        return head if len(df.columns) > 1 else None
+    if len(df.columns) < 2:  # one column: csv quotes an empty cell
+        return None
+    return head + "".join([",".join(r) + "\n" for r in zip(*cols)])
+
+
+class JobsWriter:
+    """``jobs.csv`` and ``jobs.parquet`` of :func:`write_tables`, written piece by piece
+    (:meth:`write`): rows are kept until they fill a row group of :data:`JOBS_ROW_GROUP` rows,
+    so memory does not grow with the table.  A table of at most that many rows gives the
+    files :func:`write_tables` wrote whole; a longer one, the same rows in row groups of that
+    size.  Written atomically: nothing is left if the ``with`` block fails."""
+
+    def __init__(self, out_dir: str | Path, row_group: int = JOBS_ROW_GROUP):
+        self.out = Path(out_dir)
+        self.row_group = row_group
+        self.paths = [self.out / "jobs.csv", self.out / "jobs.parquet"]
+        self._buffer: list[pd.DataFrame] = []
+        self._rows = 0
+        self._stack = None
+        self._parquet = None
+        self._schema = None
+        self.row_groups: list[int] = []  # rows of each row group written
+
+    def __enter__(self):
+        import contextlib
+
+        self._stack = contextlib.ExitStack()
+        self._created = not self.out.exists()
+        return self
+
+    def write(self, df: pd.DataFrame) -> None:
+        self._buffer.append(df)
+        self._rows += len(df)
+        while self._rows > self.row_group:
+            table = pd.concat(self._buffer, ignore_index=True)
+            self._flush(table.iloc[: self.row_group])
+            rest = table.iloc[self.row_group:].reset_index(drop=True)
+            self._buffer, self._rows = [rest], len(rest)
+
+    def _open(self):
+        from coburst.fileio import atomic_write
+
+        self._csv = self._stack.enter_context(atomic_write(self.paths[0], newline=""))
+        self._pq_fh = self._stack.enter_context(atomic_write(self.paths[1], "wb"))
+
+    def _flush(self, df: pd.DataFrame) -> None:
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        first = self._schema is None
+        if first:
+            self._open()
+        text = _csv_text(df, header=first)
+        if text is None:
+            df.to_csv(self._csv, index=False, header=first, float_format="%.10g")
+        else:
+            self._csv.write(text)
+        table = pa.Table.from_pandas(_for_parquet(df), schema=self._schema, preserve_index=False)
+        if first:
+            self._schema = table.schema
+            self._parquet = self._stack.enter_context(pq.ParquetWriter(self._pq_fh, self._schema))
+        self._parquet.write_table(table, row_group_size=len(df))
+        self.row_groups.append(len(df))
+
+    def __exit__(self, kind, value, tb):
+        try:
+            if kind is None:
+                table = pd.concat(self._buffer, ignore_index=True) if self._buffer else pd.DataFrame()
+                if self._schema is None:  # the whole table in hand: written as write_tables always did
+                    self._open()
+                    text = _csv_text(table, header=True)
+                    if text is None:
+                        table.to_csv(self._csv, index=False, float_format="%.10g")
+                    else:
+                        self._csv.write(text)
+                    _for_parquet(table).to_parquet(self._pq_fh, index=False)
+                    self.row_groups.append(len(table))
+                elif len(table):
+                    self._flush(table)
+                self._buffer = []
+        except BaseException:
+            self._stack.__exit__(*__import__("sys").exc_info())
+            raise
+        result = self._stack.__exit__(kind, value, tb)
+        if kind is not None and self._created:
+            import contextlib
+
+            with contextlib.suppress(OSError):
+                self.out.rmdir()
+        return result
 
 
 def _for_parquet(df: pd.DataFrame) -> pd.DataFrame:

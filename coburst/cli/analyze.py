@@ -67,7 +67,7 @@ def summary_table(runs_df):
 def analyze_command(args: argparse.Namespace) -> int:
     from rich.console import Console
 
-    from coburst.analysis.tables import analyze, write_tables
+    from coburst.analysis.tables import JobsWriter, analyze_stream, write_run_tables
 
     out = Path(args.output) if args.output else default_output(args.outputs)
     check_output(out / "runs.csv", "-o/--output")
@@ -79,13 +79,16 @@ def analyze_command(args: argparse.Namespace) -> int:
         heatmap = load_heatmap(heatmap_file(args.heatmap))
     elif args.heatmap_alone is not None:
         raise InputError("--heatmap-alone", str(args.heatmap_alone), "only with --heatmap (the makespan bound)")
-    runs_df, jobs_df = analyze(args.outputs, args.tau, workload=args.workload, platform=args.platform)
-    if heatmap is not None:
-        from coburst.analysis.tables import add_bound_columns
+    with JobsWriter(out) as jobs_writer:  # the jobs table written as the runs are read
+        runs_df = analyze_stream(args.outputs, args.tau, workload=args.workload, platform=args.platform,
+                                 sink=jobs_writer.write)
+        if heatmap is not None:
+            from coburst.analysis.tables import add_bound_columns
 
-        runs_df = add_bound_columns(runs_df, args.outputs, heatmap, workload=args.workload, platform=args.platform,
-                                    alone=args.heatmap_alone or "best")
-    written = write_tables(runs_df, jobs_df, out)
+            runs_df = add_bound_columns(runs_df, args.outputs, heatmap, workload=args.workload,
+                                        platform=args.platform, alone=args.heatmap_alone or "best")
+        written = write_run_tables(runs_df, out)
+    written += jobs_writer.paths
     console = Console()
     if not args.quiet:
         console.print(summary_table(runs_df))
