@@ -52,29 +52,32 @@ def cosched_metrics(jobs_csv: str | Path, *, total_cores: int, cores_per_unit: i
     if total_cores <= 0 or cores_per_unit <= 0:
         raise InputError("cosched_metrics", f"total_cores={total_cores}, cores_per_unit={cores_per_unit}",
                          "must be > 0")
+    from array import array
+
     try:
-        with open(jobs_csv, newline="", encoding="utf-8") as f:
-            rows = list(csv.DictReader(f))
+        fh = open(jobs_csv, newline="", encoding="utf-8")
     except OSError as exc:
         raise InputError(source, None, f"cannot read: {exc}") from None
-    sld, sldpp, speed, weights, busy, finish = [], [], [], [], 0.0, 0.0
-    for line, row in enumerate(rows, start=2):
-        if row.get("final_state") == "REJECTED" or not row.get("execution_time"):
-            continue
-        try:
-            t_run, t_wait = float(row["execution_time"]), float(row["waiting_time"])
-            n_req = int(row["requested_number_of_resources"]) * cores_per_unit
-            finish = max(finish, float(row["finish_time"]))
-        except (KeyError, ValueError) as exc:
-            raise InputError(source, f"line {line}", f"not a Batsim _jobs.csv row: {exc}") from None
-        if t_run <= 0:
-            continue
-        s = (t_run + t_wait) / t_run
-        sld.append(s)
-        sldpp.append(s / n_req)
-        speed.append(_speedup(row.get("metadata", ""), source, line))
-        weights.append(t_run * n_req)
-        busy += t_run * n_req
+    # rows read one at a time: eight bytes per job kept for each sum (math.fsum needs them all)
+    sld, sldpp, speed, weights, busy, finish = array("d"), array("d"), array("d"), array("d"), 0.0, 0.0
+    with fh:
+        for line, row in enumerate(csv.DictReader(fh), start=2):
+            if row.get("final_state") == "REJECTED" or not row.get("execution_time"):
+                continue
+            try:
+                t_run, t_wait = float(row["execution_time"]), float(row["waiting_time"])
+                n_req = int(row["requested_number_of_resources"]) * cores_per_unit
+                finish = max(finish, float(row["finish_time"]))
+            except (KeyError, ValueError) as exc:
+                raise InputError(source, f"line {line}", f"not a Batsim _jobs.csv row: {exc}") from None
+            if t_run <= 0:
+                continue
+            s = (t_run + t_wait) / t_run
+            sld.append(s)
+            sldpp.append(s / n_req)
+            speed.append(_speedup(row.get("metadata", ""), source, line))
+            weights.append(t_run * n_req)
+            busy += t_run * n_req
     if not sld:
         raise InputError(source, None, "no job ran")
     n = len(sld)

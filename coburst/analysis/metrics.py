@@ -188,7 +188,7 @@ class JobsFile:
                 values = column.to_numpy(float)
             else:  # some cell is not a number
                 values = pd.to_numeric(column.replace("", None), errors="coerce").to_numpy(float)
-                text_cells = column.astype(str).str.strip().to_numpy() != ""
+                text_cells = column.notna().to_numpy() & (column.astype(str).str.strip().to_numpy() != "")
                 bad = np.flatnonzero(text_cells & np.isnan(values))
                 if len(bad):
                     i = int(bad[0])
@@ -279,6 +279,12 @@ class JobsFile:
             try:
                 df = pd.read_csv(io.BytesIO(parse), dtype={c: str for c in _TEXT_COLS}, keep_default_na=False,
                                  na_values={c: [""] for c in _TIMES}, encoding="utf-8")
+            except pd.errors.EmptyDataError:  # blank so far: the whole-file reader's checks decide
+                if not nonblank:
+                    self.header_fields = self.header_offset = None
+                    continue
+                errors.setdefault(_R_PARSER, None)
+                continue
             except pd.errors.ParserError as exc:  # pandas names lines of the chunk: the whole file's message later
                 errors.setdefault(_R_PARSER, InputError(source, None, f"not a Batsim _jobs.csv: {exc}")
                                   if first else None)
@@ -324,6 +330,7 @@ def read_raw_jobs(path: str | Path, chunk_bytes: int = CHUNK_BYTES) -> pd.DataFr
     Batsim job state.  Other columns are typed by pandas chunk by chunk (a column of numbers
     and text can hold both)."""
     parts = [c.df for c in iter_raw_jobs(path, chunk_bytes)]
+    parts = [p for p in parts if len(p)] or parts[:1]  # a chunk without rows has text columns only
     return parts[0] if len(parts) == 1 else pd.concat(parts, ignore_index=True)
 
 def _read_raw_jobs_whole(path: str | Path) -> pd.DataFrame:
@@ -379,7 +386,7 @@ def _read_raw_jobs_whole(path: str | Path) -> pd.DataFrame:
             values = column.to_numpy(float)
         else:  # some cell is not a number
             values = pd.to_numeric(column.replace("", None), errors="coerce").to_numpy(float)
-            text_cells = column.astype(str).str.strip().to_numpy() != ""
+            text_cells = column.notna().to_numpy() & (column.astype(str).str.strip().to_numpy() != "")
             bad = np.flatnonzero(text_cells & np.isnan(values))
             if len(bad):
                 fail(int(bad[0]), col, lambda raw: f"{raw!r} is " + (
