@@ -100,7 +100,7 @@ def _csv_rows(data: bytes) -> tuple[np.ndarray, np.ndarray]:
 
 #: bytes of a ``_jobs.csv`` read, checked and parsed at a time (:func:`iter_raw_jobs`); a chunk
 #: ends after a newline outside quotes (a row longer than this makes its chunk longer)
-CHUNK_BYTES = 8 << 20
+CHUNK_BYTES = 4 << 20
 _TEXT_COLS = ("job_id", "workload_name", "profile", "final_state", "allocated_resources", "metadata")
 #: ranks of the checks, in the order the whole-file reader makes them; then two per number column
 _R_NUL, _R_UTF8, _R_EMPTY, _R_FIELDS, _R_PARSER, _R_HEADER, _R_STATE, _R_NUMBERS = range(8)

@@ -444,7 +444,7 @@ class RunReader:
                 if m is not None and (max_id is None or m > max_id):
                     max_id = m
             for k in parts:
-                parts[k].append(jobs[k].to_numpy(float))
+                parts[k].append(np.array(jobs[k].to_numpy(float)))  # a copy: a view would keep the chunk
             yield jobs
         submit, start, finish, runtime, nodes, bb_bytes = (
             np.concatenate(parts[k]) if parts[k] else np.empty(0) for k in parts)
