@@ -406,10 +406,8 @@ class Kernel:
     def _solve(self) -> None:
         """``FairBottleneck::solve`` (when something changed), then each enabled action counts
         down at its variable's value."""
-        system = self.system
-        system.solve()
         set_rate = self.clock.set_rate
-        for var in system.variables.values():
+        for var in self.system.solve():
             set_rate(var.owner.number, var.value)
 
     def _flow_over(self, flow: "_Flow") -> None:
@@ -432,18 +430,20 @@ class Kernel:
         """The speed of ``hosts`` changed (a pstate): ``CpuL07::on_speed_change`` — their CPU
         constraints get the new bound, the actions computing on them a new bound."""
         names = set()
+        system = self.system
         for host in hosts:
             cnst = self.network.cpus.get(host.name)
             if cnst is not None:
                 cnst.bound = host.core_count * float(host.speed)
                 names.add(host.name)
+                system.touch(cnst)
         if not names:
             return
-        for var in self.system.variables.values():
+        for var in system.variables.values():
             action = var.owner.action
             if any(host.name in names for host, _ in action.computing):
                 action.update_bound()
-        self.system.modified = True
+                system.touch(var)
 
     def host_load(self, host) -> float:
         """``Host::get_load()``: the flops per second the parallel tasks take of ``host``, with

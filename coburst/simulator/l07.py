@@ -101,12 +101,20 @@ class Variable:
 
 
 class FairBottleneck:
-    """SimGrid 3.32's ``FairBottleneck`` system over the enabled variables."""
+    """SimGrid 3.32's ``FairBottleneck`` system over the enabled variables.
+
+    A solve only gives new values to the variables connected (through shared constraints) to
+    what changed since the last one: the solver's passes never mix two such components (a
+    variable's increment reads only its own constraints, a constraint's remaining only its
+    own elements, and a component whose variables are all done drops out), so solving a
+    component alone gives its variables the values, bit for bit, that solving all of them
+    would; an untouched component would get the values it already has."""
 
     def __init__(self):
         self.variables: dict[int, Variable] = {}  # id -> enabled variable (insertion order)
         self.modified = False
         self._gone: list[Variable] = []  # removed since the last solve (see remove)
+        self._touched: list = []  # enabled or re-bounded variables, changed constraints
 
     def enable(self, var: Variable) -> None:
         """``System::enable_var`` (or the creation of an enabled variable): its elements go to
@@ -114,6 +122,12 @@ class FairBottleneck:
         self.variables[id(var)] = var
         for cnst, weight in var.elems:
             cnst.elems.append([var, weight])
+        self._touched.append(var)
+        self.modified = True
+
+    def touch(self, item) -> None:
+        """A variable's bound or a constraint's bound changed: solve its component again."""
+        self._touched.append(item)
         self.modified = True
 
     def remove(self, var: Variable) -> None:
@@ -126,24 +140,59 @@ class FairBottleneck:
         self._gone.append(var)
         self.modified = True
 
-    def _purge(self) -> None:
+    def _purge(self) -> list:
+        """Take the removed variables' elements out; return the constraints they left."""
+        left = []
         for var in self._gone:
             for cnst, _ in var.elems:
+                left.append(cnst)
                 elems = cnst.elems
                 for k in range(len(elems) - 1, -1, -1):
                     if elems[k][0] is var:
                         del elems[k]
                         break
         self._gone.clear()
+        return left
 
-    def solve(self) -> None:
-        """``FairBottleneck::do_solve``."""
+    def _component(self, seeds: list) -> list:
+        """The enabled variables connected to ``seeds`` (variables and constraints)."""
+        variables = self.variables
+        found: dict[int, Variable] = {}
+        seen: set[int] = set()
+        todo = []
+        for item in seeds:
+            if type(item) is Variable:
+                if id(item) in variables and id(item) not in found:
+                    found[id(item)] = item
+                    for cnst, _ in item.elems:
+                        if id(cnst) not in seen:
+                            seen.add(id(cnst))
+                            todo.append(cnst)
+            elif id(item) not in seen:
+                seen.add(id(item))
+                todo.append(item)
+        while todo:
+            for var, _ in todo.pop().elems:
+                if id(var) not in found:
+                    found[id(var)] = var
+                    for cnst, _ in var.elems:
+                        if id(cnst) not in seen:
+                            seen.add(id(cnst))
+                            todo.append(cnst)
+        return list(found.values())
+
+    def solve(self) -> list:
+        """``FairBottleneck::do_solve`` on the variables whose values may change; returns
+        them."""
+        seeds = self._touched
+        self._touched = []
         if self._gone:
-            self._purge()
+            seeds.extend(self._purge())
         self.modified = False
+        variables = self._component(seeds)
         sat = []
         cnsts = {}
-        for var in self.variables.values():
+        for var in variables:
             var.value = 0.0
             if var.elems:
                 var.sat = True
@@ -162,7 +211,7 @@ class FairBottleneck:
             for cnst, _ in var.elems:
                 cnst.nb += 1
         precision = MAXMIN_PRECISION
-        while True:
+        while sat:
             kept = []
             for cnst in cnst_list:
                 nb = cnst.nb
@@ -221,8 +270,7 @@ class FairBottleneck:
                     kept.append(cnst)
             cnst_list = kept
             sat = [var for var in left if var.sat]
-            if not sat:
-                break
+        return variables
 
 
 def _unsaturate(var: Variable) -> None:
