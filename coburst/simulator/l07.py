@@ -44,6 +44,9 @@ from __future__ import annotations
 
 import math
 import sys
+from collections import Counter
+from itertools import chain, compress
+from operator import attrgetter, itemgetter
 from typing import Any
 
 #: ``network/TCP-gamma`` (SimGrid's default; Batsim does not change it)
@@ -282,21 +285,39 @@ def _unsaturate(var: Variable) -> None:
 class Route:
     """A route as ``L07Action`` uses it: its link constraints, in order, and its latency."""
 
-    __slots__ = ("links", "latency")
+    __slots__ = ("links", "latency", "messages")
 
     def __init__(self, links: list, latency: float):
         self.links = links
         self.latency = latency
+        self.messages: dict = {}  # size -> (elements, network bound) of a message (see message)
 
 
 class Network:
     """The constraints of a SimGrid platform (CPUs and links, built when first used) and its
-    routes, read from SimGrid 4.1's Python binding."""
+    routes, read from SimGrid 4.1's Python binding.
+
+    Hosts are also numbered as first seen (by object: the network keeps a reference to each,
+    so an ``id`` is never reused) so that a parallel task finds its routes by number, a row
+    of routes per source host, without asking SimGrid's binding for host names."""
 
     def __init__(self):
         self.cpus: dict[str, Constraint] = {}
         self.links: dict[str, Constraint] = {}
         self.routes: dict[tuple[str, str], Route] = {}
+        self._numbers: dict[int, int] = {}  # id(host) -> number
+        self._hosts: list = []  # number -> host
+        self._cpus: list = []  # number -> CPU constraint (None until used)
+        self._rows: list[dict[int, Route]] = []  # number -> {destination number: route}
+
+    def number(self, host) -> int:
+        number = self._numbers.get(id(host))
+        if number is None:
+            number = self._numbers[id(host)] = len(self._hosts)
+            self._hosts.append(host)
+            self._cpus.append(None)
+            self._rows.append({})
+        return number
 
     def cpu(self, host) -> Constraint:
         """The CPU constraint of ``host``, bound ``core_count x speed`` (``CpuImpl::seal``)."""
@@ -327,6 +348,25 @@ class Network:
     def set_route(self, a, b, route: Route) -> None:
         """Give the route between two hosts (where SimGrid 4.1's ``route_to`` cannot)."""
         self.routes[(a.name, b.name)] = route
+        self._rows[self.number(a)][self.number(b)] = route
+
+    def _row(self, i: int, numbers: list, get, amounts: list) -> list:
+        """The routes from host number ``i`` to the hosts ``numbers`` (``get`` is
+        ``itemgetter(*numbers)``) to which ``amounts`` (the bytes sent to each) is not <= 0,
+        in order; those not known yet are asked from SimGrid (a row holds None for a host
+        seen but not asked for yet)."""
+        row = self._rows[i]
+        try:
+            routes = list(compress(get(row), map(_POSITIVE, amounts)))
+            if None not in routes:
+                return routes
+        except KeyError:
+            pass
+        hosts = self._hosts
+        for j, amount in zip(numbers, amounts):
+            if row.get(j) is None:
+                row[j] = self.route(hosts[i], hosts[j]) if not amount <= 0 else None
+        return list(compress(get(row), map(_POSITIVE, amounts)))
 
 
 def _fatpipe_policy():
@@ -365,57 +405,107 @@ def ptask(network: Network, hosts: list, flops: list[float], bytes_: list[float]
 
     On one host SimGrid runs a sequential execution (``ExecImpl::start``:
     ``CpuL07::execution_start(flops[0])``): the bytes are ignored, a self-communication
-    included."""
+    included.
+
+    A link's weight is the sum, in the order of the communications, of the bytes of those
+    crossing it (their maximum on a FATPIPE link).  When every communication has the same
+    size ``com`` (``parallel_homogeneous``), that sum over ``m`` crossings is ``com`` added
+    ``m`` times one after the other (the same float), the largest ``latency x com`` is the
+    largest latency times ``com`` (rounding is monotonic), and the links' first-use order is
+    that of their first crossing: the links are counted (``Counter``) instead of summed."""
     n = len(hosts)
-    if n == 1:
-        bytes_ = None
+    numbers_of = network._numbers
+    numbers = [numbers_of.get(id(host)) for host in hosts]
+    if None in numbers:
+        numbers = [network.number(host) for host in hosts]
+    cpus = network._cpus
     elems: list = []
     computing = []
-    for host, amount in zip(hosts, flops):
+    for host, number, amount in zip(hosts, numbers, flops):
         if amount > 0:
             computing.append((host, amount))
-            elems.append((network.cpu(host), amount))
+            cnst = cpus[number]
+            if cnst is None:
+                cnst = cpus[number] = network.cpu(host)
+            elems.append((cnst, amount))
     latency = 0.0
     lat_current = 0.0
-    if bytes_:
-        weights: dict[int, list] = {}  # constraint id -> [constraint, weight], first-use order
-        for k, amount in enumerate(bytes_):
-            if amount <= 0:
-                continue
-            route = network.route(hosts[k // n], hosts[k % n])
-            latency = max(latency, route.latency)
-            lat_current = max(lat_current, route.latency * amount)
-            for cnst in route.links:
-                slot = weights.get(id(cnst))
-                if slot is None:
-                    weights[id(cnst)] = [cnst, amount]
-                elif cnst.fatpipe:
-                    slot[1] = max(slot[1], amount)
-                else:
-                    slot[1] += amount
-        elems.extend((cnst, weight) for cnst, weight in weights.values())
-        links = len(weights)
-    else:
-        links = 0
+    links = 0
+    if n > 1 and bytes_:
+        sizes = [size for size in set(bytes_) if not size <= 0]
+        if len(sizes) == 1 and sizes[0] == sizes[0]:  # one size (not NaN): count the crossings
+            com = sizes[0]
+            get = itemgetter(*numbers)
+            row_of = network._row
+            crossed: list = []
+            extend = crossed.extend
+            for i in range(n):
+                routes = row_of(numbers[i], numbers, get, bytes_[i * n:i * n + n])
+                if routes:
+                    extend(chain.from_iterable(map(_LINKS, routes)))
+                    latency = max(latency, max(map(_LATENCY, routes)))
+            lat_current = latency * com
+            counts = Counter(crossed)
+            if counts:
+                sums = [0.0, com]
+                total = com
+                for _ in range(max(counts.values()) - 1):
+                    total += com
+                    sums.append(total)
+                elems.extend((cnst, com if cnst.fatpipe else sums[m]) for cnst, m in counts.items())
+            links = len(counts)
+        elif sizes:
+            weights: dict[int, list] = {}  # constraint id -> [constraint, weight], first-use order
+            if all(size == size for size in sizes):  # no NaN: the routes by rows
+                get = itemgetter(*numbers)
+                row_of = network._row
+                pairs = chain.from_iterable(
+                    zip(row_of(numbers[i], numbers, get, bytes_[i * n:i * n + n]),
+                        [amount for amount in bytes_[i * n:i * n + n] if amount > 0]) for i in range(n))
+            else:
+                pairs = ((network.route(hosts[k // n], hosts[k % n]), amount)
+                         for k, amount in enumerate(bytes_) if not amount <= 0)  # a NaN is not
+            for route, amount in pairs:
+                latency = max(latency, route.latency)
+                lat_current = max(lat_current, route.latency * amount)
+                for cnst in route.links:
+                    slot = weights.get(id(cnst))
+                    if slot is None:
+                        weights[id(cnst)] = [cnst, amount]
+                    elif cnst.fatpipe:
+                        slot[1] = max(slot[1], amount)
+                    else:
+                        slot[1] += amount
+            elems.extend((cnst, weight) for cnst, weight in weights.values())
+            links = len(weights)
     net_bound = TCP_GAMMA / (2.0 * lat_current) if lat_current > 0 else DBL_MAX
     return Action(latency, Variable(elems, -1.0, owner), links + len(computing) == 0, computing, net_bound)
 
 
+_POSITIVE = (0.0).__lt__  # "not <= 0" where no amount is NaN
+_LINKS = attrgetter("links")
+_LATENCY = attrgetter("latency")
+
+
 def message(route: Route, size: float = 1.0, owner: Any = None) -> Action:
     """``NetworkL07Model::communicate(src, dst, size)``: a two-host task sending ``size`` bytes
-    from the first to the second (nothing to compute)."""
-    weights: dict[int, list] = {}
-    for cnst in route.links:
-        slot = weights.get(id(cnst))
-        if slot is None:
-            weights[id(cnst)] = [cnst, size]
-        elif cnst.fatpipe:
-            slot[1] = max(slot[1], size)
-        else:
-            slot[1] += size
-    lat_current = max(0.0, route.latency * size)
-    net_bound = TCP_GAMMA / (2.0 * lat_current) if lat_current > 0 else DBL_MAX
-    elems = [(cnst, weight) for cnst, weight in weights.values()]
+    from the first to the second (nothing to compute).  Its elements are worked out once per
+    route and size (a variable only reads them)."""
+    known = route.messages.get(size)
+    if known is None:
+        weights: dict[int, list] = {}
+        for cnst in route.links:
+            slot = weights.get(id(cnst))
+            if slot is None:
+                weights[id(cnst)] = [cnst, size]
+            elif cnst.fatpipe:
+                slot[1] = max(slot[1], size)
+            else:
+                slot[1] += size
+        lat_current = max(0.0, route.latency * size)
+        net_bound = TCP_GAMMA / (2.0 * lat_current) if lat_current > 0 else DBL_MAX
+        known = route.messages[size] = ([(cnst, weight) for cnst, weight in weights.values()], net_bound)
+    elems, net_bound = known
     return Action(route.latency, Variable(elems, -1.0, owner), not elems, [], net_bound)
 
 
