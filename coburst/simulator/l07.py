@@ -340,9 +340,15 @@ class Network:
         if route is None:
             links, latency = a.route_to(b)
             fatpipe = _fatpipe_policy()
-            route = self.routes[key] = Route(
-                [self.link(link.name, float(link.bandwidth), link.get_sharing_policy() == fatpipe) for link in links],
-                float(latency))
+            known = self.links
+            cnsts = []
+            for link in links:
+                name = link.name  # (a link already known: no need to ask the binding more)
+                cnst = known.get(name)
+                if cnst is None:
+                    cnst = self.link(name, float(link.bandwidth), link.get_sharing_policy() == fatpipe)
+                cnsts.append(cnst)
+            route = self.routes[key] = Route(cnsts, float(latency))
         return route
 
     def set_route(self, a, b, route: Route) -> None:
