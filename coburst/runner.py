@@ -97,7 +97,7 @@ def preflight(args: argparse.Namespace):
     from coburst.simulator.workload import load_workload
 
     config = simulator_config_from_args(args)
-    total = sum(len(load_workload(path, f"w{i}").jobs) for i, path in enumerate(args.workload))
+    total = sum(load_workload(path, f"w{i}", stream=True).nb_jobs for i, path in enumerate(args.workload))
     check_xml(args.platform)
     return config, total
 

@@ -89,7 +89,7 @@ class BatsimActors:
         current = self.kernel.now
         batch: list[Job] = []
         first = True
-        for job in sorted(wl.jobs, key=lambda j: (j.subtime, j.id)):
+        for job in wl.submission_order():  # a streamed file: read as the dates come
             if job.subtime > current:
                 if batch:
                     yield self.to_server(("SUBMIT", batch))
@@ -201,10 +201,32 @@ class BatsimActors:
                 self.kernel.end_zombie(sjob.run.proc)  # its timed-out parallel task stops now
             sjob.run = None
             self.jobs.pop(sjob.id, None)
-            self.deleted_ids.add(sjob.id)
+            wl = self.workloads.get(sjob.job.workload)
+            if sjob.job.dynamic or wl is None or wl.stream is None:
+                self.deleted_ids.add(sjob.id)  # (a streamed file's job: see job_deleted)
             if not self.config.profile_reuse:
                 self._collect_profile(sjob.job.workload, sjob.job.profile)
         self.to_delete = []
+
+    def job_deleted(self, jid: str) -> bool:
+        """Whether job ``jid`` finished and was forgotten (Batsim still knows its id).  The
+        jobs of a streamed workload file are not listed: one the file holds, handed to the
+        simulation already and no longer alive, is (the file is read again: error paths only)."""
+        if jid in self.deleted_ids:
+            return True
+        wl = self.workloads.get(jid.partition("!")[0])
+        if wl is None or wl.stream is None or jid in self.jobs:
+            return False
+        key = wl.has_job(jid)
+        return key is not None and wl.released(key)
+
+    def job_exists(self, jid: str) -> bool:
+        """Batsim's ``Jobs::exists``: a live or finished job, or any job of a workload file
+        (all loaded at the start, submitted or not)."""
+        if jid in self.jobs or jid in self.deleted_ids:
+            return True
+        wl = self.workloads.get(jid.partition("!")[0])
+        return wl is not None and wl.from_file and wl.has_job(jid) is not None
 
     def _collect_profile(self, wname: str, name: str) -> None:
         """``Profiles::remove_profile``: the profile, and the profiles of a composed one

@@ -29,7 +29,7 @@ from coburst.simulator._simgrid import simgrid
 from coburst.simulator.accounting import JobAccounting
 from coburst.simulator.actors import BatsimActors
 from coburst.simulator.handlers import ProtocolHandlers
-from coburst.simulator.jobs import SimJob
+from coburst.simulator.jobs import CompactIds, SimJob
 from coburst.simulator.kernel import Kernel, Mailbox
 from coburst.simulator.output import JOBS_COLUMNS, LD, SCHEDULE_KEYS, ScheduleStats, StagedFiles
 from coburst.simulator.platform import Machines, assign_resources, check_xml, master_zone_routing, prevalidate
@@ -123,7 +123,8 @@ class Simulator(BatsimActors, ProtocolHandlers, ParallelTasks, JobAccounting):
         self.jobs: dict[str, SimJob] = {}
         self.events: list[RawJSON] = []  # encoded events for the next message
         self.stats = ScheduleStats()
-        self.deleted_ids: set[str] = set()
+        #: ids of the finished jobs not found otherwise (see BatsimActors.job_deleted)
+        self.deleted_ids = CompactIds()
         self.nb_records = 0
         self.failure: BaseException | None = None
         self.collected_profiles: set[tuple[str, str]] = set()
@@ -166,7 +167,7 @@ class Simulator(BatsimActors, ProtocolHandlers, ParallelTasks, JobAccounting):
         """Load and validate workloads, then the platform (errors before anything runs)."""
         for i, path in enumerate(self.config.workloads):
             name = f"w{i}"
-            self.workloads[name] = load_workload(path, name)
+            self.workloads[name] = load_workload(path, name, stream=True)
         workflow_list = None
         if self.config.workflows or self.config.cut_workflows:
             from coburst.simulator.workflow import Workflows

@@ -164,7 +164,7 @@ class ProtocolHandlers:
             raise ProtocolError(f"{etype}: '{key}' must be a job id string like \"w0!1\", got {json.dumps(jid)}")
         sjob = self.jobs.get(jid)
         if sjob is None or sjob.deleted:
-            what = "has already finished and been reported" if jid in self.deleted_ids else "does not exist"
+            what = "has already finished and been reported" if self.job_deleted(jid) else "does not exist"
             raise ProtocolError(f"{etype}: job {jid!r} {what}")
         return sjob
 
@@ -417,7 +417,7 @@ class ProtocolHandlers:
         if wl is None:
             raise ProtocolError(f"REGISTER_JOB {jid}: workload {wname!r} does not exist (register a profile in it "
                                 "first)")
-        if jid in self.jobs or jid in self.deleted_ids:
+        if self.job_exists(jid):
             raise ProtocolError(f"REGISTER_JOB: job {jid!r} already exists")
         if isinstance(job, dict) and (wname, job.get("profile")) in self.collected_profiles:
             raise ProtocolError(f"REGISTER_JOB {jid}: profile {job.get('profile')!r} existed but was discarded "

@@ -286,6 +286,9 @@ def _kept_at_load(sim, wname: str) -> set:
     kept = cache.get(wname)
     if kept is None:
         wl = sim.workloads[wname]
+        if wl.kept is not None:  # a streamed file: computed when it was read
+            kept = cache[wname] = wl.kept
+            return kept
         loaded = {k: p for k, p in wl.profiles.items() if (wname, k) not in sim.late_profiles}
         kept = cache[wname] = referenced_profiles(Workload(name=wname, path=wl.path, nb_res=wl.nb_res, jobs=wl.jobs,
                                                            profiles=loaded))

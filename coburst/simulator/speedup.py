@@ -60,7 +60,7 @@ class HeatmapSpeedup:
         self._node_count: dict[str, dict[str, int]] = {}  # running job id -> node -> units
         self._pairs: dict[tuple, float] = {}  # (app, neighbour app) -> effective speedup
         for wl in sim.workloads.values():
-            for job in wl.jobs:
+            for job in wl.iter_jobs():
                 app = job.json.get("app")
                 if app is not None and app not in heatmap:
                     raise InputError(wl.path, f"jobs[id={job.id.split('!', 1)[1]}].app",

@@ -238,7 +238,10 @@ class TraceRecorder:
         self.nb_computing = 0
         self.nb_sleeping = self.nb_switching_on = self.nb_switching_off = 0  # only with energy (-E)
         self._unavailable: set[int] = set()  # machines made unavailable by an external event
-        self._paje_jobs: set[str] = set()  # jobs with an entity value (PajeTracer::_jobs)
+        # running jobs with an entity value (PajeTracer::_jobs; an ended job is forgotten: it
+        # never shows again), and how many jobs got one so far (the colour cycle)
+        self._paje_jobs: set[str] = set()
+        self._nb_paje_jobs = 0
         self._start_counter = itertools.count()
         self._keys: dict[str, tuple] = {}
         self._finished = False
@@ -281,7 +284,8 @@ class TraceRecorder:
 
     def _paje_computing(self, mid: int, job_id: str, time: float, t: str | None = None) -> None:
         if job_id not in self._paje_jobs:  # PajeTracer::register_new_job
-            color = self.colors[len(self._paje_jobs) % len(self.colors)]
+            color = self.colors[self._nb_paje_jobs % len(self.colors)]
+            self._nb_paje_jobs += 1
             self._paje_jobs.add(job_id)
             self._paje.append(f'5 j{job_id} machine_state "{job_id}" {color}\n')
         self._paje.append(f"6 {t or lf(time)} machine_state m{mid} j{job_id}\n")
@@ -412,6 +416,8 @@ class TraceRecorder:
                 top = self._top(mid)
                 if top != previous and self.schedule_trace:
                     self._paje_computing(mid, top, time, t)
+        self._keys.pop(job_id, None)  # ended: memory stays flat on long logs
+        self._paje_jobs.discard(job_id)
         self._write_states(time)
 
     def finish(self, time: float) -> None:

@@ -83,11 +83,55 @@ class Job:
 
 @dataclass
 class Workload:
+    """A workload: its jobs in memory (``jobs``), or, for a file read as a stream
+    (:func:`load_workload` with ``stream=True``), ``jobs`` None and ``stream`` the
+    :class:`JobStream` reading them from the file as the simulation goes."""
+
     name: str
     path: str
     nb_res: int | None
-    jobs: list[Job] = field(default_factory=list)
+    jobs: list[Job] | None = field(default_factory=list)
     profiles: dict[str, Profile] = field(default_factory=dict)
+    stream: "JobStream | None" = None
+    #: the profiles Batsim keeps after loading (see :func:`referenced_profiles`; None: not computed)
+    kept: set[str] | None = None
+    #: (subtime, id) of the last job handed to the simulation (see :meth:`released`)
+    last_released: tuple[float, str] | None = None
+    #: a workload file (all its jobs exist for Batsim from the start)
+    from_file: bool = False
+    _ids: set[str] | None = None
+
+    @property
+    def nb_jobs(self) -> int:
+        return self.stream.nb_jobs if self.jobs is None else len(self.jobs)
+
+    def iter_jobs(self):
+        """The jobs in file order (read again from the file for a streamed workload)."""
+        return iter(self.stream) if self.jobs is None else iter(self.jobs)
+
+    def submission_order(self):
+        """The jobs in Batsim's submission order (``job_submitter.cpp``: sorted by submission
+        time, then by full id as a string, ``job_comparator_subtime_number``); each job handed
+        out is remembered in :attr:`last_released`."""
+        jobs = self.stream.submission_order() if self.jobs is None else \
+            iter(sorted(self.jobs, key=lambda j: (j.subtime, j.id)))
+        for job in jobs:
+            self.last_released = (job.subtime, job.id)
+            yield job
+
+    def has_job(self, jid: str) -> tuple[float, str] | None:
+        """Whether job ``jid`` is one of the workload's (Batsim's ``Jobs::exists`` for a job of
+        the file: every job of the file exists from the start): its (subtime, id), else None."""
+        if self.jobs is None:
+            return self.stream.find(jid)
+        if self._ids is None:
+            self._ids = {j.id: j.subtime for j in self.jobs}
+        subtime = self._ids.get(jid)
+        return None if subtime is None else (subtime, jid)
+
+    def released(self, key: tuple[float, str]) -> bool:
+        """Whether the job of (subtime, id) ``key`` was already handed to the simulation."""
+        return self.last_released is not None and key <= self.last_released
 
 
 def batsim_writable(value: float, source: str, where: str) -> float:
@@ -300,7 +344,9 @@ def referenced_profiles(wl: "Workload") -> set[str]:
     are dropped from memory and left out of ``SIMULATION_BEGINS``.  (Batsim drops by
     reference count while iterating a hash map, so a profile listed only by an unused composed
     profile may or may not survive there; coburst keeps it.)"""
-    used = {job.profile for job in wl.jobs}
+    if wl.kept is not None:
+        return wl.kept
+    used = {job.profile for job in wl.iter_jobs()}
     for prof in wl.profiles.values():
         if prof.type == "composed":
             used.update(prof.data["seq"])
@@ -308,8 +354,9 @@ def referenced_profiles(wl: "Workload") -> set[str]:
 
 
 def job_from_json(obj: Any, workload: str, source: str, where: str, profiles: dict[str, Profile],
-                  nb_compute: int | None = None) -> Job:
-    """Validate one job object and build a :class:`Job` (id becomes ``workload!id``)."""
+                  nb_compute: int | None = None, quiet: bool = False) -> Job:
+    """Validate one job object and build a :class:`Job` (id becomes ``workload!id``;
+    ``quiet``: no warning, the job was checked before)."""
     if not isinstance(obj, dict):
         raise InputError(source, where, "a job must be a JSON object")
     for key in ("id", "subtime", "res", "profile"):
@@ -325,7 +372,7 @@ def job_from_json(obj: Any, workload: str, source: str, where: str, profiles: di
             raise InputError(source, f"{where}.id",
                              f"job id names workload {wl!r} but belongs to workload {workload!r}")
     subtime = batsim_writable(number(obj["subtime"], source, f"{where}.subtime"), source, f"{where}.subtime")
-    if subtime < 0:
+    if subtime < 0 and not quiet:
         from coburst.simulator.platform import warn
 
         warn(source, f"{where}.subtime", f"negative submission time {subtime:g}: the job is submitted when the "
@@ -362,11 +409,25 @@ class _JsonObject(dict):
             if len(self) != len(pairs) else []
 
 
-def load_workload(path: str | Path, name: str) -> Workload:
-    """Load and validate a Batsim JSON workload file; its jobs are named ``name!id``."""
+def load_workload(path: str | Path, name: str, stream: bool = False) -> Workload:
+    """Load and validate a Batsim JSON workload file; its jobs are named ``name!id``.
+
+    ``stream``: validate the whole file first, then read its jobs from the file as the
+    simulation goes (:class:`JobStream`; memory independent of the number of jobs) when that
+    gives Batsim's result: jobs listed in submission order (a file whose jobs are not sorted by
+    subtime is read whole, as Batsim's submitter needs them all sorted first).  Any problem
+    found, or any input the streaming reader might read otherwise than :mod:`json` (see
+    :func:`scan_workload`), falls back to the whole-document reading, so errors and warnings
+    are today's, word for word."""
     source = str(path)
+    if stream:
+        wl = scan_workload(path, name)
+        if wl is not None:
+            return wl
     doc = read_json(path, "workload file", object_pairs_hook=_JsonObject)
-    return workload_from_doc(doc, name, source, base=Path(path).parent)
+    wl = workload_from_doc(doc, name, source, base=Path(path).parent)
+    wl.from_file = True
+    return wl
 
 
 def workload_from_doc(doc: Any, name: str, source: str, base: Path | None = None) -> Workload:
@@ -404,4 +465,221 @@ def workload_from_doc(doc: Any, name: str, source: str, base: Path | None = None
             raise InputError(source, f"jobs[{i}].res", f"the job requests {job.res} resources but its "
                              f"'parallel' profile {job.profile!r} has {len(prof.data['cpu'])} executors")
         wl.jobs.append(job)
+    return wl
+
+
+# ------------------------------------------------------------------------------ streamed reading
+#: nesting depth beyond which the streamed reader hands the file to :mod:`json` (which refuses
+#: documents nested about a thousand levels deep; real workloads nest a few levels)
+_STREAM_DEPTH = 100
+
+
+def _shallow(value: Any, depth: int = 0) -> bool:
+    """Whether ``value`` nests fewer than :data:`_STREAM_DEPTH` levels."""
+    if depth > _STREAM_DEPTH:
+        return False
+    if type(value) is dict:
+        return all(_shallow(v, depth + 1) for v in value.values() if type(v) in (dict, list))
+    if type(value) is list:
+        return all(_shallow(v, depth + 1) for v in value if type(v) in (dict, list))
+    return True
+
+
+class _Fallback(Exception):
+    """The streamed reader leaves this file to the whole-document reading."""
+
+
+def _plain_utf8(path: Path) -> bool:
+    """The bytes the streaming parser (yajl) could read otherwise than Python's ``json`` and
+    ``bytes.decode``: invalid UTF-8 (yajl only checks the shape of sequences) and ``\\u``
+    escapes of surrogates (yajl turns a lone one into ``?``).  False: read the file whole."""
+    import codecs
+    import re
+
+    escape = re.compile(rb"\\u[dD][89a-fA-F]")
+    decoder = codecs.getincrementaldecoder("utf-8")()
+    tail = b""
+    with open(path, "rb") as f:
+        while True:
+            chunk = f.read(1 << 22)
+            if not chunk:
+                break
+            if escape.search(tail + chunk[:8]) or escape.search(chunk):
+                return False
+            tail = chunk[-8:]
+            if not chunk.isascii() or decoder.getstate()[0]:
+                try:
+                    decoder.decode(chunk)
+                except UnicodeDecodeError:
+                    return False
+    try:
+        decoder.decode(b"", final=True)
+    except UnicodeDecodeError:
+        return False
+    return True
+
+
+class JobStream:
+    """The jobs of a validated workload file, read from it again whenever they are needed
+    (only the parser's buffer and the job at hand in memory): in file order (``iter``), in
+    Batsim's submission order (:meth:`submission_order`, for a file whose subtimes never
+    decrease), or one by id (:meth:`find`, error paths only)."""
+
+    def __init__(self, path: Path, name: str, profiles: dict[str, Profile], nb_jobs: int, hashes, stamp):
+        self.path = path
+        self.source = str(path)
+        self.name = name
+        self.profiles = profiles
+        self.nb_jobs = nb_jobs
+        self._hashes = hashes  # sorted hash() of every full job id (numpy int64)
+        self._stamp = stamp
+
+    def _objects(self):
+        import ijson
+
+        try:
+            stat = self.path.stat()
+            if (stat.st_size, stat.st_mtime_ns) != self._stamp:
+                raise OSError("the file changed since it was validated")
+            with open(self.path, "rb") as f:
+                yield from ijson.items(f, "jobs.item", use_float=True)
+        except (OSError, ijson.JSONError) as exc:
+            raise InputError(self.source, None, f"cannot read the workload again during the simulation: {exc}") \
+                from None
+
+    def __iter__(self):
+        name, source, profiles = self.name, self.source, self.profiles
+        for i, obj in enumerate(self._objects()):
+            yield job_from_json(obj, name, source, f"jobs[{i}]", profiles, quiet=True)
+
+    def submission_order(self):
+        """Batsim's order (subtime, then full id as a string) of a file sorted by subtime: the
+        jobs of one subtime sorted by id, one date at a time."""
+        group: list[Job] = []
+        for job in self:
+            if group and job.subtime != group[0].subtime:
+                if len(group) > 1:
+                    group.sort(key=lambda j: j.id)
+                yield from group
+                group = []
+            group.append(job)
+        if len(group) > 1:
+            group.sort(key=lambda j: j.id)
+        yield from group
+
+    def find(self, jid: str) -> tuple[float, str] | None:
+        """(subtime, id) of job ``jid`` of the file, else None (its id's hash looked up; a hit
+        confirmed by reading the file again)."""
+        import numpy as np
+
+        h = hash(jid)
+        i = int(np.searchsorted(self._hashes, h))
+        if i >= len(self._hashes) or int(self._hashes[i]) != h:
+            return None
+        for job in self:
+            if job.id == jid:
+                return (job.subtime, jid)
+        return None
+
+
+def scan_workload(path: str | Path, name: str) -> Workload | None:
+    """Validate a workload file without holding its jobs (two passes of the ijson streaming
+    parser: the profiles, then the jobs one at a time) and return it as a streamed
+    :class:`Workload`; None when the whole-document reading must decide instead: any problem
+    (it reports it, word for word), input the streaming parser could read otherwise than
+    :mod:`json` (invalid UTF-8, surrogate escapes, integers past 64 bits, deep nesting, keys
+    repeated at the top level, top-level keys with a dot), or jobs not listed in submission
+    order (Batsim sorts them all before the first submission: such a file is read whole).
+    The warnings of the checks are printed once it succeeds, as the whole reading prints them."""
+    import contextlib
+    import io
+    from array import array
+
+    try:
+        import ijson
+        import numpy as np
+    except ImportError:  # pragma: no cover - dependencies
+        return None
+    p = Path(path)
+    source = str(path)
+    try:
+        if not p.is_file():
+            return None
+        stat = p.stat()
+        stamp = (stat.st_size, stat.st_mtime_ns)
+        if not _plain_utf8(p):
+            return None
+        warned_profiles, warned_jobs = io.StringIO(), io.StringIO()
+        # pass 1: the top level and the profiles (every event seen: the nesting is bounded
+        # before the second pass builds jobs in C)
+        top: dict[str, Any] = {}
+        keys: list[str] = []
+
+        def watch(events):
+            for event in events:
+                prefix = event[0]
+                if prefix == "":
+                    if event[1] == "map_key":
+                        keys.append(event[2])
+                    elif event[1] not in ("start_map", "end_map"):
+                        raise _Fallback  # not an object
+                elif len(prefix) > 10 * _STREAM_DEPTH:
+                    raise _Fallback  # deeply nested (the parser's prefixes grow with the depth)
+                elif prefix in ("nb_res", "jobs", "profiles") and prefix not in top:
+                    top[prefix] = event[1:]
+                yield event
+
+        profiles: dict[str, Profile] = {}
+        with open(p, "rb") as f, contextlib.redirect_stderr(warned_profiles):
+            for pname, prof in ijson.kvitems(watch(ijson.parse(f, use_float=True)), "profiles"):
+                if pname in profiles or not _shallow(prof):
+                    return None
+                profiles[pname] = validate_profile(pname, prof, source, f"profiles.{pname}", p.parent)
+        if top.get("profiles", ("",))[0] != "start_map" or top.get("jobs", ("",))[0] != "start_array":
+            return None
+        check_composed_references(profiles, source)
+        # pass 2: the jobs, one at a time
+        hashes = array("q")
+        used: set[str] = set()
+        last = -math.inf
+        n = 0
+        with open(p, "rb") as f, contextlib.redirect_stderr(warned_jobs):
+            for obj in ijson.items(f, "jobs.item", use_float=True):
+                if type(obj) is dict and any(type(v) in (dict, list) for v in obj.values()) and not _shallow(obj):
+                    return None
+                job = job_from_json(obj, name, source, f"jobs[{n}]", profiles)
+                if job.subtime < last:
+                    return None  # not in submission order: read whole
+                last = job.subtime
+                prof = profiles[job.profile]
+                if prof.type == "parallel" and len(prof.data["cpu"]) != job.res:
+                    return None
+                used.add(job.profile)
+                hashes.append(hash(job.id))
+                n += 1
+        if len(keys) != len(set(keys)) or any("." in k for k in keys):
+            return None
+        nb_res = top.get("nb_res")
+        if nb_res is None or nb_res[0] != "number" or not isinstance(nb_res[1], int) \
+                or not 0 < nb_res[1] <= COUNT_MAX:
+            return None
+        if top.get("profiles", ("",))[0] != "start_map" or top.get("jobs", ("",))[0] != "start_array":
+            return None
+        ordered = np.sort(np.frombuffer(hashes, dtype=np.int64))
+        del hashes
+        if len(ordered) > 1 and bool((ordered[1:] == ordered[:-1]).any()):
+            return None  # a duplicate id (or two ids of one hash): the whole reading decides
+        if p.stat().st_size != stamp[0] or p.stat().st_mtime_ns != stamp[1]:
+            return None
+    except (InputError, _Fallback, ijson.JSONError, OSError, ValueError, RecursionError):
+        return None
+    kept = set(used)
+    for prof in profiles.values():
+        if prof.type == "composed":
+            kept.update(prof.data["seq"])
+    import sys
+
+    sys.stderr.write(warned_profiles.getvalue() + warned_jobs.getvalue())
+    wl = Workload(name=name, path=source, nb_res=nb_res[1], jobs=None, profiles=profiles, kept=kept, from_file=True)
+    wl.stream = JobStream(p, name, profiles, n, ordered, stamp)
     return wl
