@@ -187,6 +187,7 @@ def test_adapter_matches_replay(monkeypatch_session, spec, name, data):
     compute, storage = platform()
     fake = FakeBatsim(compute, storage, jobs, runtimes)
     sched = CoburstScheduler({"policy": name})
+    sched.placement_history = {}  # ended jobs' placements kept for the checks below
     run_pybatsim(monkeypatch_session, sched, fake)
 
     cluster = Cluster.from_resources(compute, storage)
@@ -223,6 +224,7 @@ def test_adapter_rejects_and_places(monkeypatch):
     runtimes = {j["id"]: 3.0 for j in jobs}
     fake = FakeBatsim(compute, storage, jobs, runtimes)
     sched = CoburstScheduler({"policy": "backfill-1"})
+    sched.placement_history = {}
     run_pybatsim(monkeypatch, sched, fake)
     assert sorted(fake.rejected) == ["w0!1", "w0!2", "w0!4"]
     assert fake.started["w0!0"][0] == 0.0 and fake.started["w0!3"][0] == 1.0
@@ -237,6 +239,7 @@ def test_adapter_without_platform_properties(monkeypatch):
     jobs = make_jobs([(0, 2, 10, CAP // 2)])
     fake = FakeBatsim(compute, storage, jobs, {"w0!0": 1.0})
     sched = CoburstScheduler({"policy": "fcfs", "bb_capacity": CAP, "dragonfly": "1,1;2,1;1,1;4"})
+    sched.placement_history = {}
     run_pybatsim(monkeypatch, sched, fake)
     assert sched.cluster.n_bb == 2 and fake.started["w0!0"][0] == 0.0
     assert len(set(sched.placement("w0!0").values())) == 1  # same chassis: one BB node

@@ -14,7 +14,12 @@ The adapter is the only place (with the simulator) that speaks the Batsim protoc
   ``bs.reject_jobs`` and ``bs.wake_me_up_at`` (only dates in the future, once each).
 
 BB placements stay on the scheduler side (as in the thesis' Alloc-Only runs):
-:meth:`CoburstScheduler.placement` gives compute id -> BB id of any started job.  Batsim
+:meth:`CoburstScheduler.placement` gives compute id -> BB id of a running job (of any started
+job when ``placement_history`` is a dict: ended jobs' placements are kept there).
+
+Memory stays flat on long logs: an ended or rejected job is forgotten by the adapter, the
+scheduling core and pybatsim's own ``Batsim.jobs`` dict (the adapter never reads it again and
+never sends KILL_JOB, so no later event of pybatsim looks the job up).  Batsim
 only learns them as job metadata, for the record: every started job with a BB request gets
 a ``SET_JOB_METADATA`` (sent with its ``EXECUTE_JOB``) ``bb=<BB id>:<bytes>/<BB id>:<bytes>``
 (the bytes the job takes on each BB resource id, ascending ids; no commas, no double quotes),
@@ -189,7 +194,9 @@ class CoburstScheduler(BatsimScheduler):
         self.cluster: Cluster | None = None
         self.state: SchedulerState | None = None
         self._jobs: dict[str, Any] = {}          # job id -> pybatsim Job
-        self._placements: dict[str, dict[int, int]] = {}
+        self._placements: dict[str, dict[int, int]] = {}  # running jobs
+        #: a dict to keep the placements of ended jobs in (tests, studies); None: forgotten
+        self.placement_history: dict[str, dict[int, int]] | None = None
         self._wakeups: set[float] = set()
         self._released: list[Job] = []
         self._ended: list[Job] = []
@@ -205,8 +212,21 @@ class CoburstScheduler(BatsimScheduler):
 
     # ------------------------------------------------------------------ helpers
     def placement(self, job_id: str) -> dict[int, int]:
-        """compute resource id -> BB resource id of a started job (empty without BB)."""
-        return dict(self._placements.get(job_id, {}))
+        """compute resource id -> BB resource id of a running job (empty without BB; ended
+        jobs: see ``placement_history``)."""
+        place = self._placements.get(job_id)
+        if place is None and self.placement_history is not None:
+            place = self.placement_history.get(job_id)
+        return dict(place or {})
+
+    def _forget(self, job_id: str) -> None:
+        """An ended or rejected job: pybatsim's ``Batsim.jobs`` and the placement let go."""
+        jobs = getattr(self.bs, "jobs", None)
+        if isinstance(jobs, dict):
+            jobs.pop(job_id, None)
+        place = self._placements.pop(job_id, None)
+        if place is not None and self.placement_history is not None:
+            self.placement_history[job_id] = place
 
     def _now(self) -> float:
         return float(self.bs.time())
@@ -247,6 +267,7 @@ class CoburstScheduler(BatsimScheduler):
         if reason is not None:
             log.warning("rejecting job %s: %s", job.id, reason)
             self.bs.reject_jobs([job])
+            self._forget(job.id)
             return
         cjob = Job(id=job.id, subtime=float(job.submit_time), res=int(job.requested_resources),
                    walltime=float(job.requested_time), bb=bb, profile=job.profile, extra=job.json_dict)
@@ -260,10 +281,12 @@ class CoburstScheduler(BatsimScheduler):
             run = self.state.finish(job_id)
             self._jobs.pop(job_id, None)
             self._ended.append(run.job)
+        self._forget(job_id)
 
     def onJobCompletion(self, job):
         if self.io is not None and self.io.on_job_completed(job):
-            return  # a sub-job of an IO-Aware job
+            self._forget(job.id)  # a sub-job of an IO-Aware job
+            return
         self._ended_job(job.id)
 
     def onJobsKilled(self, jobs):
@@ -317,6 +340,8 @@ class CoburstScheduler(BatsimScheduler):
         if decisions.rejects:
             jobs = [self._jobs.pop(r.job.id) for r in decisions.rejects]
             self.bs.reject_jobs(jobs)
+            for job in jobs:
+                self._forget(job.id)
         if decisions.starts:
             self.launch(decisions.starts)
         now = state.now
