@@ -1,0 +1,201 @@
+"""Long logs (issue 25): wall time, peak memory of every process and jobs per second on the KTH
+log repeated end to end, and memory against simulated time.
+
+    .venv/bin/python benchmarks/bench_long_logs.py [--million] [--no-batsim] [--batsim PATH]
+
+Workloads: the whole KTH-SP2 log as delay jobs (``coburst workload swf --model delay
+--repeat K``) on ``platforms/kth_sp2.xml``: x1 (28,467 jobs), x10 (284,670) and, with
+``--million``, x36 (1,024,812 jobs; about a quarter of an hour).  Scheduler: EASY
+backfilling (``schedulers/coburstEasy.py``, i.e. ``coburst run easy``).  Engines:
+
+``coburst-inprocess``  ``coburst run easy --transport inprocess`` (one process);
+``coburst-zmq``        ``coburst sim`` + a ``pybatsim`` process over ZeroMQ;
+``batsim``             the real Batsim 4.2.1 + the same ``pybatsim`` process (x1 and x10 only).
+
+Peak memory is each process's ``ru_maxrss`` (``os.wait4``, as benchmarks/bench_engines.py,
+whose process helpers this reuses).  Ratios are against Batsim measured in the same run.
+Every ``_jobs.csv`` of a workload must be byte-identical across engines.  The in-process
+runs sample their resident memory (``/proc/self/statm``) with the simulated date every 1000
+``_jobs.csv`` rows into ``benchmarks/.cache/long_logs_memory_x{K}.csv``, drawn in
+``docs/figures/long_logs_memory.png``.
+
+Targets (issue 25): 1M delay jobs EASY in-process <= 4 min and <= 300 MB; 285k <= 250 MB.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import hashlib
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bench_engines import (  # noqa: E402
+    CACHE, COBURST, KTH_SP2, PYBATSIM, ROOT, SWF, RunFailed, _free_port, _listening, _spawn, _wait, find_batsim,
+    machine_facts,
+)
+
+SCHEDULER = str(ROOT / "schedulers" / "coburstEasy.py")
+FIGURE = ROOT / "docs" / "figures" / "long_logs_memory.png"
+SAMPLE_EVERY = 1000  # _jobs.csv rows between two memory samples
+
+
+# ----------------------------------------------------------------------------- probe
+def probe(csv_path: str, argv: list[str]) -> int:
+    """``coburst run ...`` in this process, writing (rows, simulated date, RSS MB) samples."""
+    import os
+
+    from coburst.simulator import accounting
+
+    page = os.sysconf("SC_PAGE_SIZE")
+    out = open(csv_path, "w", encoding="utf-8")  # noqa: SIM115 - closed at exit
+    out.write("rows,simulated_time,rss_mb\n")
+    record = accounting.JobAccounting.record
+
+    def sampled(sim, rec):
+        record(sim, rec)
+        if sim.nb_records % SAMPLE_EVERY == 0:
+            with open("/proc/self/statm") as fh:
+                rss = int(fh.read().split()[1]) * page / 1e6
+            out.write(f"{sim.nb_records},{sim.kernel.now:.0f},{rss:.1f}\n")
+
+    accounting.JobAccounting.record = sampled
+    from coburst.cli.main import main
+
+    try:
+        return main(["run", *argv])
+    finally:
+        out.close()
+
+
+# ----------------------------------------------------------------------------- inputs
+def workload(repeat: int) -> tuple[Path, int]:
+    CACHE.mkdir(exist_ok=True)
+    (CACHE / ".gitignore").write_text("*\n")
+    out = CACHE / f"kth_delay_x{repeat}.json"
+    if not out.exists() or out.stat().st_mtime < SWF.stat().st_mtime:
+        subprocess.run([str(COBURST), "workload", "swf", str(SWF), "--model", "delay", "-p", str(KTH_SP2),
+                        "--repeat", str(repeat), "-q", "-o", str(out)], check=True, cwd=ROOT)
+    import ijson
+
+    with open(out, "rb") as fh:
+        n = sum(1 for _ in ijson.items(fh, "jobs.item"))
+    return out, n
+
+
+# ----------------------------------------------------------------------------- running
+def run(engine: str, wl: Path, prefix: Path, batsim: str | None, samples: Path | None) -> dict:
+    out = prefix.parent
+    if engine == "coburst-inprocess":
+        t0 = time.perf_counter()
+        sim = _spawn([sys.executable, __file__, "--probe", str(samples), "easy", "--transport", "inprocess", "-q",
+                      "-p", str(KTH_SP2), "-w", str(wl), "-e", str(prefix), "--timeout", "3600"],
+                     out / f"{prefix.name}.sim.log")
+        _wait([sim], engine)
+        return {"wall": sim.end - t0, "rss_sim": sim.rss_mb, "rss_sched": 0.0}
+    port = _free_port()
+    endpoint = f"tcp://127.0.0.1:{port}"
+    t0 = time.perf_counter()
+    sched = _spawn([str(PYBATSIM), SCHEDULER, "-s", endpoint, "-t", "36000000", "-v", "warning"],
+                   out / f"{prefix.name}.sched.log")
+    while not _listening(port):
+        if sched.status is not None or time.perf_counter() - t0 > 60:
+            sched.popen.kill()
+            raise RunFailed(f"{engine}: the scheduler does not listen on {endpoint}")
+        time.sleep(0.005)
+    if engine == "batsim":
+        cmd = [batsim, "-p", str(KTH_SP2), "-w", str(wl), "-e", str(prefix), "-s", endpoint]
+    else:
+        cmd = [str(COBURST), "sim", "-p", str(KTH_SP2), "-w", str(wl), "-e", str(prefix), "-s", endpoint,
+               "--timeout", "3600", "-q"]
+    sim = _spawn(cmd, out / f"{prefix.name}.sim.log")
+    _wait([sim, sched], engine)
+    return {"wall": max(sim.end, sched.end) - t0, "rss_sim": sim.rss_mb, "rss_sched": sched.rss_mb}
+
+
+def _md5(path: Path) -> str:
+    h = hashlib.md5()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def plot(curves: dict[int, Path]) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(7, 3.6))
+    for repeat, path in sorted(curves.items()):
+        with open(path) as fh:
+            rows = list(csv.DictReader(fh))
+        if rows:
+            ax.plot([float(r["simulated_time"]) / 86400 / 365 for r in rows], [float(r["rss_mb"]) for r in rows],
+                    label=f"KTH x{repeat} ({int(rows[-1]['rows']):,} jobs written)")
+    ax.set_xlabel("simulated time (years)")
+    ax.set_ylabel("resident memory (MB)")
+    ax.set_ylim(bottom=0)
+    ax.set_title("coburst run easy, in-process: memory against simulated time")
+    ax.legend()
+    ax.grid(alpha=0.3)
+    fig.tight_layout()
+    FIGURE.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(FIGURE, dpi=120)
+
+
+def main() -> None:
+    if len(sys.argv) > 2 and sys.argv[1] == "--probe":
+        sys.exit(probe(sys.argv[2], sys.argv[3:]))
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--million", action="store_true", help="also KTH x36 (1,024,812 jobs), coburst only")
+    parser.add_argument("--no-batsim", action="store_true", help="skip the real Batsim")
+    parser.add_argument("--batsim", help="the Batsim binary (default $BATSIM, ../shared/tools/batsim/batsim)")
+    parser.add_argument("--repeats", default=None, help="comma-separated log repetitions (default 1,10[,36])")
+    args = parser.parse_args()
+    batsim = None if args.no_batsim else find_batsim(args.batsim)
+    repeats = [int(x) for x in args.repeats.split(",")] if args.repeats else [1, 10] + ([36] if args.million else [])
+    facts = machine_facts(batsim)
+    print(f"# long logs, {facts['date']}, {facts['cores']} cores {facts['cpu']}, Python {facts['python']}")
+    header = (f"{'workload':<10}{'jobs':>10}  {'engine':<18}{'wall s':>9}{'jobs/s':>9}{'sim MB':>9}{'sched MB':>9}"
+              f"{'total MB':>10}  {'vs batsim (wall, MB)':<22}identical")
+    print(header)
+    curves: dict[int, Path] = {}
+    with tempfile.TemporaryDirectory(prefix="coburst-longlogs-") as tmp:
+        for repeat in repeats:
+            wl, n = workload(repeat)
+            engines = ["coburst-inprocess", "coburst-zmq"] + (["batsim"] if batsim and repeat <= 10 else [])
+            results = {}
+            for engine in engines:
+                prefix = Path(tmp) / f"x{repeat}_{engine}"
+                samples = CACHE / f"long_logs_memory_x{repeat}.csv" if engine == "coburst-inprocess" else None
+                try:
+                    results[engine] = run(engine, wl, prefix, batsim, samples)
+                except RunFailed as exc:
+                    print(f"x{repeat:<9}{n:>10}  {engine:<18} FAILED: {exc}")
+                    continue
+                results[engine]["md5"] = _md5(Path(f"{prefix}_jobs.csv"))
+                if samples is not None:
+                    curves[repeat] = samples
+            ref = results.get("batsim")
+            md5s = {r["md5"] for r in results.values()}
+            for engine, r in results.items():
+                total = r["rss_sim"] + r["rss_sched"]
+                vs = ""
+                if ref is not None and engine != "batsim":
+                    vs = f"{r['wall'] / ref['wall']:.2f}x, {total / (ref['rss_sim'] + ref['rss_sched']):.2f}x"
+                print(f"x{repeat:<9}{n:>10}  {engine:<18}{r['wall']:>9.1f}{n / r['wall']:>9.0f}{r['rss_sim']:>9.0f}"
+                      f"{r['rss_sched']:>9.0f}{total:>10.0f}  {vs:<22}{'yes' if len(md5s) == 1 else 'NO'}",
+                      flush=True)
+    if curves:
+        plot(curves)
+        print(f"memory against simulated time: {FIGURE.relative_to(ROOT)}")
+
+
+if __name__ == "__main__":
+    main()
