@@ -183,18 +183,9 @@ class JobsFile:
         for k, col in enumerate(_NUMBER_COLS):
             if col not in df.columns:
                 continue
-            column = df[col]
-            if pd.api.types.is_numeric_dtype(column.dtype):
-                values = column.to_numpy(float)
-            else:  # some cell is not a number
-                values = pd.to_numeric(column.replace("", None), errors="coerce").to_numpy(float)
-                text_cells = column.notna().to_numpy() & (column.astype(str).str.strip().to_numpy() != "")
-                bad = np.flatnonzero(text_cells & np.isnan(values))
-                if len(bad):
-                    i = int(bad[0])
-                    return _R_NUMBERS + 2 * k, self._fail(parse, i, col, lines[i], lambda raw: f"{raw!r} is " + (
-                        "not finite" if raw.strip().lower().lstrip("+-") in ("nan", "inf", "infinity")
-                        else "not a number"))
+            values, i = _numbers(df[col])
+            if i is not None:
+                return _R_NUMBERS + 2 * k, self._fail(parse, i, col, lines[i], _not_a_number)
             required = col in ("submission_time", "requested_number_of_resources")
             need = True if required else ran if col in _RAN_TIMES else False
             bad = np.flatnonzero(np.isinf(values) | (need & np.isnan(values)))
@@ -318,6 +309,22 @@ def iter_raw_jobs(path: str | Path, chunk_bytes: int = CHUNK_BYTES):
     return JobsFile(path, chunk_bytes).chunks()
 
 
+def _numbers(column: pd.Series) -> tuple[np.ndarray, int | None]:
+    """A number column of ``_jobs.csv`` as floats (NaN where empty) and the row of its first
+    cell holding text that is not a number (None: every cell is a number or empty)."""
+    if pd.api.types.is_numeric_dtype(column.dtype):
+        return column.to_numpy(float), None
+    values = pd.to_numeric(column.replace("", None), errors="coerce").to_numpy(float)
+    text_cells = column.notna().to_numpy() & (column.astype(str).str.strip().to_numpy() != "")
+    bad = np.flatnonzero(text_cells & np.isnan(values))
+    return values, (int(bad[0]) if len(bad) else None)
+
+
+def _not_a_number(raw: str) -> str:
+    return f"{raw!r} is " + ("not finite" if raw.strip().lower().lstrip("+-") in ("nan", "inf", "infinity")
+                             else "not a number")
+
+
 def read_raw_jobs(path: str | Path, chunk_bytes: int = CHUNK_BYTES) -> pd.DataFrame:
     """Every row of a Batsim ``_jobs.csv`` as written (time columns as floats, NaN where
     empty; ``job_id``, ``workload_name``, ``profile``, ``final_state``, ``allocated_resources`` and
@@ -381,16 +388,9 @@ def _read_raw_jobs_whole(path: str | Path) -> pd.DataFrame:
     for col in (*_TIMES, "requested_number_of_resources"):
         if col not in df.columns:
             continue
-        column = df[col]
-        if pd.api.types.is_numeric_dtype(column.dtype):
-            values = column.to_numpy(float)
-        else:  # some cell is not a number
-            values = pd.to_numeric(column.replace("", None), errors="coerce").to_numpy(float)
-            text_cells = column.notna().to_numpy() & (column.astype(str).str.strip().to_numpy() != "")
-            bad = np.flatnonzero(text_cells & np.isnan(values))
-            if len(bad):
-                fail(int(bad[0]), col, lambda raw: f"{raw!r} is " + (
-                    "not finite" if raw.strip().lower().lstrip("+-") in ("nan", "inf", "infinity") else "not a number"))
+        values, i = _numbers(df[col])
+        if i is not None:
+            fail(i, col, _not_a_number)
         required = col in ("submission_time", "requested_number_of_resources")
         need = True if required else ran if col in _RAN_TIMES else False
         bad = np.flatnonzero(np.isinf(values) | (need & np.isnan(values)))

@@ -474,18 +474,24 @@ def ptask(network: Network, hosts: list, flops: list[float], bytes_: list[float]
             for route, amount in pairs:
                 latency = max(latency, route.latency)
                 lat_current = max(lat_current, route.latency * amount)
-                for cnst in route.links:
-                    slot = weights.get(id(cnst))
-                    if slot is None:
-                        weights[id(cnst)] = [cnst, amount]
-                    elif cnst.fatpipe:
-                        slot[1] = max(slot[1], amount)
-                    else:
-                        slot[1] += amount
+                _add_weights(weights, route.links, amount)
             elems.extend((cnst, weight) for cnst, weight in weights.values())
             links = len(weights)
     net_bound = TCP_GAMMA / (2.0 * lat_current) if lat_current > 0 else DBL_MAX
     return Action(latency, Variable(elems, -1.0, owner), links + len(computing) == 0, computing, net_bound)
+
+
+def _add_weights(weights: dict[int, list], links: list, amount: float) -> None:
+    """``amount`` bytes over ``links`` added to a variable's per-link weights: summed on a
+    shared link, their maximum on a FATPIPE link (``L07Action``'s constructor)."""
+    for cnst in links:
+        slot = weights.get(id(cnst))
+        if slot is None:
+            weights[id(cnst)] = [cnst, amount]
+        elif cnst.fatpipe:
+            slot[1] = max(slot[1], amount)
+        else:
+            slot[1] += amount
 
 
 _POSITIVE = (0.0).__lt__  # "not <= 0" where no amount is NaN
@@ -500,14 +506,7 @@ def message(route: Route, size: float = 1.0, owner: Any = None) -> Action:
     known = route.messages.get(size)
     if known is None:
         weights: dict[int, list] = {}
-        for cnst in route.links:
-            slot = weights.get(id(cnst))
-            if slot is None:
-                weights[id(cnst)] = [cnst, size]
-            elif cnst.fatpipe:
-                slot[1] = max(slot[1], size)
-            else:
-                slot[1] += size
+        _add_weights(weights, route.links, size)
         lat_current = max(0.0, route.latency * size)
         net_bound = TCP_GAMMA / (2.0 * lat_current) if lat_current > 0 else DBL_MAX
         known = route.messages[size] = ([(cnst, weight) for cnst, weight in weights.values()], net_bound)
