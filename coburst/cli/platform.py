@@ -89,6 +89,14 @@ def _cosched(args: argparse.Namespace) -> int:
         check_output(args.output, "-o/--output")
     from coburst.platforms.cosched import aris_small_spec, render_xml, spec_from_options
 
+    if args.zero_latency:  # ELiSE's model: no network, a job starts and ends at the decision's date
+        lats = ("link_lat", "backbone_lat", "membus_lat", "master_lat", "loopback_lat")
+        given = [f"--{k.replace('_', '-')}" for k in lats if getattr(args, k) is not None]
+        if given:
+            from coburst.errors import InputError
+            raise InputError("--zero-latency", None, f"sets every latency to 0: do not give {', '.join(given)}")
+        for k in lats:
+            setattr(args, k, "0")
     spec = spec_from_options(
         nodes=args.nodes, preset=args.preset, sockets=args.sockets, cores=args.cores, unit=args.unit,
         core_speed=args.core_speed, link_bw=args.link_bw, link_lat=args.link_lat, backbone_bw=args.backbone_bw,
@@ -282,6 +290,9 @@ def register(subparsers) -> None:
     co.add_argument("--master-lat", help="latency of the master link (default 100us)")
     co.add_argument("--loopback-bw", help="bandwidth of the master's loopback (default 10GBps, SimGrid's default)")
     co.add_argument("--loopback-lat", help="latency of the master's loopback (default 0)")
+    co.add_argument("--zero-latency", action="store_true",
+                    help="every latency 0 (links, backbone, memory bus, master, loopback): no time between a "
+                         "decision and a job's start or end, as in ELiSE (comparisons with ELiSE)")
     co.add_argument("--description", help="comment written at the top of the file")
     co.add_argument("--bb-nodes", type=int, help="burst-buffer storage hosts, plus a PFS host (default 0: none)")
     co.add_argument("--bb-capacity", help="capacity of one burst-buffer host, e.g. 40GB (default)")
