@@ -192,88 +192,163 @@ class FairBottleneck:
         if self._gone:
             seeds.extend(self._purge())
         self.modified = False
-        variables = self._component(seeds)
-        sat = []
-        cnsts = {}
-        for var in variables:
-            var.value = 0.0
-            if var.elems:
-                var.sat = True
-                sat.append(var)
-                for cnst, _ in var.elems:
-                    cnsts[id(cnst)] = cnst
-            else:  # no non-zero weight: value 1 (its work is 0 anyway)
-                var.sat = False
-                var.value = 1.0
-        cnst_list = list(cnsts.values())
-        for cnst in cnst_list:
-            cnst.remaining = cnst.bound
-            cnst.usage = 0.0
-            cnst.nb = 0
-        for var in sat:
+        if len(seeds) == 1 and type(seeds[0]) is Variable:  # most often: one message enabled
+            var = seeds[0]
+            if id(var) not in self.variables:
+                return []
             for cnst, _ in var.elems:
-                cnst.nb += 1
-        precision = MAXMIN_PRECISION
-        while sat:
-            kept = []
-            for cnst in cnst_list:
-                nb = cnst.nb
-                if nb > 0 and cnst.fatpipe:
-                    nb = 1
-                if nb == 0:
-                    cnst.remaining = 0.0
-                    cnst.usage = 0.0
-                else:
-                    cnst.usage = cnst.remaining / nb
-                    kept.append(cnst)
-            cnst_list = kept
-
-            left = []
-            for var in sat:
-                min_inc = DBL_MAX
-                for cnst, weight in var.elems:
-                    inc = cnst.usage / weight
-                    if inc < min_inc:
-                        min_inc = inc
-                bound = var.bound
-                if bound > 0:
-                    inc = bound - var.value
-                    if inc < min_inc:
-                        min_inc = inc
-                var.mu = min_inc
-                var.value += min_inc
-                if var.value == bound:
-                    _unsaturate(var)
-                else:
-                    left.append(var)
-
-            kept = []
-            for cnst in cnst_list:
-                if not cnst.fatpipe:
-                    remaining = cnst.remaining
-                    for var, weight in reversed(cnst.elems):
-                        remaining -= weight * var.mu
-                        if remaining < precision:
-                            remaining = 0.0
-                    cnst.remaining = remaining
-                else:
-                    usage = cnst.usage
-                    for var, weight in reversed(cnst.elems):
-                        used = weight * var.mu
-                        if used < usage:
-                            usage = used
-                    cnst.usage = usage
-                    remaining = cnst.remaining - usage
-                    cnst.remaining = remaining = 0.0 if remaining < precision else remaining
-                if remaining <= 0.0:
-                    for var, _ in cnst.elems:
-                        if var.sat:
-                            _unsaturate(var)
-                else:
-                    kept.append(cnst)
-            cnst_list = kept
-            sat = [var for var in left if var.sat]
+                if len(cnst.elems) != 1:
+                    break
+            else:  # alone on each of its constraints (listed once each): its own component
+                _solve_alone(var)
+                return [var]
+            variables = self._component(seeds)
+        else:
+            variables = self._component(seeds)
+        if len(variables) == 1:  # e.g. a message whose ended neighbour was purged just now
+            var = variables[0]
+            for cnst, _ in var.elems:
+                if len(cnst.elems) != 1:
+                    break
+            else:
+                _solve_alone(var)
+                return variables
+        _solve_together(variables)
         return variables
+
+
+def _solve_together(variables: list) -> None:
+    """``FairBottleneck::do_solve``'s passes over ``variables`` (a whole component)."""
+    sat = []
+    cnsts = {}
+    for var in variables:
+        var.value = 0.0
+        if var.elems:
+            var.sat = True
+            sat.append(var)
+            for cnst, _ in var.elems:
+                cnsts[id(cnst)] = cnst
+        else:  # no non-zero weight: value 1 (its work is 0 anyway)
+            var.sat = False
+            var.value = 1.0
+    cnst_list = list(cnsts.values())
+    for cnst in cnst_list:
+        cnst.remaining = cnst.bound
+        cnst.usage = 0.0
+        cnst.nb = 0
+    for var in sat:
+        for cnst, _ in var.elems:
+            cnst.nb += 1
+    precision = MAXMIN_PRECISION
+    while sat:
+        kept = []
+        for cnst in cnst_list:
+            nb = cnst.nb
+            if nb > 0 and cnst.fatpipe:
+                nb = 1
+            if nb == 0:
+                cnst.remaining = 0.0
+                cnst.usage = 0.0
+            else:
+                cnst.usage = cnst.remaining / nb
+                kept.append(cnst)
+        cnst_list = kept
+
+        left = []
+        for var in sat:
+            min_inc = DBL_MAX
+            for cnst, weight in var.elems:
+                inc = cnst.usage / weight
+                if inc < min_inc:
+                    min_inc = inc
+            bound = var.bound
+            if bound > 0:
+                inc = bound - var.value
+                if inc < min_inc:
+                    min_inc = inc
+            var.mu = min_inc
+            var.value += min_inc
+            if var.value == bound:
+                _unsaturate(var)
+            else:
+                left.append(var)
+
+        kept = []
+        for cnst in cnst_list:
+            if not cnst.fatpipe:
+                remaining = cnst.remaining
+                for var, weight in reversed(cnst.elems):
+                    remaining -= weight * var.mu
+                    if remaining < precision:
+                        remaining = 0.0
+                cnst.remaining = remaining
+            else:
+                usage = cnst.usage
+                for var, weight in reversed(cnst.elems):
+                    used = weight * var.mu
+                    if used < usage:
+                        usage = used
+                cnst.usage = usage
+                remaining = cnst.remaining - usage
+                cnst.remaining = remaining = 0.0 if remaining < precision else remaining
+            if remaining <= 0.0:
+                for var, _ in cnst.elems:
+                    if var.sat:
+                        _unsaturate(var)
+            else:
+                kept.append(cnst)
+        cnst_list = kept
+        sat = [var for var in left if var.sat]
+
+
+def _solve_alone(var: Variable) -> None:
+    """:meth:`FairBottleneck.solve` for a variable that is the only element of each of its
+    constraints (each listed once in ``var.elems``): the same passes, the same operations in
+    the same order, on one variable (each constraint's ``nb`` is 1, so its ``usage`` is its
+    remaining, ``x / 1 == x``; a constraint that reaches 0 or the variable's bound ends the
+    passes).  What the general loop leaves in the constraints (``remaining``, ``usage``,
+    ``nb``) is never read outside a solve, which sets it again first."""
+    elems = var.elems
+    var.value = 0.0
+    if not elems:  # no non-zero weight: value 1 (its work is 0 anyway)
+        var.sat = False
+        var.value = 1.0
+        return
+    bound = var.bound
+    precision = MAXMIN_PRECISION
+    remaining = [cnst.bound for cnst, _ in elems]
+    value = 0.0
+    while True:
+        min_inc = DBL_MAX
+        for (cnst, weight), left in zip(elems, remaining):
+            inc = left / weight
+            if inc < min_inc:
+                min_inc = inc
+        if bound > 0:
+            inc = bound - value
+            if inc < min_inc:
+                min_inc = inc
+        var.mu = min_inc
+        value += min_inc
+        if value == bound:
+            break
+        done = False
+        for k, (cnst, weight) in enumerate(elems):
+            left = remaining[k]
+            used = weight * min_inc
+            if not cnst.fatpipe:
+                left -= used
+            else:  # usage (= remaining) against the smallest weight x mu of its one element
+                left -= used if used < left else left
+            if left < precision:
+                left = 0.0
+            remaining[k] = left
+            if left <= 0.0:
+                done = True
+        if done:
+            break
+    var.value = value
+    var.sat = False
 
 
 def _unsaturate(var: Variable) -> None:

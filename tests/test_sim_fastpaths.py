@@ -1,0 +1,240 @@
+"""The kernel's fast paths give the same floats as the paths they stand for (issue 22, speed).
+
+* :class:`coburst.simulator.kernel.Clock` keeps its amounts in Python lists; until session 8
+  they were numpy arrays.  ``_ArrayClock`` below is that numpy clock, kept as the reference:
+  on random mixes of sleeps, work at changing rates, cancellations and steps, both give the
+  same step durations, the same dates and the same ended actions in the same order, bit for
+  bit.
+* :func:`coburst.simulator.l07._solve_alone` (a variable alone on each of its constraints:
+  most solves, one message) against the solver's general passes
+  (:func:`coburst.simulator.l07._solve_together`) on random variables: shared and FATPIPE
+  links, bounds, weights, and bandwidths large enough that a constraint is left above
+  ``maxmin/precision`` after the first pass (a second pass).
+
+The kernel as a whole against SimGrid 3.32 and Batsim is tests/test_sim_l07.py and the
+cross-engine suite; these tests pin the fast paths on inputs those do not reach.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from coburst.simulator import l07
+from coburst.simulator.kernel import PRECISION, WORK_PRECISION, Clock
+
+
+class _ArrayClock:
+    """The kernel's clock as it was (numpy arrays, swap-remove): the reference."""
+
+    def __init__(self, capacity: int = 4):
+        self.now = 0.0
+        self.rem = np.empty(capacity)
+        self.rate = np.empty(capacity)
+        self.prec = np.empty(capacity)
+        self.seq = np.empty(capacity, dtype=np.int64)
+        self.owner: list = [None] * capacity
+        self.n = 0
+        self._counter = 0
+        self._where: dict[int, int] = {}
+        self._nonunit = 0
+
+    def add(self, duration, owner, number=-1):
+        return self._add(duration, 1.0, PRECISION, owner, number)
+
+    def add_work(self, rate, owner, remains=1.0, number=-1):
+        if rate != 1.0:
+            self._nonunit += 1
+        return self._add(remains, rate, WORK_PRECISION, owner, number)
+
+    def _add(self, amount, rate, precision, owner, number=-1):
+        n = self.n
+        if n == len(self.rem):
+            self.rem = np.resize(self.rem, 2 * n)
+            self.rate = np.resize(self.rate, 2 * n)
+            self.prec = np.resize(self.prec, 2 * n)
+            self.seq = np.resize(self.seq, 2 * n)
+            self.owner.extend([None] * n)
+        self.rem[n] = amount
+        self.rate[n] = rate
+        self.prec[n] = precision
+        if number < 0:
+            number = self._counter
+            self._counter += 1
+        self.seq[n] = number
+        self.owner[n] = owner
+        self._where[number] = n
+        self.n = n + 1
+        return number
+
+    def set_rate(self, number, rate):
+        i = self._where.get(number)
+        if i is None:
+            return
+        if self.rate[i] != 1.0:
+            self._nonunit -= 1
+        if rate != 1.0:
+            self._nonunit += 1
+        self.rate[i] = rate
+
+    def remains(self, number):
+        i = self._where.get(number)
+        return None if i is None else float(self.rem[i])
+
+    def cancel(self, number):
+        i = self._where.get(number)
+        if i is not None:
+            self._remove(i)
+
+    def _remove(self, i):
+        if self.rate[i] != 1.0:
+            self._nonunit -= 1
+        last = self.n - 1
+        del self._where[int(self.seq[i])]
+        if i != last:
+            self.rem[i] = self.rem[last]
+            self.rate[i] = self.rate[last]
+            self.prec[i] = self.prec[last]
+            self.seq[i] = self.seq[last]
+            self.owner[i] = self.owner[last]
+            self._where[int(self.seq[i])] = i
+        self.owner[last] = None
+        self.n = last
+
+    def next_delta(self):
+        n = self.n
+        if not n:
+            return math.inf
+        if not self._nonunit:
+            return float(self.rem[0]) if n == 1 else float(np.minimum.reduce(self.rem[:n]))
+        if n == 1:
+            return float(self.rem[0]) / float(self.rate[0]) if self.rate[0] > 0 else math.inf
+        with np.errstate(divide="ignore"):
+            return float(np.minimum.reduce(self.rem[:n] / self.rate[:n]))
+
+    def step(self, delta):
+        self.now = self.now + delta
+        n = self.n
+        if not n:
+            return []
+        rem = self.rem[:n]
+        if not self._nonunit:
+            rem -= delta
+        else:
+            rem -= self.rate[:n] * delta
+        ended = (rem < self.prec[:n]).nonzero()[0]
+        ended = ended[np.argsort(self.seq[ended], kind="stable")]
+        owners = [self.owner[i] for i in ended]
+        for i in sorted(ended.tolist(), reverse=True):
+            self._remove(i)
+        return owners
+
+
+durations = st.one_of(st.floats(0.0, 1e7, allow_nan=False), st.sampled_from([0.0, 1e-10, 1e-9, 0.1, 3600.0]))
+rates = st.one_of(st.floats(1e-6, 1e6, allow_nan=False), st.sampled_from([0.0, 1.0, 0.5, 1 / 3]))
+operation = st.one_of(
+    st.tuples(st.just("add"), durations),
+    # remains a hair apart: a step leaves the other one between the two precisions
+    st.tuples(st.just("work"), rates, st.one_of(st.floats(1e-3, 1.0), st.sampled_from([1.0, 1.0 - 1e-12, 1.0 - 1e-10]))),
+    st.tuples(st.just("rate"), st.integers(0, 40), rates),
+    st.tuples(st.just("cancel"), st.integers(0, 40)),
+    st.tuples(st.just("step"), st.integers(1, 4)),
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(operation, max_size=80))
+def test_list_clock_is_the_array_clock_bit_for_bit(ops):
+    new, ref = Clock(), _ArrayClock()
+    made = 0
+    log_new, log_ref = [], []
+    for op in ops + [("step", 100)]:
+        kind = op[0]
+        if kind == "add":
+            assert new.add(op[1], made) == ref.add(op[1], made)
+            made += 1
+        elif kind == "work":
+            assert new.add_work(op[1], made, op[2]) == ref.add_work(op[1], made, op[2])
+            made += 1
+        elif kind == "rate":
+            new.set_rate(op[1], op[2])
+            ref.set_rate(op[1], op[2])
+        elif kind == "cancel":
+            new.cancel(op[1])
+            ref.cancel(op[1])
+        else:
+            for _ in range(op[1]):
+                a, b = new.next_delta(), ref.next_delta()
+                assert a == b or (math.isnan(a) and math.isnan(b))
+                if a == math.inf or a != a:
+                    break
+                ended_new, ended_ref = new.step(a), ref.step(b)
+                log_new.append((new.now.hex(), ended_new))
+                log_ref.append((ref.now.hex(), ended_ref))
+        assert new.n == ref.n
+        for number in range(made):
+            left_new, left_ref = new.remains(number), ref.remains(number)
+            assert (left_new is None) == (left_ref is None)
+            assert left_new is None or left_new.hex() == left_ref.hex()
+    assert log_new == log_ref
+
+
+# ---------------------------------------------------------------------- the solver
+
+def _system(links, bound):
+    """One variable over fresh constraints ``links`` = [(bandwidth, fatpipe, weight)]."""
+    elems = [(l07.Constraint(f"l{k}", bandwidth, fatpipe), weight) for k, (bandwidth, fatpipe, weight) in enumerate(links)]
+    var = l07.Variable(elems, bound)
+    for cnst, weight in elems:
+        cnst.elems.append([var, weight])
+    return var
+
+
+link = st.tuples(
+    st.one_of(st.floats(1.0, 1e12), st.sampled_from([1.25e8, 1.25e9, 1.25e10, 1e11, 3e11, 7.3e11, 1e12 / 3])),
+    st.booleans(),
+    st.one_of(st.floats(1e-3, 1e9), st.sampled_from([1.0, 3.0, 7.0, 1e-1])),
+)
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.lists(link, max_size=5),
+       st.one_of(st.just(-1.0), st.floats(1e-6, 1e12), st.sampled_from([4194304.0 / 2e-4, 1.0])))
+def test_one_variable_solved_as_the_general_passes_do(links, bound):
+    alone, together = _system(links, bound), _system(links, bound)
+    l07._solve_alone(alone)
+    l07._solve_together([together])
+    assert alone.value.hex() == together.value.hex()
+    assert alone.sat == together.sat
+    if links:
+        assert alone.mu.hex() == together.mu.hex()
+
+
+def test_a_second_pass_is_reached_and_matched():
+    """100 GB/s over a weight of 11: the first pass leaves 1.5e-5 (>= maxmin/precision) on the
+    link, so the general passes run a second time and add a last sliver; the fast path too."""
+    bandwidth, weight = 1e11, 11.0
+    assert bandwidth - weight * (bandwidth / weight) >= l07.MAXMIN_PRECISION
+    alone, together = _system([(bandwidth, False, weight)], -1.0), _system([(bandwidth, False, weight)], -1.0)
+    l07._solve_together([together])
+    assert together.value != bandwidth / weight  # a second pass happened
+    l07._solve_alone(alone)
+    assert alone.value.hex() == together.value.hex() and alone.mu.hex() == together.mu.hex()
+
+
+def test_solve_uses_the_fast_path_for_a_lone_message_and_the_general_one_otherwise():
+    """Through :meth:`FairBottleneck.solve`: a lone variable, then a second one on the same link
+    (a component of two: general passes, fair shares)."""
+    system = l07.FairBottleneck()
+    shared = l07.Constraint("shared", 10.0, False)
+    a = l07.Variable([(shared, 1.0)], -1.0)
+    system.enable(a)
+    assert system.solve() == [a] and a.value == 10.0
+    b = l07.Variable([(shared, 1.0)], -1.0)
+    system.enable(b)
+    assert set(map(id, system.solve())) == {id(a), id(b)} and a.value == b.value == 5.0
+    system.remove(a)
+    assert system.solve() == [b] and b.value == 10.0
