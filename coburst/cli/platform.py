@@ -84,14 +84,10 @@ def _cluster(args: argparse.Namespace) -> int:
     return _emit(args, render_xml(spec, command), f"{spec.nodes} compute hosts, master host {spec.master!r}")
 
 
-#: bandwidth of every link of ``platform cosched --zero-latency`` (1 byte: 1e-30 s)
-ZERO_LATENCY_BW = "1e30Bps"
-
-
 def _cosched(args: argparse.Namespace) -> int:
     if args.output not in (None, "-"):
         check_output(args.output, "-o/--output")
-    from coburst.platforms.cosched import aris_small_spec, render_xml, spec_from_options
+    from coburst.platforms.cosched import aris_small_spec, choose_layout, render_xml, spec_from_options
 
     if args.zero_latency:  # ELiSE's model: no network, a job starts and ends at the decision's date
         lats = ("link_lat", "backbone_lat", "membus_lat", "master_lat", "loopback_lat")
@@ -101,9 +97,6 @@ def _cosched(args: argparse.Namespace) -> int:
             raise InputError("--zero-latency", None, f"sets every latency to 0: do not give {', '.join(given)}")
         for k in lats:
             setattr(args, k, "0")
-        for k in ("link_bw", "backbone_bw", "membus_bw", "master_bw", "loopback_bw"):
-            if getattr(args, k) is None:  # Batsim's 1-byte messages then take 1e-30 s: no date moves
-                setattr(args, k, ZERO_LATENCY_BW)
     spec = spec_from_options(
         nodes=args.nodes, preset=args.preset, sockets=args.sockets, cores=args.cores, unit=args.unit,
         core_speed=args.core_speed, link_bw=args.link_bw, link_lat=args.link_lat, backbone_bw=args.backbone_bw,
@@ -114,9 +107,11 @@ def _cosched(args: argparse.Namespace) -> int:
         description=args.description if not args.aris_small else aris_small_spec().description)
     _check_size(spec.nb_units)  # nb_units = nodes x units per node
     command = _command_line(args)
-    return _emit(args, render_xml(spec, command),
+    layout = choose_layout(spec, args.layout or ("full" if args.aris_small else None))
+    return _emit(args, render_xml(spec, command, layout=layout),
                  f"{spec.nodes} nodes x {spec.nb_sockets} sockets x {spec.cores_per_socket} cores, "
-                 f"{spec.nb_units} {spec.unit} units (Batsim resources), master host {spec.master!r}")
+                 f"{spec.nb_units} {spec.unit} units (Batsim resources), master host {spec.master!r}, "
+                 f"{layout} layout")
 
 
 def _command_line(args: argparse.Namespace) -> str | None:
@@ -298,17 +293,20 @@ def register(subparsers) -> None:
     co.add_argument("--loopback-bw", help="bandwidth of the master's loopback (default 10GBps, SimGrid's default)")
     co.add_argument("--loopback-lat", help="latency of the master's loopback (default 0)")
     co.add_argument("--zero-latency", action="store_true",
-                    help="no network time, as in ELiSE (comparisons with ELiSE): every latency 0 (links, "
-                         f"backbone, memory bus, master, loopback) and every bandwidth not given {ZERO_LATENCY_BW}, "
-                         "so that Batsim's 1-byte messages move no date: jobs start at their decision's date and "
-                         "jobs ending together are reported in one message")
+                    help="every latency 0 (links, backbone, memory bus, master, loopback): no time between a "
+                         "decision and a job's start or end, as in ELiSE (comparisons with ELiSE)")
     co.add_argument("--description", help="comment written at the top of the file")
     co.add_argument("--bb-nodes", type=int, help="burst-buffer storage hosts, plus a PFS host (default 0: none)")
     co.add_argument("--bb-capacity", help="capacity of one burst-buffer host, e.g. 40GB (default)")
     co.add_argument("--bb-bw", help="bandwidth of a burst-buffer host's link (default 6GBps)")
     co.add_argument("--pfs-bw", help="bandwidth of the PFS host's link (default 5000MBps)")
     co.add_argument("--aris-small", action="store_true",
-                    help="the description of platforms/aris_cosched_small.xml (with the defaults: that file)")
+                    help="the description of platforms/aris_cosched_small.xml (with the defaults: that file, "
+                         "full layout)")
+    co.add_argument("--layout", choices=("linear", "full"),
+                    help="linear (default): O(nodes) routes through a hub zone (800 Grvingt nodes: 2 MB); full: "
+                         "one zoneRoute per pair of nodes (55 MB); same routes, same dates. Without --layout, "
+                         "latencies the linear layout cannot add up exactly as the full one get the full layout")
     co.add_argument("--no-record-command", dest="record_command", action="store_false",
                     help="do not write the command line into the XML")
     co.set_defaults(func=_cosched)

@@ -77,7 +77,8 @@ from coburst.errors import InputError
 from coburst.platforms.units import known_options, parse_bandwidth, parse_latency, parse_speed
 from coburst.platforms.xml import opening, prop, width
 
-__all__ = ["PRESETS", "UNITS", "CoschedSpec", "aris_small_spec", "host_name", "render_xml", "resource_id",
+__all__ = ["LAYOUTS", "PRESETS", "UNITS", "CoschedSpec", "aris_small_spec", "choose_layout", "host_name",
+           "render_xml", "resource_id",
            "spec_from_options", "units"]
 
 #: preset -> (sockets per node, cores per socket)
@@ -169,6 +170,8 @@ def validate(spec: CoschedSpec) -> None:
                                          f"got {spec.cores_per_socket}")
     if not _NAME.match(spec.master):
         raise InputError("--master", None, f"not a valid SimGrid identifier: {spec.master!r}")
+    if spec.master in ("backbone_zone", "backbone_router", "master_zone", "storage_zone", "storage_router"):
+        raise InputError("--master", None, f"{spec.master!r} is the name of a zone or router of the platform")
     if re.fullmatch(r"n[0-9]+(_.*)?", spec.master):
         raise InputError("--master", None, f"{spec.master!r} may clash with a node's hosts, zone or router")
     if parse_speed(spec.core_speed, "--core-speed") <= 0:
@@ -230,16 +233,43 @@ def host_properties(spec: CoschedSpec, node: int, socket: int, unit: int) -> dic
             "cores": str(spec.cores_per_unit)}
 
 
-def render_xml(spec: CoschedSpec, command: str | None = None) -> str:
-    """The platform XML (module doc); same spec -> same text."""
+#: ``--layout``: ``linear`` (default, O(nodes) zoneRoutes through a hub zone) or ``full``
+#: (the n(n-1)/2 node-to-node zoneRoutes of the first versions); same simulated dates
+LAYOUTS = ("linear", "full")
+#: the hub zone of the linear layout and its router (names no other element may take)
+HUB_ZONE, HUB_ROUTER = "backbone_zone", "backbone_router"
+
+
+def render_xml(spec: CoschedSpec, command: str | None = None, layout: str = "full") -> str:
+    """The platform XML (module doc); same spec and layout -> same text.
+
+    ``layout="full"`` (the default here, today's files; ``coburst platform cosched`` writes the
+    linear one unless told): a ``routing="Full"`` root with one zoneRoute per pair of nodes
+    (n(n-1)/2: 55 MB at 800 Grvingt nodes).  ``layout="linear"``: a
+    ``routing="DijkstraCache"`` root where every node zone reaches the others through a hub
+    zone ``backbone_zone`` (a lone router): ``n{i} -> hub = [n{i}_link]`` and
+    ``hub -> n{j} = [backbone, n{j}_link]`` (both ``symmetrical="NO"``), so a node-to-node
+    route is the same link list as the full layout's, ``[n{i}_link, backbone, n{j}_link]``,
+    and its latency the same float (SimGrid's Dijkstra adds the hub-to-destination half
+    first: ``(backbone + n{j}) + n{i}`` equals ``(n{i} + backbone) + n{j}`` because every
+    node link has the same latency).  The master and storage zones keep their direct
+    zoneRoutes to every node (n each, the only paths Dijkstra can take to them).  Both
+    SimGrid 3.32 (Batsim 4.2.1) and 4.1 load it; the cross-engine tests compare the two
+    layouts' outputs (tests/test_platform_linear.py).
+    """
     validate(spec)
+    if layout not in LAYOUTS:
+        raise InputError("--layout", None, f"must be one of {', '.join(LAYOUTS)}, got {layout!r}")
+    linear = layout == "linear"
     q = quoteattr
     unit_speed = _number(parse_speed(spec.core_speed, "--core-speed") * spec.cores_per_unit) + "f"
     wn = width(spec.nodes)
     out = opening(spec.description, "Co-scheduling platform (coburst/platforms/cosched.py): one host per allocatable "
                   "unit, the units of a node in a per-node zone behind its memory bus; master host in its own "
-                  "routing=\"Full\" zone with a loopback route to itself (Batsim 4.2.1).", command,
-                  zone_properties(spec))
+                  "routing=\"Full\" zone with a loopback route to itself (Batsim 4.2.1)."
+                  + (" Nodes reach each other through the hub zone backbone_zone (DijkstraCache root: "
+                     "O(nodes) routes)." if linear else ""), command,
+                  zone_properties(spec), routing="DijkstraCache" if linear else "Full")
     all_units = units(spec)
     per_node = spec.units_per_node
     for node in range(spec.nodes):
@@ -261,6 +291,8 @@ def render_xml(spec: CoschedSpec, command: str | None = None) -> str:
         out.append("    </zone>\n")
     if spec.bb_nodes:
         out.append(storage_zone(spec))
+    if linear:
+        out.append(f"    <zone id=\"{HUB_ZONE}\" routing=\"Full\">\n      <router id=\"{HUB_ROUTER}\"/>\n    </zone>\n")
     out.append(f"    <zone id=\"master_zone\" routing=\"Full\">\n"
                f"      <host id={q(spec.master)} speed={q(unit_speed)}/>\n"
                f"      <link id=\"master_loopback\" bandwidth={q(spec.loopback_bw)} latency={q(spec.loopback_lat)}/>\n"
@@ -271,27 +303,95 @@ def render_xml(spec: CoschedSpec, command: str | None = None) -> str:
                    f"latency={q(spec.link_lat)}/>\n")
     out.append(f"    <link id=\"backbone\" bandwidth={q(spec.backbone_bw)} latency={q(spec.backbone_lat)}/>\n")
     out.append(f"    <link id=\"master_link\" bandwidth={q(spec.master_bw)} latency={q(spec.master_lat)}/>\n")
-    for i in range(spec.nodes):
-        for j in range(i + 1, spec.nodes):
-            a, b = f"n{i:0{wn}d}", f"n{j:0{wn}d}"
-            out.append(f"    <zoneRoute src={q(a)} dst={q(b)} gw_src={q(a + '_router')} gw_dst={q(b + '_router')}>"
-                       f"<link_ctn id={q(a + '_link')}/><link_ctn id=\"backbone\"/><link_ctn id={q(b + '_link')}/>"
-                       f"</zoneRoute>\n")
-    for node in range(spec.nodes):
-        b = f"n{node:0{wn}d}"
-        out.append(f"    <zoneRoute src=\"master_zone\" dst={q(b)} gw_src={q(spec.master)} gw_dst={q(b + '_router')}>"
-                   f"<link_ctn id=\"master_link\"/><link_ctn id=\"backbone\"/><link_ctn id={q(b + '_link')}/>"
-                   f"</zoneRoute>\n")
-    if spec.bb_nodes:
+    if linear:
+        # SimGrid's Dijkstra returns an edge's links reversed, its latencies summed in the
+        # written order: each edge is written backwards (render_xml's doc)
+        for i in range(spec.nodes):
+            a = f"n{i:0{wn}d}"
+            out.append(f"    <zoneRoute src={q(a)} dst=\"{HUB_ZONE}\" gw_src={q(a + '_router')} "
+                       f"gw_dst=\"{HUB_ROUTER}\" symmetrical=\"NO\"><link_ctn id={q(a + '_link')}/></zoneRoute>\n"
+                       f"    <zoneRoute src=\"{HUB_ZONE}\" dst={q(a)} gw_src=\"{HUB_ROUTER}\" "
+                       f"gw_dst={q(a + '_router')} symmetrical=\"NO\"><link_ctn id={q(a + '_link')}/>"
+                       f"<link_ctn id=\"backbone\"/></zoneRoute>\n")
+    else:
+        for i in range(spec.nodes):
+            for j in range(i + 1, spec.nodes):
+                a, b = f"n{i:0{wn}d}", f"n{j:0{wn}d}"
+                out.append(f"    <zoneRoute src={q(a)} dst={q(b)} gw_src={q(a + '_router')} "
+                           f"gw_dst={q(b + '_router')}><link_ctn id={q(a + '_link')}/><link_ctn id=\"backbone\"/>"
+                           f"<link_ctn id={q(b + '_link')}/></zoneRoute>\n")
+    if linear:
+        _check_linear_latencies(spec)
         for node in range(spec.nodes):
             b = f"n{node:0{wn}d}"
-            out.append(f"    <zoneRoute src=\"storage_zone\" dst={q(b)} gw_src=\"storage_router\" "
-                       f"gw_dst={q(b + '_router')}><link_ctn id=\"backbone\"/><link_ctn id={q(b + '_link')}/>"
+            link = f"<link_ctn id={q(b + '_link')}/>"
+            out.append(f"    <zoneRoute src=\"master_zone\" dst={q(b)} gw_src={q(spec.master)} gw_dst={q(b + '_router')} "
+                       f"symmetrical=\"NO\">{link}<link_ctn id=\"backbone\"/><link_ctn id=\"master_link\"/>"
+                       f"</zoneRoute>\n"
+                       f"    <zoneRoute src={q(b)} dst=\"master_zone\" gw_src={q(b + '_router')} gw_dst={q(spec.master)} "
+                       f"symmetrical=\"NO\"><link_ctn id=\"master_link\"/><link_ctn id=\"backbone\"/>{link}"
                        f"</zoneRoute>\n")
-        out.append(f"    <zoneRoute src=\"master_zone\" dst=\"storage_zone\" gw_src={q(spec.master)} "
-                   f"gw_dst=\"storage_router\"><link_ctn id=\"master_link\"/><link_ctn id=\"backbone\"/></zoneRoute>\n")
+        if spec.bb_nodes:
+            for node in range(spec.nodes):
+                b = f"n{node:0{wn}d}"
+                out.append(f"    <zoneRoute src=\"storage_zone\" dst={q(b)} gw_src=\"storage_router\" "
+                           f"gw_dst={q(b + '_router')}><link_ctn id={q(b + '_link')}/><link_ctn id=\"backbone\"/>"
+                           f"</zoneRoute>\n")
+            out.append(f"    <zoneRoute src=\"master_zone\" dst=\"storage_zone\" gw_src={q(spec.master)} "
+                       f"gw_dst=\"storage_router\"><link_ctn id=\"backbone\"/><link_ctn id=\"master_link\"/>"
+                       f"</zoneRoute>\n")
+    else:
+        for node in range(spec.nodes):
+            b = f"n{node:0{wn}d}"
+            out.append(f"    <zoneRoute src=\"master_zone\" dst={q(b)} gw_src={q(spec.master)} gw_dst={q(b + '_router')}>"
+                       f"<link_ctn id=\"master_link\"/><link_ctn id=\"backbone\"/><link_ctn id={q(b + '_link')}/>"
+                       f"</zoneRoute>\n")
+        if spec.bb_nodes:
+            for node in range(spec.nodes):
+                b = f"n{node:0{wn}d}"
+                out.append(f"    <zoneRoute src=\"storage_zone\" dst={q(b)} gw_src=\"storage_router\" "
+                           f"gw_dst={q(b + '_router')}><link_ctn id=\"backbone\"/><link_ctn id={q(b + '_link')}/>"
+                           f"</zoneRoute>\n")
+            out.append(f"    <zoneRoute src=\"master_zone\" dst=\"storage_zone\" gw_src={q(spec.master)} "
+                       f"gw_dst=\"storage_router\"><link_ctn id=\"master_link\"/><link_ctn id=\"backbone\"/>"
+                       f"</zoneRoute>\n")
     out.append("  </zone>\n</platform>\n")
-    return "".join(out)
+    text = "".join(out)
+    if linear:  # no indentation, a host on one line: 12 % smaller (800 Grvingt nodes: < 2 MB)
+        text = _HOST_BREAK.sub(">", "\n".join(line.lstrip() for line in text.split("\n")))
+    return text
+
+
+_HOST_BREAK = re.compile(r">\n(?=<prop |</host>)")
+
+
+def choose_layout(spec: CoschedSpec, layout: str | None) -> str:
+    """``layout`` when given; else ``linear`` unless the latencies forbid it (then ``full``,
+    said on standard error)."""
+    if layout is not None:
+        return layout
+    try:
+        _check_linear_latencies(spec)
+    except InputError:
+        import sys
+        print("coburst platform cosched: these latencies need the full layout (the linear one would add the "
+              "master routes' latencies in another order): writing the full layout", file=sys.stderr)
+        return "full"
+    return "linear"
+
+
+def _check_linear_latencies(spec: CoschedSpec) -> None:
+    """The linear layout's master routes sum their three latencies in the other order than
+    the full layout's (SimGrid's Dijkstra): refuse the latencies for which binary64 gives
+    another total, rather than write a platform with other dates (defaults and zero
+    latencies pass)."""
+    m = parse_latency(spec.master_lat, "--master-lat")
+    bb = parse_latency(spec.backbone_lat, "--backbone-lat")
+    n = parse_latency(spec.link_lat, "--link-lat")
+    if (m + bb) + n != (n + bb) + m:
+        raise InputError("--layout", None, f"with these latencies (--master-lat {spec.master_lat}, --backbone-lat "
+                         f"{spec.backbone_lat}, --link-lat {spec.link_lat}) the linear layout's master routes "
+                         "would not add up to the same float as the full layout's; use --layout full")
 
 
 def storage_zone(spec: CoschedSpec) -> str:

@@ -25,11 +25,18 @@ def dump(path: str, routes: bool, only: str = "") -> dict:
         out["routes"] = {}
         out["latency"] = {}
         chosen = [h for h in hosts if h.name.startswith(only)]
-        for a in chosen:
-            for b in chosen:
-                links, latency = a.route_to(b)
-                out["routes"][f"{a.name} {b.name}"] = [link.name for link in links]
-                out["latency"][f"{a.name} {b.name}"] = latency
+
+        def ask() -> None:
+            for a in chosen:
+                for b in chosen:
+                    links, latency = a.route_to(b)
+                    out["routes"][f"{a.name} {b.name}"] = [link.name for link in links]
+                    out["latency"][f"{a.name} {b.name}"] = latency
+
+        # asked from an actor, once the engine runs: SimGrid seals the platform then (a
+        # Dijkstra zone numbers its graph when sealed; before, a route query aborts)
+        simgrid.Actor.create("coburst_dump", hosts[0], ask)
+        engine.run()
     return out
 
 

@@ -26,15 +26,15 @@ def width(count: int) -> int:
 
 
 def opening(description: str | None, comment: str, command: str | None,
-            zone_properties: Mapping[str, str]) -> list[str]:
+            zone_properties: Mapping[str, str], routing: str = "Full") -> list[str]:
     """The text up to the root zone's properties: prologue, the user's description and the
-    generator's comment, ``<platform>``, ``<zone id="root" routing="Full">``, ``generated_by``
-    (the command line, when recorded) and the zone properties."""
+    generator's comment, ``<platform>``, ``<zone id="root" routing=ROUTING>`` (``Full`` unless
+    told), ``generated_by`` (the command line, when recorded) and the zone properties."""
     out = [HEADER]
     if description:
         out.append(f"<!-- {escape(description)} -->\n")
     out.append(f"<!-- {comment} -->\n")
-    out.append("<platform version=\"4.1\">\n  <zone id=\"root\" routing=\"Full\">\n")
+    out.append(f"<platform version=\"4.1\">\n  <zone id=\"root\" routing=\"{routing}\">\n")
     if command:
         out.append(prop("generated_by", command, "    "))
     for key, value in zone_properties.items():
