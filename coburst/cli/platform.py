@@ -84,6 +84,10 @@ def _cluster(args: argparse.Namespace) -> int:
     return _emit(args, render_xml(spec, command), f"{spec.nodes} compute hosts, master host {spec.master!r}")
 
 
+#: bandwidth of every link of ``platform cosched --zero-latency`` (1 byte: 1e-30 s)
+ZERO_LATENCY_BW = "1e30Bps"
+
+
 def _cosched(args: argparse.Namespace) -> int:
     if args.output not in (None, "-"):
         check_output(args.output, "-o/--output")
@@ -97,6 +101,9 @@ def _cosched(args: argparse.Namespace) -> int:
             raise InputError("--zero-latency", None, f"sets every latency to 0: do not give {', '.join(given)}")
         for k in lats:
             setattr(args, k, "0")
+        for k in ("link_bw", "backbone_bw", "membus_bw", "master_bw", "loopback_bw"):
+            if getattr(args, k) is None:  # Batsim's 1-byte messages then take 1e-30 s: no date moves
+                setattr(args, k, ZERO_LATENCY_BW)
     spec = spec_from_options(
         nodes=args.nodes, preset=args.preset, sockets=args.sockets, cores=args.cores, unit=args.unit,
         core_speed=args.core_speed, link_bw=args.link_bw, link_lat=args.link_lat, backbone_bw=args.backbone_bw,
@@ -293,8 +300,10 @@ def register(subparsers) -> None:
     co.add_argument("--loopback-bw", help="bandwidth of the master's loopback (default 10GBps, SimGrid's default)")
     co.add_argument("--loopback-lat", help="latency of the master's loopback (default 0)")
     co.add_argument("--zero-latency", action="store_true",
-                    help="every latency 0 (links, backbone, memory bus, master, loopback): no time between a "
-                         "decision and a job's start or end, as in ELiSE (comparisons with ELiSE)")
+                    help="no network time, as in ELiSE (comparisons with ELiSE): every latency 0 (links, "
+                         f"backbone, memory bus, master, loopback) and every bandwidth not given {ZERO_LATENCY_BW}, "
+                         "so that Batsim's 1-byte messages move no date: jobs start at their decision's date and "
+                         "jobs ending together are reported in one message")
     co.add_argument("--description", help="comment written at the top of the file")
     co.add_argument("--bb-nodes", type=int, help="burst-buffer storage hosts, plus a PFS host (default 0: none)")
     co.add_argument("--bb-capacity", help="capacity of one burst-buffer host, e.g. 40GB (default)")
