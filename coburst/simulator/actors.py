@@ -20,6 +20,7 @@ served one at a time (:meth:`BatsimActors.to_server`).
 
 from __future__ import annotations
 
+from time import perf_counter
 from typing import Any, Generator
 
 from coburst.errors import ProtocolError
@@ -42,6 +43,8 @@ class BatsimActors:
     external = None
     #: ``-W``/``--WS``: the workflows' submitters and the server's side of them (coburst.simulator.workflow)
     workflows = None
+    #: perf_counter date of the next call of ``config.on_progress``
+    _progress_due = 0.0
 
     def message_route(self, src, dst) -> Route:
         """The route of a message from ``src`` to ``dst`` as SimGrid 3.32 gives it to Batsim's
@@ -129,7 +132,10 @@ class BatsimActors:
             raise ProtocolError(f"the scheduler answered SIMULATION_ENDS with events ({types}); the reply to "
                                 "SIMULATION_ENDS must contain no events")
         if self.config.on_progress is not None:
-            self.config.on_progress(now, self.nb_completed, self.nb_submitted)
+            wall = perf_counter()
+            if wall >= self._progress_due:  # a progress bar needs no more than 20 updates a second
+                self._progress_due = wall + 0.05
+                self.config.on_progress(now, self.nb_completed, self.nb_submitted)
         return reply
 
     def waiter(self, target: float) -> Generator:

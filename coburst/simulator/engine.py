@@ -71,7 +71,7 @@ class SimulatorConfig:
     #: called regularly while waiting for the scheduler; returns a reason string if the
     #: scheduler process is known to be gone (used by ``coburst run``)
     peer_alive: Callable[[], str | None] | None = None
-    #: called with the simulated time after each scheduler exchange (progress bars)
+    #: called with the simulated time after a scheduler exchange, at most every 50 ms (progress bars)
     on_progress: Callable[[float, int, int], None] | None = None
     #: the other Batsim 4.2.1 options (``coburst.simulator.arguments.batsim_options``; None: ``simulator.options.DEFAULTS``)
     batsim_options: dict | None = None

@@ -40,6 +40,7 @@ import os
 import sys
 from collections import deque
 from dataclasses import dataclass, field
+from operator import truediv
 from typing import Any, Generator
 
 
@@ -245,8 +246,10 @@ class Clock:
             return math.inf
         if not self._nonunit:
             return min(self.rem)
-        # a rate of 0 never ends (SimGrid skips it)
-        return min((r / q for r, q in zip(self.rem, self.rate) if q > 0), default=math.inf)
+        try:
+            return min(map(truediv, self.rem, self.rate))
+        except ZeroDivisionError:  # a rate of 0 never ends (SimGrid skips it)
+            return min((r / q for r, q in zip(self.rem, self.rate) if q > 0), default=math.inf)
 
     def step(self, delta: float) -> list:
         """Advance by ``delta``; return the owners of the actions that ended, in creation
