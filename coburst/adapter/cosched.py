@@ -47,9 +47,24 @@ class CoschedScheduler(CoburstScheduler):
         self.state = NodeSharingState(self.cluster, self._now())
         self.io = None
         self._seq = 0
+        self._decided_at: float | None = None
         log.info("coburst %s on %r", self.policy.name, self.cluster)
 
-    def onJobSubmission(self, job):
+    def onNoMoreEvents(self):
+        """One decision per date and event, as ELiSE (``framework/realsim/compengine.py``,
+        ``ComputeEngine.sim_step``: one deploy + backfill per simulation step): a message that
+        brings no submitted or ended job at the date of the last decision (Batsim's NOTIFY
+        ``no_more_static_job_to_submit`` after the last submissions) is not a new decision; a
+        second one would deploy again on the board the first left (Filler's order changes
+        with the idle cores)."""
+        if (self.state is not None and not self._incoming and not self._ended
+                and self._decided_at is not None and self._now() == self._decided_at):
+            return
+        super().onNoMoreEvents()
+        if self.state is not None and getattr(self.bs, "running_simulation", True):
+            self._decided_at = self._now()
+
+    def admit(self, job):
         state = self.state
         state.advance(self._now())
         res = int(job.requested_resources)

@@ -61,7 +61,7 @@ class HeteroScheduler(CoburstScheduler):
         self._seq = 0
         log.info("coburst %s on %r", self.policy.name, self.cluster)
 
-    def onJobSubmission(self, job):
+    def admit(self, job):
         state = self.state
         state.advance(self._now())
         info = job.json_dict or {}

@@ -156,6 +156,18 @@ def parse_options(
     return policy, settings
 
 
+def workload_order_key(job_id: str) -> tuple:
+    """Sort key giving the workload's order of jobs submitted at the same date.
+
+    ``"w0!10"`` -> by workload name (Batsim's order), then integer ids by value (``"2"`` before
+    ``"10"``: the order in which coburst's generators, SWF logs and ELiSE number and list their
+    jobs), then other ids as strings (Batsim's order, after the integer ones)."""
+    workload, _, local = job_id.rpartition("!")
+    if local.isdigit() or (local[:1] == "-" and local[1:].isdigit()):
+        return (workload, 0, int(local), local)
+    return (workload, 1, 0, local)
+
+
 class CoburstScheduler(BatsimScheduler):
     """Base pybatsim scheduler running a coburst policy (module doc).
 
@@ -198,6 +210,7 @@ class CoburstScheduler(BatsimScheduler):
         #: a dict to keep the placements of ended jobs in (tests, studies); None: forgotten
         self.placement_history: dict[str, dict[int, int]] | None = None
         self._wakeups: set[float] = set()
+        self._incoming: list[Any] = []           # pybatsim jobs submitted in this message
         self._released: list[Job] = []
         self._ended: list[Job] = []
         self.nb_decisions = 0
@@ -255,6 +268,24 @@ class CoburstScheduler(BatsimScheduler):
         log.info("coburst %s on %r", self.policy.name, self.cluster)
 
     def onJobSubmission(self, job):
+        """Held until the message's last event: the submissions of one date then enter the
+        queue in the workload's order (:meth:`admit_submissions`), not Batsim's."""
+        self._incoming.append(job)
+
+    def admit_submissions(self) -> None:
+        """Admit the jobs submitted in this message in the workload's order
+        (:func:`workload_order_key`).  Batsim 4.2.1 submits the jobs of one date ordered by their
+        id as a string (``job_comparator_subtime_number``, src/jobs.cpp: "0", "1", "10", "100",
+        "11", ...), and ``coburst sim`` does the same; a queue in arrival order would rank them
+        so.  Every family's queue (and submission rank ``seq``) follows this order."""
+        incoming, self._incoming = self._incoming, []
+        if len(incoming) > 1:
+            incoming.sort(key=lambda j: (float(j.submit_time), workload_order_key(j.id)))
+        for job in incoming:
+            self.admit(job)
+
+    def admit(self, job):
+        """One submitted job enters the scheduler's state (or is rejected at once)."""
         if self.io is not None and self.io.owns(job.id):
             return  # echo of a dynamic sub-job (--acknowledge-dynamic-jobs)
         state = self.state
@@ -309,6 +340,8 @@ class CoburstScheduler(BatsimScheduler):
         state = self.state
         if state is None or not getattr(self.bs, "running_simulation", True):
             return  # before SIMULATION_BEGINS or after SIMULATION_ENDS: no reply events
+        if self._incoming:
+            self.admit_submissions()
         state.advance(self._now())
         if self._ended:
             ended, self._ended = self._ended, []
