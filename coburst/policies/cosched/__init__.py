@@ -2,7 +2,7 @@
 
 >>> from coburst.policies import cosched
 >>> cosched.get("easy-co")
-EASYCo(backfill_depth=100)
+EASYCo(backfill_depth=100, backfill_rule='easy', placement_order='serial')
 
 Traditional, compact (:mod:`.traditional`): ``fcfs``, ``easy``, ``conservative``, ``sjf``,
 ``ljf``.  Co-scheduling, spread (:mod:`.easy_co`): ``easy-co``, ``sjf-co``, ``ljf-co``,

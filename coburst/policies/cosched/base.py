@@ -33,10 +33,17 @@ from coburst.core.nodeshare import COMPACT, SPREAD, Board, CoJob, NodeSharingSta
 from coburst.errors import InputError
 from coburst.policies.base import Param, Policy
 
-__all__ = ["CoPolicy", "deploy", "easy_backfill", "BACKFILL_DEPTH", "HeatmapParam", "AppSpeeds", "load_heatmap_param"]
+__all__ = ["CoPolicy", "deploy", "easy_backfill", "BACKFILL_DEPTH", "BACKFILL_RULE", "HeatmapParam", "AppSpeeds", "load_heatmap_param"]
 
 BACKFILL_DEPTH = Param("backfill_depth", int, 100, lambda v: v >= 0,
                        "number of waiting jobs after the reserved one tried for backfilling (>= 0; ELiSE: 100)")
+
+
+#: EASY's rule (Lifka 1995; Kellari 2025, §5.1.2), or ELiSE's (module doc of :func:`easy_backfill`)
+BACKFILL_RULES = ("easy", "elise")
+BACKFILL_RULE = Param("backfill_rule", str, "easy", lambda v: v in BACKFILL_RULES,
+                      "easy (a job starts if it ends by the reserved job's date or leaves it room) or elise (only "
+                      "if it ends by that date: ELiSE's EASYScheduler.backfill / RanksCoscheduler.backfill)")
 
 
 def _heatmap_ok(value: Any) -> bool:
@@ -102,7 +109,7 @@ class CoPolicy(Policy):
 
     co: ClassVar[bool] = False
     backfilling: ClassVar[bool] = True
-    params: ClassVar[tuple[Param, ...]] = (BACKFILL_DEPTH,)
+    params: ClassVar[tuple[Param, ...]] = (BACKFILL_DEPTH, BACKFILL_RULE)
 
     # ------------------------------------------------------------------ hooks
     def order(self, state: NodeSharingState, board: Board) -> list[CoJob]:
@@ -161,12 +168,14 @@ def deploy(policy: CoPolicy, queue: Sequence[CoJob], board: Board, state: NodeSh
 
 
 def _shadow(policy: CoPolicy, head: CoJob, board: Board, state: NodeSharingState,
-            started: list) -> tuple[float, Board] | None:
+            started: list, elise: bool = False) -> tuple[float, Board] | None:
     """Earliest date at which ``head`` could be placed, running jobs (and those started in
-    this decision) ending at their walltimes, and the board at that date."""
+    this decision) ending at their walltimes, and the board at that date.  ``elise``: as
+    ELiSE's loop, which tests the head only after releasing a running job (a head that fits
+    now gets the first walltime end; none without running jobs)."""
     mode = policy.mode(head, state)
     sb = board.copy()
-    if sb.fits(mode, head.nodes, head.bb):
+    if not elise and sb.fits(mode, head.nodes, head.bb):
         return state.now, sb
     running = state.running
     mine = sorted(((end, -1 - i, pl) for i, (end, pl) in enumerate(started)), key=lambda e: (e[0], e[1]))
@@ -182,9 +191,27 @@ def easy_backfill(policy: CoPolicy, rest: Sequence[CoJob], board: Board, state: 
                   decisions: PlacementDecisions, started: list) -> None:
     """EASY backfilling (Kellari 2025, §5.1.2; Lifka 1995): the reservation head keeps its
     earliest date; each of the next ``backfill_depth`` jobs (in the policy's order) starts
-    now when it fits and either ends by that date or leaves the head room at that date."""
-    head = policy.reservation_head(rest, state)
-    found = _shadow(policy, head, board, state, started)
+    now when it fits and either ends by that date or leaves the head room at that date.
+
+    ``backfill_rule = "elise"``: ELiSE's rule instead (``framework/realsim/scheduler/schedulers/
+    easy.py``, ``EASYScheduler.backfill``; ``framework/realsim/scheduler/coschedulers/ranks/
+    ranks.py``, ``RanksCoscheduler.backfill``): the head's date is found the same way (running
+    jobs released at their walltime ends, earliest first, until the head fits), and a
+    candidate starts only if its walltime ends by that date (``b_job.wall_time <=
+    min_estimated_time``); a job that would end later never starts, even on nodes the head
+    does not need.  ELiSE tests the head only after releasing a running job: a head that fits
+    now (a reordering policy deployed others before it) is not started by the backfill and
+    its date is the first walltime end (:func:`_shadow`).  ELiSE's backfill reads its real queue, not the policy's order: the head is
+    the oldest waiting job and the candidates are the next ``backfill_depth`` waiting jobs in
+    submission order (``waiting_queue[1:backfill_depth + 1]``), whatever order the policy
+    deployed in (Filler, SJF...)."""
+    elise = getattr(policy, "backfill_rule", "easy") == "elise"
+    if elise:  # ELiSE's backfill reads its real queue: submission order, the oldest job reserved
+        rest = sorted(rest, key=lambda j: j.seq)
+        head = rest[0]
+    else:
+        head = policy.reservation_head(rest, state)
+    found = _shadow(policy, head, board, state, started, elise)
     if found is None:
         return
     shadow, sb = found
@@ -203,6 +230,8 @@ def easy_backfill(policy: CoPolicy, rest: Sequence[CoJob], board: Board, state: 
             break
         tried += 1
         end = state.now + job.walltime
+        if end > shadow and elise:
+            continue
         if end > shadow:
             key = (policy.mode(job, state), job.bb, policy.node_order_key(job))
             if job.nodes >= delaying.get(key, 1 << 62):

@@ -13,18 +13,40 @@ head:
 
 from __future__ import annotations
 
-from coburst.core.nodeshare import Board, CoJob, NodeSharingState
-from coburst.policies.cosched.base import CoPolicy
+import numpy as np
+
+from coburst.core.nodeshare import COMPACT, Board, CoJob, NodeSharingState
+from coburst.policies.base import Param
+from coburst.policies.cosched.base import BACKFILL_DEPTH, BACKFILL_RULE, CoPolicy
 from coburst.policies.cosched.traditional import by_walltime
+
+#: "serial": nodes in index order; "shared-first": half-free nodes (one job already there) in
+#: index order, then idle ones (ELiSE's Random Ranks and Filler Co-Schedulers)
+NODE_ORDERS = ("serial", "shared-first")
+NODE_ORDER = Param("placement_order", str, "serial", lambda v: v in NODE_ORDERS,
+                   "serial (nodes in index order) or shared-first (half-free nodes first, as ELiSE's "
+                   "RandomRanksCoscheduler.host_alloc_condition)")
 
 
 class EASYCo(CoPolicy):
-    """EASY Co-schedule (Kellari 2025, §5.2.1; ELiSE's EASY Co-Scheduler): submission order,
-    spread placements, EASY backfilling."""
+    """EASY Co-schedule (Kellari 2025, §5.2.1; ELiSE's Random Ranks Co-Scheduler with
+    backfilling): submission order, spread placements, EASY backfilling.
+
+    ``placement_order = "shared-first"``: a spread job takes the half-free nodes first, then idle
+    ones, each in index order, as ELiSE's co-schedulers do
+    (``framework/realsim/scheduler/coschedulers/ranks/randomranks.py``,
+    ``RandomRanksCoscheduler.host_alloc_condition`` = host not idle, hosts sorted by it,
+    highest first, stably, in ``Scheduler.allocation``); "serial" (default): index order."""
 
     family = "easy-co"
     source = "Kellari 2025, §5.2.1"
     co = True
+    params = (BACKFILL_DEPTH, BACKFILL_RULE, NODE_ORDER)
+
+    def node_order(self, job: CoJob, mode: str, board: Board, state: NodeSharingState) -> np.ndarray | None:
+        if mode == COMPACT or getattr(self, "placement_order", "serial") != "shared-first":
+            return None
+        return np.argsort(board.jobs_on == 0, kind="stable")
 
 
 class SJFCo(EASYCo):

@@ -35,8 +35,8 @@ import numpy as np
 
 from coburst.core.nodeshare import Board, CoJob, NodeSharingState
 from coburst.policies.base import Param
-from coburst.policies.cosched.base import BACKFILL_DEPTH, AppSpeeds, HeatmapParam, load_heatmap_param
-from coburst.policies.cosched.easy_co import EASYCo
+from coburst.policies.cosched.base import BACKFILL_DEPTH, BACKFILL_RULE, AppSpeeds, HeatmapParam, load_heatmap_param
+from coburst.policies.cosched.easy_co import NODE_ORDER, EASYCo
 from coburst.policies.cosched.popularity import THRESHOLD, PopularityRanks
 
 SORT_DEPTH = Param("sort_depth", (int, type(None)), None, lambda v: v is None or v >= 1,
@@ -57,7 +57,7 @@ class Filler(EASYCo):
 
     family = "filler"
     source = "ELiSE paper, Alg. 2; Kellari 2025, §5.2.6"
-    params = (BACKFILL_DEPTH, SORT_DEPTH)
+    params = (BACKFILL_DEPTH, BACKFILL_RULE, NODE_ORDER, SORT_DEPTH)
 
     def scores(self, jobs: list[CoJob], board: Board, state: NodeSharingState) -> np.ndarray:
         f0 = gap_factor(jobs, board.free_cores())
@@ -102,7 +102,7 @@ class PopFiller(Filler):
 
     family = "pop-filler"
     source = "Kellari 2025, §5.2.7.2"
-    params = (BACKFILL_DEPTH, SORT_DEPTH, HeatmapParam, THRESHOLD)
+    params = (BACKFILL_DEPTH, BACKFILL_RULE, NODE_ORDER, SORT_DEPTH, HeatmapParam, THRESHOLD)
 
     def __init__(self, **kwargs):
         super().__init__(**kwargs)

@@ -34,7 +34,7 @@ from __future__ import annotations
 import numpy as np
 
 from coburst.core.nodeshare import COMPACT, Board, CoJob, NodeSharingState
-from coburst.policies.cosched.base import BACKFILL_DEPTH, AppSpeeds, HeatmapParam, load_heatmap_param
+from coburst.policies.cosched.base import BACKFILL_DEPTH, BACKFILL_RULE, AppSpeeds, HeatmapParam, load_heatmap_param
 from coburst.policies.cosched.easy_co import EASYCo
 
 
@@ -44,7 +44,7 @@ class PairGreedy(EASYCo):
 
     family = "pair-greedy"
     source = "Kuchumov & Korkhov 2021, §4.2 (FCS), on pairs"
-    params = (BACKFILL_DEPTH, HeatmapParam)
+    params = (BACKFILL_DEPTH, BACKFILL_RULE, HeatmapParam)
 
     def __init__(self, **kwargs):
         super().__init__(**kwargs)

@@ -26,7 +26,7 @@ import numpy as np
 
 from coburst.core.nodeshare import COMPACT, SPREAD, Board, CoJob, NodeSharingState
 from coburst.policies.base import Param
-from coburst.policies.cosched.base import BACKFILL_DEPTH, AppSpeeds, CoPolicy, HeatmapParam, load_heatmap_param
+from coburst.policies.cosched.base import BACKFILL_DEPTH, BACKFILL_RULE, AppSpeeds, CoPolicy, HeatmapParam, load_heatmap_param
 
 
 def _finite(v) -> bool:
@@ -60,7 +60,7 @@ class Popularity(CoPolicy):
     family = "popularity"
     source = "Kellari 2025, §5.2.5"
     co = True
-    params = (BACKFILL_DEPTH, HeatmapParam, THRESHOLD,
+    params = (BACKFILL_DEPTH, BACKFILL_RULE, HeatmapParam, THRESHOLD,
               Param("min_rank", int, 1, lambda v: v >= 0, "jobs ranked below this run compact (>= 0)"))
 
     def __init__(self, **kwargs):
