@@ -113,15 +113,53 @@ def _check(args: argparse.Namespace) -> int:
     return 0
 
 
-def _elise(args: argparse.Namespace) -> int:
+def _cosched_shape(platform: str | None) -> tuple[int, int, int | None, int]:
+    """(cores per node, units per node, nodes, cores per unit) of a ``coburst platform cosched``
+    file (default: ARIS, 20 cores in 4 half-socket units, any node count)."""
     import xml.etree.ElementTree as ET
 
     from coburst.errors import InputError
+
+    if not platform:
+        return 20, 4, None, 5
+    read_bytes(platform, "platform file")
+    try:
+        root = ET.parse(platform).getroot()
+    except (OSError, ET.ParseError) as exc:
+        raise InputError(platform, None, f"cannot read the platform: {exc}") from None
+    zone = root.find("zone")
+    props = {p.get("id"): p.get("value") for p in (zone.findall("prop") if zone is not None else [])}
+    try:
+        sockets, per_socket = int(props["sockets"]), int(props["cores_per_socket"])
+        units = sockets * int(props["units_per_socket"])
+        return sockets * per_socket, units, int(props["nodes"]), sockets * per_socket // units
+    except (KeyError, ValueError, ZeroDivisionError):
+        raise InputError(platform, "root zone properties",
+                         "not a co-scheduling platform (made by coburst platform cosched)") from None
+
+
+def _elise(args: argparse.Namespace) -> int:
+    from coburst.errors import InputError
+    from coburst.fileio import atomic_write
     from coburst.models.heatmap import bundled_names, bundled_seed, load_seed
     from coburst.workloads.batsim_json import write_workload
-    from coburst.workloads.elise import generate
+    from coburst.workloads.elise import from_job_list, generate
 
     check_output(args.output, "-o/--output")
+    if args.from_list and args.run:
+        raise InputError("--from", args.from_list, "give --from (an ELiSE job list) or --run (a run), not both")
+    cores, units, max_nodes, per_unit = _cosched_shape(args.platform)
+    if args.run:  # a run's _jobs.csv -> ELiSE's results file
+        from coburst.analysis.elise import run_text
+        if not args.workload:
+            raise InputError("--run", args.run, "needs -w/--workload (the run's workload)")
+        read_bytes(args.run, "jobs file")
+        text = run_text(args.run, args.workload, units_per_node=units, cores_per_unit=per_unit)
+        with atomic_write(args.output) as fh:
+            fh.write(text)
+        if not args.quiet:
+            print(f"{args.output}: {text.count(chr(10)) - 1} jobs in ELiSE's results format", file=sys.stderr)
+        return 0
     if Path(args.seed_apps).is_dir():
         raise InputError("--seed-apps", args.seed_apps, "is a directory, expected a seed file or a bundled name")
     if Path(args.seed_apps).is_file():
@@ -133,28 +171,23 @@ def _elise(args: argparse.Namespace) -> int:
             raise InputError("--seed-apps", args.seed_apps, "neither a seed file nor a bundled seed") from None
     else:
         raise InputError("--seed-apps", args.seed_apps, "no such seed file")
-    cores, units, max_nodes = 20, 4, None
-    if args.platform:
-        read_bytes(args.platform, "platform file")
-        try:
-            root = ET.parse(args.platform).getroot()
-        except (OSError, ET.ParseError) as exc:
-            raise InputError(args.platform, None, f"cannot read the platform: {exc}") from None
-        zone = root.find("zone")
-        props = {p.get("id"): p.get("value") for p in (zone.findall("prop") if zone is not None else [])}
-        try:
-            sockets, per_socket = int(props["sockets"]), int(props["cores_per_socket"])
-            cores, units = sockets * per_socket, sockets * int(props["units_per_socket"])
-            max_nodes = int(props["nodes"])
-        except (KeyError, ValueError):
-            raise InputError(args.platform, "root zone properties",
-                             "not a co-scheduling platform (made by coburst platform cosched)") from None
-    pick = args.pick if args.pick in ("random", "frequency") else [x for x in args.pick.split(",") if x]
-    doc = generate(apps, args.jobs, cores_per_node=cores, units_per_node=units, pick=pick, arrival=args.arrival,
-                   interarrival=args.interarrival, weibull_shape=args.weibull_shape,
-                   walltime_factor=args.walltime_factor, seed=args.seed, max_nodes=max_nodes,
-                   description=f"ELiSE-style workload: {args.jobs} jobs from {args.seed_apps}, seed {args.seed}")
-    write_workload(doc, args.output)
+    if args.from_list:
+        from coburst.analysis.elise import read_job_list
+        doc = from_job_list(read_job_list(args.from_list), apps, cores_per_node=cores, units_per_node=units,
+                            max_nodes=max_nodes, source=args.from_list,
+                            description=f"ELiSE job list {Path(args.from_list).name}, seed {args.seed_apps}")
+    else:
+        pick = args.pick if args.pick in ("random", "frequency") else [x for x in args.pick.split(",") if x]
+        doc = generate(apps, args.jobs, cores_per_node=cores, units_per_node=units, pick=pick, arrival=args.arrival,
+                       interarrival=args.interarrival, weibull_shape=args.weibull_shape,
+                       walltime_factor=args.walltime_factor, seed=args.seed, max_nodes=max_nodes,
+                       description=f"ELiSE-style workload: {args.jobs} jobs from {args.seed_apps}, seed {args.seed}")
+    if args.elise_list:
+        from coburst.analysis.elise import job_list_text
+        with atomic_write(args.output) as fh:
+            fh.write(job_list_text(doc))
+    else:
+        write_workload(doc, args.output)
     if not args.quiet:
         print(f"{args.output}: {len(doc['jobs'])} jobs, {len(doc['profiles'])} applications", file=sys.stderr)
     return 0
@@ -269,6 +302,14 @@ def register(subparsers) -> None:
     elise.add_argument("--weibull-shape", type=opt_float(0.05, 1e3), default=1.5, help="Weibull shape (default 1.5)")
     elise.add_argument("--walltime-factor", type=opt_float(0, 1e6, exclusive_minimum=True), default=1.4, help="walltime / compact time (default 1.4)")
     elise.add_argument("--seed", type=SEED, default=0, help="random seed (default 0); same seed, same bytes")
+    elise.add_argument("--from", dest="from_list", default=None, metavar="FILE",
+                       help="read ELiSE's job list (the CSV of its List Generator and of its results: "
+                            "application, submit time and walltime of each job) instead of drawing jobs")
+    elise.add_argument("--elise-list", action="store_true",
+                       help="write the jobs as an ELiSE job list (CSV) instead of a Batsim workload")
+    elise.add_argument("--run", default=None, metavar="JOBS_CSV",
+                       help="write a run (its _jobs.csv, with -w its workload) as ELiSE writes its results")
+    elise.add_argument("-w", "--workload", default=None, help="the run's workload (with --run)")
     elise.add_argument("-q", "--quiet", action="store_true", help="print nothing on success")
     elise.set_defaults(func=_elise)
 

@@ -107,3 +107,54 @@ def _arrivals(rng: np.random.Generator, n: int, kind: str, mean: float, shape: f
         gaps = mean * rng.weibull(shape, size=n) / math.gamma(1.0 + 1.0 / shape)
     gaps[0] = 0.0  # the first job arrives at 0
     return [int(round(t)) for t in np.cumsum(gaps)]
+
+
+def from_job_list(jobs, apps: Sequence[AppSeed], *, cores_per_node: int, units_per_node: int,
+                  max_nodes: int | None = None, source: str = "job list", description: str = "") -> dict:
+    """A Batsim workload from an ELiSE job list (:func:`coburst.analysis.elise.read_job_list`),
+    as ELiSE builds its jobs from it (``framework/realsim/generators/keyslist.py``,
+    ``KeysListGenerator.generate_jobs_set``, then ``framework/realsim/compengine.py``,
+    ``ComputeEngine.setup_preloaded_jobs``):
+
+    * the application (field 14) is looked up in the seed: its process count and its compact
+      (median) time, the ``delay`` of the job's profile;
+    * the walltime is the list's (field 9), the submit time the list's (field 2);
+    * jobs are stably sorted by submit time, the times shifted so that the first job arrives
+      at 0, and numbered 0, 1, ... in that order (ELiSE's job ids, the ``Job Number`` of its
+      results): the workload's order is the list's order among jobs submitted together.
+
+    Errors name the file, the line and the problem: an application the seed does not know, a
+    process count (field 8, when given) other than the seed's, a job wider than the machine."""
+    if not jobs:
+        raise InputError(source, None, "no job")
+    by_name = {a.name: a for a in apps}
+    rows = []
+    for job in jobs:
+        app = by_name.get(job.app)
+        if app is None:
+            known = ", ".join(sorted(by_name)) or "none"
+            raise InputError(source, f"line {job.line}, field 14 (Executable Number)",
+                             f"application {job.app!r} is not in the seed (known: {known})")
+        if not app.processes:
+            raise InputError(source, f"line {job.line}", f"the seed gives no process count for {job.app!r}")
+        if job.processes is not None and job.processes != app.processes:
+            raise InputError(source, f"line {job.line}, field 8 (Requested Number of Processors)",
+                             f"{job.processes} processes, the seed's {job.app!r} has {app.processes}")
+        nodes = _nodes(app, cores_per_node)
+        if max_nodes is not None and nodes > max_nodes:
+            raise InputError(source, f"line {job.line}", f"{job.app!r} needs {nodes} nodes, the platform has "
+                             f"{max_nodes}")
+        rows.append((job, app, nodes))
+    rows.sort(key=lambda r: r[0].submit)  # stable, as ELiSE's list.sort
+    first = rows[0][0].submit
+    out, profiles = [], {}
+    for i, (job, app, nodes) in enumerate(rows):
+        profiles[app.name] = {"type": "delay", "delay": float(app.compact_time)}
+        sub = job.submit - first
+        out.append({"id": i, "subtime": int(sub) if sub.is_integer() else sub, "walltime": job.walltime,
+                    "res": nodes * units_per_node, "profile": app.name, "app": app.name,
+                    "processes": int(app.processes), "compact_nodes": nodes})
+    doc = {"nb_res": max(j["res"] for j in out), "jobs": out, "profiles": dict(sorted(profiles.items()))}
+    if description:
+        doc = {"description": description, **doc}
+    return doc
