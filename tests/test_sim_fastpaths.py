@@ -10,6 +10,9 @@
   (:func:`coburst.simulator.l07._solve_together`) on random variables: shared and FATPIPE
   links, bounds, weights, and bandwidths large enough that a constraint is left above
   ``maxmin/precision`` after the first pass (a second pass).
+* :class:`coburst.simulator.l07.PairTable` (a ``parallel_homogeneous`` task's links counted
+  from numpy tables of the host pairs' routes) against the routes taken one by one, on
+  random platforms (links repeated in a route, FATPIPE links, hosts listed twice).
 
 The kernel as a whole against SimGrid 3.32 and Batsim is tests/test_sim_l07.py and the
 cross-engine suite; these tests pin the fast paths on inputs those do not reach.
@@ -238,3 +241,73 @@ def test_solve_uses_the_fast_path_for_a_lone_message_and_the_general_one_otherwi
     assert set(map(id, system.solve())) == {id(a), id(b)} and a.value == b.value == 5.0
     system.remove(a)
     assert system.solve() == [b] and b.value == 10.0
+
+
+# ---------------------------------------------------------------------- parallel tasks' links
+
+class _Link:
+    def __init__(self, name, bandwidth, fatpipe):
+        self.name, self.bandwidth, self.fatpipe = name, bandwidth, fatpipe
+
+    def get_sharing_policy(self):
+        from coburst.simulator._simgrid import simgrid
+
+        policy = simgrid.Link.SharingPolicy
+        return policy.FATPIPE if self.fatpipe else policy.SHARED
+
+
+class _Host:
+    """What :class:`coburst.simulator.l07.Network` reads of a SimGrid host."""
+
+    def __init__(self, name, routes):
+        self.name, self.routes = name, routes
+        self.core_count, self.speed = 1, 1e9
+
+    def route_to(self, other):
+        return self.routes[other.name]
+
+
+@st.composite
+def platforms(draw):
+    """Hosts whose routes are random link sequences (repeats allowed, FATPIPE or shared)."""
+    nb_links = draw(st.integers(1, 12))
+    links = [_Link(f"l{k}", draw(st.sampled_from([1e8, 1.25e9, 1e10])), draw(st.booleans())) for k in range(nb_links)]
+    names = [f"h{k}" for k in range(draw(st.integers(2, 9)))]
+    routes = {}
+    for a in names:
+        for b in names:
+            chosen = draw(st.lists(st.sampled_from(links), max_size=6))
+            routes[(a, b)] = (chosen, draw(st.sampled_from([0.0, 1e-6, 2.5e-5, 1e-4, 3e-4])))
+    hosts = {name: _Host(name, {b: routes[(name, b)] for b in names}) for name in names}
+    return hosts
+
+
+@settings(max_examples=200, deadline=None)
+@given(platforms(), st.data())
+def test_parallel_homogeneous_links_from_the_table_as_from_the_routes(hosts, data):
+    """The same elements (constraint and weight, as a set: their order in a variable changes
+    no value), latency and bound through :class:`l07.PairTable` as through the routes one by
+    one, over several tasks on one network (the table fills as pairs come)."""
+    names = sorted(hosts)
+    with_table, by_routes = l07.Network(), l07.Network()
+    saved = l07.PairTable.MAX_HOSTS
+    for _ in range(data.draw(st.integers(1, 4))):
+        chosen = data.draw(st.lists(st.sampled_from(names), min_size=2, max_size=7))
+        com = data.draw(st.sampled_from([1.0, 88736148.0, 0.1, 3e9]))
+        n = len(chosen)
+        matrix = [0.0 if i == j else com for i in range(n) for j in range(n)]
+        flops = [1e9] * n
+        a = l07.ptask(with_table, [hosts[h] for h in chosen], flops, matrix)
+        try:
+            l07.PairTable.MAX_HOSTS = -1  # the routes one by one
+            b = l07.ptask(by_routes, [hosts[h] for h in chosen], flops, matrix)
+        finally:
+            l07.PairTable.MAX_HOSTS = saved
+        assert with_table._table is not None and by_routes._table is None
+
+        def elements(action):
+            return sorted((cnst.name, weight.hex()) for cnst, weight in action.var.elems)
+
+        assert elements(a) == elements(b)
+        assert len(a.var.elems) == len(b.var.elems)
+        assert (a.latency.hex(), a.net_bound, a.empty) == (b.latency.hex(), b.net_bound, b.empty)

@@ -384,6 +384,7 @@ class Network:
         self._hosts: list = []  # number -> host
         self._cpus: list = []  # number -> CPU constraint (None until used)
         self._rows: list[dict[int, Route]] = []  # number -> {destination number: route}
+        self._table: PairTable | None = None  # link numbers per host pair (see pair_links)
 
     def number(self, host) -> int:
         number = self._numbers.get(id(host))
@@ -430,6 +431,20 @@ class Network:
         """Give the route between two hosts (where SimGrid 4.1's ``route_to`` cannot)."""
         self.routes[(a.name, b.name)] = route
         self._rows[self.number(a)][self.number(b)] = route
+        self._table = None  # (built again from the rows when next needed)
+
+    def pair_links(self, numbers: list[int]) -> tuple | None:
+        """The links crossed by the communications between every two different positions of
+        ``numbers`` (host numbers; the same host at two positions communicates with itself),
+        counted, and the largest latency among those routes: ``([(constraint, crossings)],
+        latency)``, constraints in the order of their first use on this platform.  None when
+        the platform has too many hosts for the table (:class:`PairTable`)."""
+        if len(self._hosts) > PairTable.MAX_HOSTS:
+            return None
+        table = self._table
+        if table is None:
+            table = self._table = PairTable(self)
+        return table.count(numbers)
 
     def _row(self, i: int, numbers: list, get, amounts: list) -> list:
         """The routes from host number ``i`` to the hosts ``numbers`` (``get`` is
@@ -448,6 +463,90 @@ class Network:
             if row.get(j) is None:
                 row[j] = self.route(hosts[i], hosts[j]) if not amount <= 0 else None
         return list(compress(get(row), map(_POSITIVE, amounts)))
+
+
+class PairTable:
+    """The routes between host pairs as numpy tables, filled as pairs are first used: for
+    hosts ``i``, ``j`` the numbers of the links of ``route(i, j)`` (padded with -1) and its
+    latency.  A ``parallel_homogeneous`` task on ``n`` hosts crosses the routes of its
+    ``n (n - 1)`` pairs; counting their links is then one gather and one ``bincount``
+    instead of a Python loop over every crossing (the same counts, hence the same weights).
+    Only for platforms of up to ``MAX_HOSTS`` hosts (the table holds hosts^2 x longest
+    route link numbers: 512 hosts and 8 links = 8 MB)."""
+
+    MAX_HOSTS = 512
+
+    def __init__(self, network: Network):
+        import numpy as np
+
+        self.np = np
+        self.network = network
+        self.size = 0
+        self.width = 1
+        self.links = np.full((0, 0, 1), -1, dtype=np.int32)
+        self.latency = np.zeros((0, 0))
+        self.known = np.zeros((0, 0), dtype=bool)
+        self.index: dict[int, int] = {}  # id(constraint) -> link number
+        self.constraints: list[Constraint] = []  # link number -> constraint
+
+    def _grow(self, size: int, width: int) -> None:
+        np = self.np
+        size = max(size, self.size)
+        width = max(width, self.width)
+        if size > self.size:
+            size = max(size, min(2 * self.size, PairTable.MAX_HOSTS))
+        links = np.full((size, size, width), -1, dtype=np.int32)
+        links[:self.size, :self.size, :self.width] = self.links
+        latency = np.zeros((size, size))
+        latency[:self.size, :self.size] = self.latency
+        known = np.zeros((size, size), dtype=bool)
+        known[:self.size, :self.size] = self.known
+        self.links, self.latency, self.known = links, latency, known
+        self.size, self.width = size, width
+
+    def _fill(self, i: int, j: int) -> None:
+        network = self.network
+        row = network._rows[i]
+        route = row.get(j)
+        if route is None:
+            route = row[j] = network.route(network._hosts[i], network._hosts[j])
+        if len(route.links) > self.width:
+            self._grow(self.size, len(route.links))
+        index = self.index
+        numbers = []
+        for cnst in route.links:
+            k = index.get(id(cnst))
+            if k is None:
+                k = index[id(cnst)] = len(self.constraints)
+                self.constraints.append(cnst)
+            numbers.append(k)
+        self.links[i, j, :] = -1
+        self.links[i, j, :len(numbers)] = numbers
+        self.latency[i, j] = route.latency
+        self.known[i, j] = True
+
+    def count(self, numbers: list[int]) -> tuple:
+        np = self.np
+        n = len(numbers)
+        if max(numbers) >= self.size:
+            self._grow(max(numbers) + 1, self.width)
+        idx = np.array(numbers)
+        rows, cols = np.ix_(idx, idx)
+        pairs = ~np.eye(n, dtype=bool)
+        missing = pairs & ~self.known[rows, cols]
+        if missing.any():
+            for a, b in zip(*missing.nonzero()):
+                if not self.known[numbers[a], numbers[b]]:
+                    self._fill(numbers[a], numbers[b])
+        crossed = self.links[rows, cols][pairs].ravel()
+        crossed = crossed[crossed >= 0]
+        latency = float(self.latency[rows, cols][pairs].max())
+        if not len(crossed):
+            return [], latency
+        counts = np.bincount(crossed)
+        used = counts.nonzero()[0]
+        constraints = self.constraints
+        return [(constraints[k], m) for k, m in zip(used.tolist(), counts[used].tolist())], latency
 
 
 def _fatpipe_policy():
@@ -516,24 +615,31 @@ def ptask(network: Network, hosts: list, flops: list[float], bytes_: list[float]
         sizes = [size for size in set(bytes_) if not size <= 0]
         if len(sizes) == 1 and sizes[0] == sizes[0]:  # one size (not NaN): count the crossings
             com = sizes[0]
-            get = itemgetter(*numbers)
-            row_of = network._row
-            crossed: list = []
-            extend = crossed.extend
-            for i in range(n):
-                routes = row_of(numbers[i], numbers, get, bytes_[i * n:i * n + n])
-                if routes:
-                    extend(chain.from_iterable(map(_LINKS, routes)))
-                    latency = max(latency, max(map(_LATENCY, routes)))
+            counted = None
+            if bytes_.count(com) == n * n - n and not any(amount > 0 for amount in bytes_[::n + 1]):
+                # every pair communicates, no host with itself (parallel_homogeneous): the table
+                counted = network.pair_links(numbers)
+            if counted is not None:
+                counts, latency = counted
+            else:
+                get = itemgetter(*numbers)
+                row_of = network._row
+                crossed: list = []
+                extend = crossed.extend
+                for i in range(n):
+                    routes = row_of(numbers[i], numbers, get, bytes_[i * n:i * n + n])
+                    if routes:
+                        extend(chain.from_iterable(map(_LINKS, routes)))
+                        latency = max(latency, max(map(_LATENCY, routes)))
+                counts = list(Counter(crossed).items())
             lat_current = latency * com
-            counts = Counter(crossed)
             if counts:
                 sums = [0.0, com]
                 total = com
-                for _ in range(max(counts.values()) - 1):
+                for _ in range(max(m for _, m in counts) - 1):
                     total += com
                     sums.append(total)
-                elems.extend((cnst, com if cnst.fatpipe else sums[m]) for cnst, m in counts.items())
+                elems.extend((cnst, com if cnst.fatpipe else sums[m]) for cnst, m in counts)
             links = len(counts)
         elif sizes:
             weights: dict[int, list] = {}  # constraint id -> [constraint, weight], first-use order
