@@ -151,8 +151,9 @@ def _elise(args: argparse.Namespace) -> int:
     cores, units, max_nodes, per_unit = _cosched_shape(args.platform)
     if args.run:  # a run's _jobs.csv -> ELiSE's results file
         from coburst.analysis.elise import run_text
-        if not args.workload:
-            raise InputError("--run", args.run, "needs -w/--workload (the run's workload)")
+        if not args.workload or not args.platform:
+            raise InputError("--run", args.run, "needs -w/--workload and -p/--platform (the run's workload and "
+                             "co-scheduling platform)")
         read_bytes(args.run, "jobs file")
         text = run_text(args.run, args.workload, units_per_node=units, cores_per_unit=per_unit)
         with atomic_write(args.output) as fh:
