@@ -10,6 +10,7 @@ message raises :class:`~coburst.errors.ProtocolError`.
 from __future__ import annotations
 
 import json
+import logging
 import sys
 import threading
 import time
@@ -376,6 +377,21 @@ class _Channel:
     outgoing: Any = None
 
 
+#: pybatsim's ``Batsim`` class logs every message it receives and sends at INFO level
+_PYBATSIM_LOG = logging.getLogger("batsim.batsim")
+
+
+class _Message(dict):
+    """A message handed to pybatsim: a dict, whose text is the JSON it was read from."""
+
+    __slots__ = ("text",)
+
+    def __repr__(self) -> str:
+        return self.text
+
+    __str__ = __repr__
+
+
 class _MemoryNetwork:
     """pybatsim's ``NetworkHandler`` interface over a :class:`_Channel`."""
 
@@ -395,7 +411,15 @@ class _MemoryNetwork:
 
     def recv(self, blocking=False):
         raw = self.recv_string(blocking)
-        return None if raw is None else json.loads(raw)
+        if raw is None:
+            return None
+        msg = json.loads(raw)
+        if not _PYBATSIM_LOG.isEnabledFor(logging.INFO):
+            # pybatsim formats every message into an INFO log line, printed or not: a message
+            # whose text is the JSON it came from costs nothing to format (same content)
+            msg = _Message(msg)
+            msg.text = raw
+        return msg
 
     def recv_string(self, blocking=False):
         raw, self.channel.incoming = self.channel.incoming, None
