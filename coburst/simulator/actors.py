@@ -51,10 +51,14 @@ class BatsimActors:
         ``mailbox->put`` under ``ptask_L07``: the platform's links, shared with the parallel
         tasks and other messages crossing them (a message during a communicating job takes
         longer), and the routes SimGrid 4.1's binding cannot tell."""
+        known = self.message_routes.get((id(src), id(dst)))  # (a host's name is a slow binding call)
+        if known is not None:
+            return known[2]
         key = (src.name, dst.name)
-        route = self.message_routes.get(key)
-        if route is None:
-            route = self.message_routes[key] = self._message_route(src, dst)
+        by_name = self.message_routes.get(key)
+        route = by_name[2] if by_name is not None else self._message_route(src, dst)
+        # the hosts are kept with their route: their ids cannot be reused by other objects
+        self.message_routes[key] = self.message_routes[(id(src), id(dst))] = (src, dst, route)
         return route
 
     def _message_route(self, src, dst) -> Route:

@@ -154,7 +154,8 @@ class Simulator(BatsimActors, ProtocolHandlers, ParallelTasks, JobAccounting):
         self.machine_computing: list = []  # long double seconds computing, per machine
         self.machine_idle: list = []
         self.speed_hook = None
-        self.message_routes: dict[tuple[str, str], "Route"] = {}  # see BatsimActors.message_route
+        #: (source, destination) host names or ids -> (source, destination, route): see BatsimActors.message_route
+        self.message_routes: dict[tuple, tuple] = {}
         self.kernel = Kernel()
         self.server_box = Mailbox("server")
         self.link = None
