@@ -21,10 +21,14 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
 
 from coburst.analysis.elise import HEADER, read_job_list, read_results
+from coburst.policies import cosched
+from cosched_replay import replay
 from crossengine import assert_identical, needs_batsim, run_both
 from simharness import COBURST, REPO
+from test_cosched_policies import workloads
 
 DATA = REPO / "tests" / "data" / "elise"
 CASES = {"g64_200_t0": 64, "g64_200_poisson": 64, "g800_1000_t0": 800}
@@ -219,3 +223,50 @@ def test_run_written_as_elise_results(tmp_path):
     cores = json.loads(first[18])
     assert len(cores) == int(first[4]) and min(cores) >= 1
     assert mine["0"]["start"] == float(first[1]) + float(first[2])
+
+
+# ------------------------------------------------------------------ ELiSE's rules on random workloads
+
+ELISE_KW = {"backfill_rule": "elise"}
+
+
+def _elise_policy(name):
+    kw = dict(ELISE_KW)
+    if name in ("easy-co", "filler", "sjf-filler"):
+        kw["placement_order"] = "shared-first"
+    if name == "popularity":
+        kw["heatmap"] = "aris-nas"
+    return cosched.get(name, **kw)
+
+
+@pytest.mark.parametrize("name", ["easy", "sjf", "easy-co", "sjf-co", "filler", "sjf-filler", "popularity"])
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(wl=workloads())
+def test_elise_rules_keep_the_invariants(name, wl):
+    """ELiSE's backfill rule and node order: no unit twice, compact alone, <= 2 jobs per node
+    (checked after every batch by the replay), every job finishes, same decisions twice."""
+    cluster, jobs, runtimes = wl
+    out = replay(cluster, jobs, _elise_policy(name), runtimes)
+    assert not out.stalled
+    assert set(out.records) | set(out.rejected) == {j.id for j in jobs}
+    assert all(r.end is not None for r in out.records.values())
+    again = replay(cluster, jobs, _elise_policy(name), runtimes)
+    assert [(k, r.start, r.units) for k, r in out.records.items()] == \
+        [(k, r.start, r.units) for k, r in again.records.items()]
+
+
+@pytest.mark.parametrize("name", ["easy", "easy-co"])
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(wl=workloads())
+def test_elise_backfill_ends_before_the_oldest_waiting_job_starts(name, wl):
+    """ELiSE's rule with exact walltimes (submission-order policies): a job started while an
+    older one waits (a backfilled job) ends no later than the oldest waiting job starts; it
+    never takes nodes past that date, which Lifka's EASY rule allows."""
+    cluster, jobs, _ = wl
+    out = replay(cluster, jobs, _elise_policy(name), None)
+    recs = {r.job.seq: r for r in out.records.values()}
+    for seq, r in recs.items():
+        waiting = [h for s, h in recs.items() if s < seq and h.job.subtime <= r.start < h.start]
+        if waiting:
+            head = min(waiting, key=lambda h: h.job.seq)
+            assert r.end <= head.start + 1e-9, (r.job.id, r.end, head.job.id, head.start)
