@@ -4,6 +4,12 @@
         --jobs 200 --seed 1 [--nodes 800] [--arrival zero|poisson --interarrival S] \\
         --out tests/data/elise/grvingt200_s1
 
+The test data (``tests/data/elise/``) came from (ELiSE b6a212c, 2026-11-26)::
+
+    --jobs 200 --seed 1 --nodes 64 --arrival zero --out tests/data/elise/g64_200_t0
+    --jobs 200 --seed 2 --nodes 64 --arrival poisson --interarrival 5 --out tests/data/elise/g64_200_poisson
+    --jobs 1000 --seed 3 --nodes 800 --arrival zero --out tests/data/elise/g800_1000_t0
+
 ELiSE is not a dependency of coburst: give a work tree of its repository (``--elise``; e.g.
 ``git --git-dir=<mirror> archive HEAD``, or read every file with ``git show``) and a Python
 with its run-time packages (``--python``: a venv with numpy, pandas, plotly, pyyaml,
