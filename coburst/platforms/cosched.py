@@ -49,7 +49,9 @@ Network (``render_xml``)::
     The units of a node share one *memory bus* link (a per-node zone, so that intra-node
     traffic never touches the network and a node's units contend for the same bus, as the
     memory-bound co-scheduling studies assume).  Nodes talk through their own port link and
-    a shared backbone, like a SimGrid ``<cluster>``.  The master host is the one of
+    a shared backbone, like a SimGrid ``<cluster>``.  That is ``layout="full"`` (the shipped
+    files); ``layout="linear"`` (``coburst platform cosched``'s default) gives the same routes
+    with O(nodes) zoneRoutes through a hub zone (:func:`render_xml`).  The master host is the one of
     :mod:`coburst.platforms.cluster` (Batsim 4.2.1 aborts on a master alone in a
     ``routing="None"`` zone): a ``Full`` zone with a loopback route to itself, default name
     ``master_host``.  The root zone holds ``nodes * (nodes - 1) / 2 + nodes`` zoneRoutes
