@@ -4,8 +4,11 @@ implementations measured in the same run.
     .venv/bin/python benchmarks/bench_optimisers.py [--states 50] [--queues 20 50 100 500]
                                                     [--naive-states 3] [--seed 0]
                                                     [--only plan maxutil window] [--windows 10 16 20]
+                                                    [--sizes 96 240 1000]
 
-States: random busy states of the thesis' dragonfly (96 compute + 12 BB nodes), as in
+States: random busy states of dragonflies (``--sizes``, default 96: the thesis' dragonfly,
+96 compute + 12 BB nodes; 240 = 3x10x3x3 with 30 BB nodes, the platform of issue 20;
+1000 = 5x25x9x1 with 125 BB nodes: the platforms of benchmarks/bench_window_scale.py), as in
 benchmarks/bench_decisions.py.  Median over ``--states`` states per queue length of:
 
 * ``plan``: one execution plan of a random permutation -- fast = :meth:`PlanEvaluator.evaluate`
@@ -53,6 +56,10 @@ from coburst.policies.base import fill  # noqa: E402
 from coburst.policies.maxutil import compute_first  # noqa: E402
 from coburst.policies.plan import anneal, decision_rng, reserve_head  # noqa: E402
 from coburst.policies.window import search_window_literal  # noqa: E402
+
+
+#: compute nodes -> Cluster.dragonfly(groups, chassis, routers, nodes) (one BB node per chassis)
+PLATFORMS = {96: (3, 4, 3, 3), 240: (3, 10, 3, 3), 1000: (5, 25, 9, 1)}
 
 
 class SlowPlans:
@@ -152,19 +159,28 @@ def main(argv=None) -> int:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--only", nargs="+", choices=("plan", "maxutil", "window"),
                     default=["plan", "maxutil", "window"])
+    ap.add_argument("--sizes", type=int, nargs="+", choices=sorted(PLATFORMS), default=[96],
+                    help="compute nodes of the dragonflies to run on")
     ap.add_argument("--clock", choices=("cpu", "wall"), default="cpu",
                     help="process CPU time (default) or wall-clock time")
     args = ap.parse_args(argv)
     global CLOCK
     CLOCK = time.process_time if args.clock == "cpu" else time.perf_counter
-    cluster = Cluster.dragonfly()
-    # load the compiled plan kernel before timing (first use on a machine compiles it, ~20 s)
-    warm = random_state(np.random.default_rng(1), cluster, 8)
+    # load the compiled kernels before timing (first use on a machine compiles them, ~20 s)
+    from coburst.core.plan import warm_kernel
+    warm_kernel()
+    warm = random_state(np.random.default_rng(1), Cluster.dragonfly(), 8)
     PlanEvaluator(warm.profile(), warm.queue, "square").evaluate(list(range(8)))
+    print(f"median over {args.states} states (straightforward: first {args.naive_states}); "
+          f"{'CPU' if args.clock == 'cpu' else 'wall'} times in ms")
+    print(f"{'nodes':>5} {'queue':>5} {'what':<22} {'fast':>10} {'straightfwd':>12} {'ratio':>7} {'tried':>7}")
+    for size in args.sizes:
+        bench_size(args, Cluster.dragonfly(*PLATFORMS[size]))
+    return 0
+
+
+def bench_size(args, cluster) -> None:
     rng = np.random.default_rng(args.seed)
-    print(f"dragonfly {cluster!r}; median over {args.states} states (straightforward: first "
-          f"{args.naive_states}); {'CPU' if args.clock == 'cpu' else 'wall'} times in ms")
-    print(f"{'queue':>5} {'what':<22} {'fast':>10} {'straightfwd':>12} {'ratio':>7} {'tried':>7}")
     for q in args.queues:
         states = [random_state(rng, cluster, q) for _ in range(args.states)]
         rows = []
@@ -217,9 +233,8 @@ def main(argv=None) -> int:
         for label, fast, slow, tried in rows:
             f, s = med(fast) * 1e3, med(slow) * 1e3
             ratio = f"{s / f:6.0f}x" if slow else "      -"
-            print(f"{q:>5} {label:<22} {f:>10.2f} {s if slow else float('nan'):>12.1f} {ratio} "
-                  f"{'' if tried is None else f'{tried:.0f}':>7}", flush=True)
-    return 0
+            print(f"{cluster.n_compute:>5} {q:>5} {label:<22} {f:>10.2f} {s if slow else float('nan'):>12.1f} "
+                  f"{ratio} {'' if tried is None else f'{tried:.0f}':>7}", flush=True)
 
 
 if __name__ == "__main__":

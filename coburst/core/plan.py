@@ -20,9 +20,10 @@ give exactly the same answers (tests/test_opt_plan.py, tests/test_opt_maxutil.py
   objective is non-decreasing along the plan), each job's earliest-start search started
   at a breakpoint before which nothing can fit (two lower bounds, see the class doc);
 * :class:`NowFiller` -- greedy filling (Alg. 2) of a permutation at ``now`` as the maxutil
-  objective needs it: which jobs start, with the started compute nodes as one bit mask;
-  prefix states reused, and the old suffix result reused when the state after the swapped
-  positions is unchanged.
+  objective needs it: which jobs start, in the compiled kernel
+  (:func:`~coburst.core.plan_kernel.now_fill`, node masks as 64-bit words); prefix states
+  reused, and the old suffix result reused when the state after the swapped positions is
+  unchanged.
 
 :func:`candidate_orders` is the thesis' set of 9 initial permutations (end of §3.2).
 """
@@ -416,6 +417,10 @@ def warm_kernel() -> None:
     ev.accept()
     ev.evaluate([2, 1, 0], 1.0)
     ev.plan([1, 0, 2])
+    nf = NowFiller(Profile(cluster, 0.0), jobs)
+    nf.evaluate([0, 1, 2])
+    nf.accept()
+    nf.evaluate([2, 1, 0])
     _WARM = True
 
 
@@ -426,114 +431,106 @@ _WARM = False
 class NowFiller:
     """Greedy filling (Kopański 2020, Alg. 2) of permutations of ``jobs`` at ``now`` on
     ``base`` -- which jobs start and where -- as :func:`coburst.policies.base.fill` would
-    decide on a copy of ``base`` (module doc).
+    decide on a copy of ``base`` (module doc), in the compiled kernel
+    :func:`coburst.core.plan_kernel.now_fill` (node masks as 64-bit words: any number of
+    nodes).
 
-    ``evaluate(perm)`` returns ``(started positions, started job indices)``; the per-position
-    states of the last accepted permutation are reused from the first changed position on.
+    ``evaluate(perm)`` returns the started job indices, in order; the filling of the last
+    accepted permutation is reused up to the first changed position, and after the last
+    changed position once the used nodes and BB bytes equal the reference's there (when
+    the free BB never decreases from now).  ``accept()`` makes the last evaluated
+    permutation the reference (buffers swapped, no copy).
     """
 
     def __init__(self, base: Profile, jobs: Sequence[Job]):
-        self.jobs = list(jobs)
-        self.cache = _Cache(base.cluster)
-        bp = BitProfile.from_profile(base, self.cache)
-        times = bp.times
-        now = bp.now
-        self.n_bb = base.cluster.n_bb
-        # prefix AND of free masks / prefix min of BB rows from now
-        cf, cb = [], []
-        m, b = -1, None
-        for r in range(len(times)):
-            m &= bp.free[r]
-            b = bp.bb[r] if b is None else tuple(map(min, b, bp.bb[r]))
-            cf.append(m)
-            cb.append(b)
-        self.times = times
-        self.bbrows = np.array(bp.bb, dtype=np.int64).reshape(len(times), self.n_bb)
-        # BB free from now never decreases: the per-row minimum is row 0 (common case)
-        self.bb_monotone = bool(len(times) < 2 or (np.diff(self.bbrows, axis=0) >= 0).all())
-        self.req = []
-        for j in self.jobs:
-            e = now + j.walltime
-            k = (bisect_left(times, e) - 1) if e != INF else len(times) - 1
-            if k < 0:
-                k = 0
-            self.req.append((j.res, j.bb, cf[k], cb[k], k, j.walltime))
-        self.free_now = cf[0]
-        self.min_res = min((j.res for j in self.jobs), default=0)
-        self.evals = 0
-        self.ref_perm: list[int] | None = None
-        self.ref_states: list = []
-        self.cand_states: list = []
-        self.cand_perm = None
+        from coburst.core import plan_kernel as K
 
-    def _bb_avail(self, k: int, cb: tuple, used: tuple, ends: tuple):
-        """Free BB bytes per node over rows 0..k given the jobs started so far (their
-        ``use`` and end rows in ``ends``)."""
-        if self.bb_monotone or not ends:
-            return tuple(map(sub, cb, used)) if ends else cb
-        rows = self.bbrows[:k + 1].copy()
-        for use, end in ends:
-            r = bisect_left(self.times, end)
-            if r > 0:
-                rows[:min(r, k + 1)] -= np.array(use, dtype=np.int64)
-        return tuple(rows.min(axis=0).tolist())
+        self._fill = K.now_fill
+        self.jobs = list(jobs)
+        cluster = base.cluster
+        n = self.n = len(self.jobs)
+        nc, nbb = cluster.n_compute, cluster.n_bb
+        W = (nc + 63) // 64
+        times = list(base._times)
+        now = float(base.now)
+        packed = np.packbits(np.asarray(base._free, dtype=bool), axis=1, bitorder="little")
+        padded = np.zeros((len(times), W * 8), dtype=np.uint8)
+        padded[:, :packed.shape[1]] = packed
+        rows = padded.view("<u8").astype(np.uint64)
+        cf = np.bitwise_and.accumulate(rows, axis=0)     # prefix AND of free words from now
+        self.bbrows = np.ascontiguousarray(np.asarray(base._bb, dtype=np.int64).reshape(len(times), nbb))
+        # BB free from now never decreases: every job sees row 0 minus the started jobs' use
+        self.bb_monotone = bool(len(times) < 2 or (np.diff(self.bbrows, axis=0) >= 0).all())
+        kr = np.zeros(n, dtype=np.int64)
+        endr = np.zeros(n, dtype=np.int64)
+        for i, j in enumerate(self.jobs):
+            e = now + j.walltime
+            r = (bisect_left(times, e) - 1) if e != INF else len(times) - 1
+            kr[i] = r if r > 0 else 0
+            endr[i] = bisect_left(times, e)
+        self.kr, self.endr = kr, endr
+        self.CF = np.ascontiguousarray(cf[kr]) if n else np.zeros((0, W), dtype=np.uint64)
+        self.free_now = np.ascontiguousarray(cf[0])
+        self.av0 = self.bbrows[0].copy()
+        self.res = np.array([j.res for j in self.jobs], dtype=np.int64)
+        self.bbq = np.array([j.bb for j in self.jobs], dtype=np.int64)
+        self.min_res = min((j.res for j in self.jobs), default=0)
+        starts, ends, prefs = [], [], []
+        for i, pr in enumerate(cluster.bb_preference):
+            if prefs and prefs[-1] == pr and ends[-1] == i:
+                ends[-1] = i + 1
+            else:
+                starts.append(i)
+                ends.append(i + 1)
+                prefs.append(pr)
+        self.seg = (np.array(starts, dtype=np.int64), np.array(ends, dtype=np.int64),
+                    np.array([list(p) for p in prefs], dtype=np.int64).reshape(len(prefs), nbb),
+                    np.array([len(p) for p in prefs], dtype=np.int64))
+        self.n_nodes = nc
+        self.bufs = [self._buffers(n, W, nbb), self._buffers(n, W, nbb)]   # [reference, candidate]
+        self.out = np.zeros(max(n, 1), dtype=np.int64)
+        self.evals = 0
+        self.ref_perm: np.ndarray | None = None
+        self.ref_started: list[int] = []
+        self.cand_perm: np.ndarray | None = None
+        self.cand_started: list[int] = []
+        self.cand_fresh = False
+
+    @staticmethod
+    def _buffers(n: int, W: int, nbb: int) -> tuple:
+        return (np.zeros(n + 1, dtype=np.int64), np.zeros(max(n, 1), dtype=np.int64),
+                np.zeros((n + 1, W), dtype=np.uint64), np.zeros((n + 1, nbb), dtype=np.int64),
+                np.zeros((n + 1, nbb), dtype=np.int64), np.zeros(n + 1, dtype=np.int64))
 
     def evaluate(self, perm: Sequence[int]) -> list[int]:
         """Job indices started, in order."""
         self.evals += 1
-        n = len(perm)
+        n = self.n
+        p = np.array(perm, dtype=np.int64)
         ref = self.ref_perm
-        k = 0
-        states = self.cand_states = [None] * (n + 1)
-        if ref is not None:
-            while k < n and ref[k] == perm[k]:
-                k += 1
-            if k == n:
-                self.cand_perm = list(perm)
-                self.cand_states = self.ref_states
-                return list(self.ref_states[n][3])
-            for i in range(k + 1):
-                states[i] = self.ref_states[i]
-            state = self.ref_states[k]
+        if ref is None:
+            k, m = 0, n + 1
         else:
-            state = (0, None, (), ())
-            states[0] = state
-        used_mask, used, ends, started = state
-        req, cache, free_now, min_res = self.req, self.cache, self.free_now, self.min_res
-        now = self.times[0]
-        full = (free_now & ~used_mask).bit_count() < min_res
-        for pos in range(k, n):
-            if full:
-                for p in range(pos, n):
-                    states[p + 1] = state
-                break
-            i = perm[pos]
-            res, bb, cf, cb, kr, wall = req[i]
-            avail = cf & ~used_mask
-            if avail.bit_count() >= res:
-                if bb:
-                    av = cb if used is None else self._bb_avail(kr, cb, used, ends)
-                    if _slots(av, bb) >= res:
-                        nmask = cache.select(avail, res)
-                        use = cache.place(nmask, bb, av)
-                        used_mask |= nmask
-                        used = use if used is None else tuple(map(add, used, use))
-                        ends = ends + ((use, now + wall),)
-                        started = started + (i,)
-                        state = (used_mask, used, ends, started)
-                        full = (free_now & ~used_mask).bit_count() < min_res
-                else:
-                    nmask = cache.select(avail, res)
-                    used_mask |= nmask
-                    started = started + (i,)
-                    state = (used_mask, used, ends, started)
-                    full = (free_now & ~used_mask).bit_count() < min_res
-            states[pos + 1] = state
-        self.cand_perm = list(perm)
-        return list(states[n][3])
+            diff = np.flatnonzero(ref != p)
+            if not diff.size:
+                self.cand_perm, self.cand_started, self.cand_fresh = ref, self.ref_started, False
+                return list(self.ref_started)
+            k, m = int(diff[0]), int(diff[-1]) + 1
+        t = self._fill(p, k, m, self.bb_monotone, self.CF, self.free_now, self.min_res, self.res, self.bbq,
+                       self.kr, self.endr, self.bbrows, self.av0, self.n_nodes, *self.bufs[0], *self.bufs[1],
+                       *self.seg, self.out)
+        started = self.out[:t].tolist()
+        self.cand_perm, self.cand_started, self.cand_fresh = p, started, True
+        return list(started)
 
     def accept(self) -> None:
-        self.ref_perm, self.ref_states = self.cand_perm, self.cand_states
+        """The last evaluated permutation becomes the reference."""
+        if self.cand_perm is None:
+            raise RuntimeError("accept() without an evaluated permutation")
+        if self.cand_fresh:
+            self.bufs.reverse()
+            self.cand_fresh = False
+        self.ref_perm, self.ref_started = self.cand_perm, self.cand_started
 
 
 # ---------------------------------------------------------------------- candidates

@@ -82,6 +82,45 @@ def _set_run(out, s, length):
 
 
 @njit(cache=True)
+def _runs(m, n, run_s, run_l):
+    """Maximal runs of set bits of the words ``m`` (``n`` nodes) in index order: starts
+    and lengths into ``run_s``/``run_l``; returns their number.  Whole empty or full
+    words are stepped over at once."""
+    W = m.shape[0]
+    nr = 0
+    cur = -1   # start of the open run, -1: none
+    for w in range(W):
+        x = m[w]
+        base = w << 6
+        if x == _ZERO:
+            if cur >= 0:
+                run_s[nr] = cur
+                run_l[nr] = base - cur
+                nr += 1
+                cur = -1
+            continue
+        if x == _ALL and base + 64 <= n:
+            if cur < 0:
+                cur = base
+            continue
+        top = n - base if n - base < 64 else 64
+        for b in range(top):
+            if (x >> np.uint64(b)) & _ONE:
+                if cur < 0:
+                    cur = base + b
+            elif cur >= 0:
+                run_s[nr] = cur
+                run_l[nr] = base + b - cur
+                nr += 1
+                cur = -1
+    if cur >= 0:
+        run_s[nr] = cur
+        run_l[nr] = n - cur
+        nr += 1
+    return nr
+
+
+@njit(cache=True)
 def select_nodes(m, res, n, out):
     """:func:`coburst.core.placement.select_nodes` over the words ``m`` (``n`` nodes):
     the smallest run of consecutive free indices that fits, lowest index first; else the
@@ -93,26 +132,17 @@ def select_nodes(m, res, n, out):
         return
     for w in range(W):
         out[w] = _ZERO
-    run_s = np.empty(n, np.int64)
-    run_l = np.empty(n, np.int64)
-    nr = 0
+    cap = n // 2 + 1
+    run_s = np.empty(cap, np.int64)
+    run_l = np.empty(cap, np.int64)
+    nr = _runs(m, n, run_s, run_l)
     best_s = -1
     best_l = -1
-    i = 0
-    while i < n:
-        if _bit(m, i):
-            s = i
-            while i < n and _bit(m, i):
-                i += 1
-            ln = i - s
-            run_s[nr] = s
-            run_l[nr] = ln
-            nr += 1
-            if ln >= res and (best_l < 0 or ln < best_l):
-                best_s = s
-                best_l = ln
-        else:
-            i += 1
+    for t in range(nr):
+        ln = run_l[t]
+        if ln >= res and (best_l < 0 or ln < best_l):
+            best_s = run_s[t]
+            best_l = ln
     if best_l >= 0:
         _set_run(out, best_s, res)
         return
@@ -136,6 +166,25 @@ def select_nodes(m, res, n, out):
 
 
 @njit(cache=True)
+def _count_range(m, a, b):
+    """Set bits of the words ``m`` at indices ``a..b-1``."""
+    c = 0
+    while a < b:
+        w = a >> 6
+        lo = a & 63
+        hi = b - (w << 6)
+        if hi > 64:
+            hi = 64
+        x = m[w] >> np.uint64(lo)
+        width = hi - lo
+        if width < 64:
+            x &= (_ONE << np.uint64(width)) - _ONE
+        c += _popcount(x)
+        a = (w << 6) + hi
+    return c
+
+
+@njit(cache=True)
 def place_bb(nmask, bb, avail, seg_start, seg_end, seg_pref, seg_plen, use):
     """:func:`coburst.core.placement.place_bb`: bytes ``use`` taken on every BB node when
     each chosen node (``nmask``), in index order, takes ``bb`` bytes on the first BB node
@@ -146,10 +195,7 @@ def place_bb(nmask, bb, avail, seg_start, seg_end, seg_pref, seg_plen, use):
         slots[b] = avail[b] // bb
         use[b] = 0
     for g in range(seg_start.shape[0]):
-        need = 0
-        for i in range(seg_start[g], seg_end[g]):
-            if _bit(nmask, i):
-                need += 1
+        need = _count_range(nmask, seg_start[g], seg_end[g])
         if need == 0:
             continue
         for t in range(seg_plen[g]):
@@ -361,3 +407,145 @@ def base_earliest(times, free, cnt, bbr, tot, T, res, wall, bbq, n_nodes, seg_st
         out[i] = earliest(times, free, cnt, bbr, tot, T, res[i], wall[i], bbq[i], 0, n_nodes, seg_start, seg_end,
                           seg_pref, seg_plen, m, av, us)
     return out
+
+
+# ---------------------------------------------------------------------- filling at now
+@njit(cache=True)
+def _copy_starts(src_mask, src_used, src_use, src_end, dst_mask, dst_used, dst_use, dst_end, a, b, o):
+    """Rows ``a..b-1`` of the per-start arrays of one buffer into rows ``a+o..b-1+o`` of the other."""
+    for s in range(a, b):
+        dst_mask[s + o] = src_mask[s]
+        dst_used[s + o] = src_used[s]
+        dst_use[s + o] = src_use[s]
+        dst_end[s + o] = src_end[s]
+
+
+@njit(cache=True)
+def now_fill(perm, k, m, mono, CF, free_now, min_res, res, bbq, kr, endr, bbrows, av0, n_nodes,
+             R_cnt, R_flag, R_mask, R_used, R_use, R_end, C_cnt, C_flag, C_mask, C_used, C_use, C_end,
+             seg_start, seg_end, seg_pref, seg_plen, out):
+    """Greedy filling (Kopański 2020, Alg. 2) of ``perm`` at now, from position ``k`` on
+    (positions before ``k`` are the reference's), as :class:`coburst.core.plan.NowFiller`
+    describes it.  Buffers ``R_*`` hold the reference (last accepted) filling, ``C_*``
+    receive this one: ``cnt[p]`` jobs started before position ``p``, ``flag[p]`` = 1 when the
+    job at ``p`` starts; per start ``s`` (1-based; row 0 = nothing started) the used
+    compute words ``mask[s]`` and BB bytes ``used[s]`` after it, its BB use ``use[s]`` and
+    end row ``end[s]``.  From position ``m`` on the permutation holds the reference's jobs:
+    once the state there equals the reference's (free BB never decreasing from now: the
+    state is the used nodes and bytes), the rest is the reference's.  Writes the started
+    job indices, in order, to ``out``; returns their number."""
+    n = perm.shape[0]
+    W = free_now.shape[0]
+    nbb = av0.shape[0]
+    c = R_cnt[k]
+    _copy_starts(R_mask, R_used, R_use, R_end, C_mask, C_used, C_use, C_end, 0, c + 1, 0)
+    for p in range(k + 1):
+        C_cnt[p] = R_cnt[p]
+    for p in range(k):
+        C_flag[p] = R_flag[p]
+    mask = C_mask[c].copy()
+    used = C_used[c].copy()
+    avail = np.empty(W, np.uint64)
+    nm = np.empty(W, np.uint64)
+    av = np.empty(nbb, np.int64)
+    use = np.empty(nbb, np.int64)
+    if mono:   # every job sees the free BB of now minus the started jobs' use
+        for b in range(nbb):
+            av[b] = av0[b] - used[b]
+
+    free_left = 0
+    for w in range(W):
+        free_left += _popcount(free_now[w] & ~mask[w])
+    full = free_left < min_res
+    pos = k
+    while pos < n:
+        if full:
+            for p in range(pos, n):
+                C_flag[p] = 0
+                C_cnt[p + 1] = c
+            break
+        if mono and pos >= m:
+            cr = R_cnt[pos]
+            same = True
+            for w in range(W):
+                if mask[w] != R_mask[cr, w]:
+                    same = False
+                    break
+            if same:
+                for b in range(nbb):
+                    if used[b] != R_used[cr, b]:
+                        same = False
+                        break
+            if same:
+                ce = R_cnt[n]
+                _copy_starts(R_mask, R_used, R_use, R_end, C_mask, C_used, C_use, C_end, cr + 1, ce + 1, c - cr)
+                for p in range(pos, n):
+                    C_flag[p] = R_flag[p]
+                    C_cnt[p + 1] = c + R_cnt[p + 1] - cr
+                c += ce - cr
+                break
+        j = perm[pos]
+        r = res[j]
+        cnt = 0
+        for w in range(W):
+            avail[w] = CF[j, w] & ~mask[w]
+            cnt += _popcount(avail[w])
+        fits = cnt >= r
+        bb = bbq[j]
+        if fits and bb:
+            if not mono:
+                for b in range(nbb):
+                    lo = bbrows[0, b]
+                    for s in range(1, c + 1):
+                        if C_end[s] > 0:
+                            lo -= C_use[s, b]
+                    av[b] = lo
+                for row in range(1, kr[j] + 1):
+                    for b in range(nbb):
+                        v = bbrows[row, b]
+                        for s in range(1, c + 1):
+                            if C_end[s] > row:
+                                v -= C_use[s, b]
+                        if v < av[b]:
+                            av[b] = v
+            # sum(av // bb) >= r, stopped once reached (free bytes are never negative)
+            slots = 0
+            for b in range(nbb):
+                slots += av[b] // bb
+                if slots >= r:
+                    break
+            fits = slots >= r
+        if fits:
+            select_nodes(avail, r, n_nodes, nm)
+            if bb:
+                place_bb(nm, bb, av, seg_start, seg_end, seg_pref, seg_plen, use)
+            else:
+                for b in range(nbb):
+                    use[b] = 0
+            c += 1
+            for w in range(W):
+                mask[w] |= nm[w]
+                C_mask[c, w] = mask[w]
+            for b in range(nbb):
+                used[b] += use[b]
+                C_used[c, b] = used[b]
+                C_use[c, b] = use[b]
+            if mono:
+                for b in range(nbb):
+                    av[b] -= use[b]
+            C_end[c] = endr[j]
+            C_flag[pos] = 1
+            free_left = 0
+            for w in range(W):
+                free_left += _popcount(free_now[w] & ~mask[w])
+            full = free_left < min_res
+        else:
+            C_flag[pos] = 0
+        C_cnt[pos + 1] = c
+        pos += 1
+    t = 0
+    for p in range(n):
+        if C_flag[p]:
+            out[t] = perm[p]
+            t += 1
+    return t

@@ -104,6 +104,12 @@ class MaxUtil(Policy):
 
     last_tried: int = 0
 
+    def __init__(self, **kwargs):
+        super().__init__(**kwargs)
+        from coburst.core.plan import warm_kernel
+
+        warm_kernel()  # compiled or loaded here, not inside the first decision's time-out
+
     @property
     def name(self) -> str:
         return f"{self.family}-{float(self.beta)}-{self.depth}"
