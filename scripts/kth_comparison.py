@@ -45,6 +45,9 @@ sys.path.insert(0, str(ROOT))
 
 SPEC = ROOT / "scripts" / "kopanski_kth.toml"
 POLICIES = ["backfill-sjf-1", "maxutil-1.0-1", "window-1", "plan-square-0", "plan-cube-0"]
+# --variants: readings of Alg. 8 line 32 (plan-*-0 execute = "fill" / "plan"), issue 20
+VARIANTS_SPEC = ROOT / "scripts" / "kopanski_kth_variants.toml"
+VARIANTS = ["backfill-sjf-1", "plan-square-0", "plan-square-0-plan", "plan-cube-0", "plan-cube-0-plan"]
 MODELS = ["alloc_only", "io_aware"]
 BASE = "backfill-sjf-1"
 METRICS = ("waiting", "turnaround", "slowdown", "bounded_slowdown")
@@ -70,13 +73,16 @@ def figures(out: Path, summary: dict, fig_dir: Path) -> list[Path]:
     return written
 
 
+_spec = SPEC
+
+
 def finished_runs(out: Path) -> dict[tuple[str, int, str], Path]:
     """(model, part, policy) -> _jobs.csv of every finished run of the campaign in ``out``."""
     from coburst.campaign.executors import run_state
     from coburst.campaign.runner import PREFIX_NAME, runs_dir
     from coburst.campaign.spec import load_campaign
 
-    camp = load_campaign(SPEC, out=out)
+    camp = load_campaign(_spec, out=out)
     return {(r.params["model"], int(r.params["part"]), r.params["scheduler"]):
             runs_dir(out) / r.run_id / f"{PREFIX_NAME}_jobs.csv" for r in run_state(camp).done}
 
@@ -116,21 +122,29 @@ def report(out: Path, parts: list[int], models: list[str], policies: list[str] =
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--out", type=Path, default=ROOT / "out" / "kopanski_kth", help="the campaign's output folder")
+    ap.add_argument("--variants", action="store_true",
+                    help="the readings of Alg. 8 line 32 instead (scripts/kopanski_kth_variants.toml, "
+                         f"policies {', '.join(VARIANTS)}; default --out out/kopanski_kth_variants)")
+    ap.add_argument("--out", type=Path, default=None, help="the campaign's output folder")
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="runs at a time")
     ap.add_argument("--scheduler-address", default=None, help="run on this Dask cluster (tcp://HOST:PORT)")
     ap.add_argument("--parts", type=int, nargs="+", default=list(range(1, 17)))
     ap.add_argument("--models", nargs="+", choices=MODELS, default=MODELS)
-    ap.add_argument("--policies", nargs="+", choices=POLICIES, default=POLICIES,
+    ap.add_argument("--policies", nargs="+", choices=sorted(set(POLICIES) | set(VARIANTS)), default=None,
                     help=f"policies to run and report ({BASE} is always included)")
     ap.add_argument("--report-only", action="store_true", help="only print the table of what finished")
     ap.add_argument("--figures", type=Path, default=None, metavar="DIR",
                     help="also write kth_<model>_normalised.png and kth_<model>_boxen.png to DIR")
     args = ap.parse_args(argv)
-    policies = [pol for pol in POLICIES if pol in set(args.policies) | {BASE}]
-    out = args.out.resolve()
+    global _spec
+    _spec, known = (VARIANTS_SPEC, VARIANTS) if args.variants else (SPEC, POLICIES)
+    wanted = set(args.policies or known)
+    if wanted - set(known):
+        ap.error(f"--policies: {', '.join(sorted(wanted - set(known)))} not in this campaign ({', '.join(known)})")
+    policies = [pol for pol in known if pol in wanted | {BASE}]
+    out = (args.out or ROOT / "out" / ("kopanski_kth_variants" if args.variants else "kopanski_kth")).resolve()
     if not args.report_only:
-        cmd = [sys.executable, "-m", "coburst", "campaign", str(SPEC), "--out", str(out), "--jobs", str(args.jobs),
+        cmd = [sys.executable, "-m", "coburst", "campaign", str(_spec), "--out", str(out), "--jobs", str(args.jobs),
                "--only", "part=" + ",".join(map(str, args.parts)), "--only", "model=" + ",".join(args.models),
                "--only", "scheduler=" + ",".join(policies)]
         if args.scheduler_address:

@@ -112,6 +112,9 @@ def anneal(ev, n: int, rng: np.random.Generator, *, exhaustive: int, cooling_ste
     return best_perm
 
 
+#: readings of Alg. 8 line 32 ("FILLER(P_best)") -- see :class:`PlanSum`
+EXECUTE = ("fill", "plan")
+
 DEPTH = Param("depth", int, 0, lambda d: d >= 0, "reservation depth D, an integer >= 0")
 SEED = Param("seed", int, 0, lambda s: s >= 0, "random seed, an integer >= 0")
 
@@ -132,6 +135,13 @@ class PlanSum(Policy):
     * after the search, FILLER(P_best) starts every job that fits now in the order of the
       best permutation (only the ``D`` reservations are protected, line 32); the
       reservations recorded in the decisions are those of the ``D`` jobs;
+    * ``execute`` (Alg. 8 line 32 read two ways): ``fill`` (default) is FILLER(P_best) as
+      written above; ``plan`` starts only the jobs whose start in P_best's execution plan
+      is now (the plan's other jobs keep their planned places, as §3.4 describes an
+      execution plan: "only a few jobs could be launched immediately.  Others are
+      reserved"), with the plan's allocations -- conservative backfilling in P_best's
+      order.  No other reading changes a decision with D = 0: keeping the plan's
+      reservations while filling starts exactly the jobs planned at now;
     * search details: :func:`anneal`; random numbers: :func:`decision_rng`;
     * the thesis' 20 s annealing cap is ``time_cap`` (seconds), off by default (0), so
       that decisions are reproducible.
@@ -149,6 +159,9 @@ class PlanSum(Policy):
         Param("temperature_steps", int, 6, lambda m: m >= 1, "steps per temperature M, an integer >= 1"),
         Param("exhaustive", int, 5, lambda k: 0 <= k <= 8, "exhaustive search up to this queue length (0-8)"),
         Param("time_cap", (int, float), 0.0, lambda t: t >= 0, "annealing time cap in seconds, 0 = none"),
+        Param("execute", str, "fill", lambda e: e in EXECUTE,
+              "how P_best is executed (line 32): 'fill' (FILLER(P_best), as written) or 'plan' "
+              "(only the jobs whose planned start is now)"),
     )
 
     last_tried: int = 0
@@ -172,7 +185,15 @@ class PlanSum(Policy):
                       cooling_rate=float(self.cooling_rate), time_cap=float(self.time_cap),
                       candidates=candidate_orders(rest) if len(rest) > self.exhaustive else None)
         self.last_tried = ev.plans
-        fill(profile, [rest[i] for i in perm], decisions)
+        if self.execute == "plan":
+            now = profile.now
+            for i, (start, alloc) in zip(perm, ev.plan(perm)):
+                if start == now:
+                    job = rest[i]
+                    profile.occupy(now, now + job.walltime, alloc)
+                    decisions.start(job, alloc)
+        else:
+            fill(profile, [rest[i] for i in perm], decisions)
         return decisions
 
 
