@@ -4,9 +4,10 @@ of many 64-bit words), BB capacities drawn tight or loose, random topologies.
 * the compiled evaluators decide as the straightforward references: greedy filling of
   permutations at now (maxutil's ``NowFiller``, with reservations in front: free BB that
   decreases later) and execution plans (``PlanEvaluator``) against the numpy ``Profile``;
-* replays of window-1, maxutil-1.0-1 and plan-square-0 (both readings of Alg. 8 line 32)
-  keep the invariants: no compute node shared, no BB node over capacity, reservations
-  honoured, every job that can ever fit runs (small queues and few examples: fast).
+* replays of window-1, maxutil-1.0-1, plan-square-0 (both readings of Alg. 8 line 32) and
+  plan-square-1 keep the invariants: no compute node shared, no BB node over capacity,
+  every job that can ever fit runs, reservations honoured (maxutil and plan-based; small
+  queues and few examples: fast).
 """
 
 from __future__ import annotations
@@ -149,7 +150,10 @@ def test_replay_invariants_large_platforms(case, name):
     label = name.removesuffix("-plan")
     result = replay(cluster, jobs, policies.get(label, **POLICIES[name]), runtimes)
     check_invariants(cluster, jobs, result)
-    check_reservations_kept(result)
+    if not name.startswith("window"):
+        # window-D's first D jobs are only mandatory once aged (max_age, Alg. 7): its
+        # fallback reservations are not promises
+        check_reservations_kept(result)
 
 
 def test_execute_option():

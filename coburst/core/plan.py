@@ -16,7 +16,7 @@ give exactly the same answers (tests/test_opt_plan.py, tests/test_opt_maxutil.py
   in order, compute and BB reserved, Kopański 2020 §3.4) in the compiled kernel
   :mod:`coburst.core.plan_kernel`, rebuilt only from the first position where the
   permutation differs from the last accepted one (snapshots of the profile before every
-  position), abandoned as soon as its partial score reaches a given bound (every
+  8th position, the rest replayed in place), abandoned as soon as its partial score reaches a given bound (every
   objective is non-decreasing along the plan), each job's earliest-start search started
   at a breakpoint before which nothing can fit (two lower bounds, see the class doc);
 * :class:`NowFiller` -- greedy filling (Alg. 2) of a permutation at ``now`` as the maxutil
@@ -239,6 +239,12 @@ def plan_objective(name: str) -> Callable:
     return OBJECTIVES[name]
 
 
+#: the plan kernel keeps the profile before every SNAPSHOT_EVERY-th position of the reference
+#: plan (a re-plan from position k starts at the snapshot before it and replays the
+#: reference's placements up to k, in place)
+SNAPSHOT_EVERY = 8
+
+
 class PlanEvaluator:
     """Execution plans of permutations of ``jobs`` over ``base`` (Kopański 2020, §3.4):
     each job, in order, at its earliest start with compute nodes and burst buffers
@@ -248,7 +254,8 @@ class PlanEvaluator:
     score reaches ``bound`` (every objective is non-decreasing along a plan; the plan is
     then not kept).  ``accept()`` makes the last fully evaluated permutation the reference:
     a later permutation is re-planned only from the first position where it differs from
-    the reference (the profile before every position is kept).  ``plan(perm)`` gives the
+    the reference (the profile before every ``SNAPSHOT_EVERY``-th position is kept, the
+    reference's placements after it are replayed).  ``plan(perm)`` gives the
     whole plan, ``(start, allocation)`` per position.  ``plans`` counts evaluations (whole
     or abandoned), ``placed`` the jobs placed.
 
@@ -279,22 +286,28 @@ class PlanEvaluator:
         packed = np.packbits(np.asarray(base._free, dtype=bool), axis=1, bitorder="little")
         padded = np.zeros((T0, W * 8), dtype=np.uint8)
         padded[:, :packed.shape[1]] = packed
-        self.S_times = np.empty((2, n + 1, tmax))
-        self.S_free = np.empty((2, n + 1, tmax, W), dtype=np.uint64)
-        self.S_cnt = np.empty((2, n + 1, tmax), dtype=np.int64)
-        self.S_bb = np.empty((2, n + 1, tmax, nbb), dtype=np.int64)
-        self.S_tot = np.empty((2, n + 1, tmax), dtype=np.int64)
-        self.S_T = np.zeros((2, n + 1), dtype=np.int64)
-        self.S_score = np.zeros((2, n + 1))
+        nsnap = n // SNAPSHOT_EVERY + 1
+        self.S_times = np.empty((2, nsnap, tmax))
+        self.S_free = np.empty((2, nsnap, tmax, W), dtype=np.uint64)
+        self.S_cnt = np.empty((2, nsnap, tmax), dtype=np.int64)
+        self.S_bb = np.empty((2, nsnap, tmax, nbb), dtype=np.int64)
+        self.S_tot = np.empty((2, nsnap, tmax), dtype=np.int64)
+        self.S_T = np.zeros((2, nsnap), dtype=np.int64)
+        self.work = (np.empty(tmax), np.empty((tmax, W), dtype=np.uint64), np.empty(tmax, dtype=np.int64),
+                     np.empty((tmax, nbb), dtype=np.int64), np.empty(tmax, dtype=np.int64))
         self.S_times[0, 0, :T0] = base._times
         self.S_free[0, 0, :T0] = padded.view("<u8")
         self.S_cnt[0, 0, :T0] = base._rows
         self.S_bb[0, 0, :T0] = np.asarray(base._bb, dtype=np.int64).reshape(T0, nbb)
         self.S_tot[0, 0, :T0] = base._bbtot
         self.S_T[0, 0] = T0
-        self.refslot = np.zeros(n + 1, dtype=np.int64)
+        self.refslot = np.zeros(nsnap, dtype=np.int64)
         self.R_start = np.zeros(n)
+        self.R_mask = np.zeros((n, W), dtype=np.uint64)
+        self.R_use = np.zeros((n, nbb), dtype=np.int64)
+        self.R_score = np.zeros(n + 1)
         self.C_start = np.zeros(n)
+        self.C_score = np.zeros(n + 1)
         self.C_mask = np.zeros((n, W), dtype=np.uint64)
         self.C_avail = np.zeros((n, nbb), dtype=np.int64)
         self.C_use = np.zeros((n, nbb), dtype=np.int64)
@@ -337,9 +350,10 @@ class PlanEvaluator:
 
     def _run(self, perm, k: int, bound: float, keep_going: bool) -> float:
         score, placed = self._k.evaluate(
-            np.asarray(perm, dtype=np.int64), k, bound, self._code, self.now, self.cluster.n_compute, self.refslot,
-            self.S_times, self.S_free, self.S_cnt, self.S_bb, self.S_tot, self.S_T, self.S_score, self.R_start,
-            self.C_start, self.C_mask, self.C_avail, self.C_use, self.res, self.wall, self.bbq, self.sub, self.est0,
+            np.asarray(perm, dtype=np.int64), k, bound, self._code, self.now, self.cluster.n_compute,
+            SNAPSHOT_EVERY, self.refslot, self.S_times, self.S_free, self.S_cnt, self.S_bb, self.S_tot, self.S_T,
+            *self.work, self.R_start, self.R_mask, self.R_use, self.R_score, self.C_start, self.C_score,
+            self.C_mask, self.C_avail, self.C_use, self.res, self.wall, self.bbq, self.sub, self.est0,
             self.dom_ptr, self.dom_idx, *self.seg, keep_going)
         self.placed += placed
         return score
@@ -373,8 +387,11 @@ class PlanEvaluator:
             raise RuntimeError("accept() without a fully evaluated permutation")
         k = self.cand_k
         if k < self.n:
-            self.refslot[k + 1:] ^= 1
+            self.refslot[k // SNAPSHOT_EVERY + 1:] ^= 1
             self.R_start[k:] = self.C_start[k:]
+            self.R_mask[k:] = self.C_mask[k:]
+            self.R_use[k:] = self.C_use[k:]
+            self.R_score[k + 1:] = self.C_score[k + 1:]
         self.ref_perm, self.cand_perm = self.cand_perm, None
         self.ref_score = self.cand_score
 

@@ -7,14 +7,18 @@ segment), ``free[r]`` (free compute nodes as ``W`` 64-bit words, bit ``i`` = com
 (their sum).  A plan places the jobs of a permutation one after the other at their
 earliest start (:func:`earliest`), with the node choice of
 :func:`coburst.core.placement.select_nodes` (:func:`select_nodes`) and the BB placement of
-:func:`coburst.core.placement.place_bb` (:func:`place_bb`), and keeps the profile after
-every position (a snapshot) so that a later permutation is re-planned only from its first
-changed position.
+:func:`coburst.core.placement.place_bb` (:func:`place_bb`), and keeps the profile before
+every ``B``-th position (a snapshot) so that a later permutation is re-planned only from its
+first changed position: the snapshot before it, plus the reference's placements up to it
+replayed in place (:func:`occupy_inplace`); placements then occupy the work profile in place
+(inserting rows after the start shifts only the later rows: plans place jobs later and
+later, so this is cheap, where copying the whole profile at every position cost
+O(rows x (node words + BB nodes)) per job -- most of a decision on 1000 nodes).
 
-Snapshots live in two buffers (``S_*[2, n + 1, ...]``); ``refslot[p]`` says which buffer
-holds the reference (last accepted) plan's snapshot before position ``p``; a candidate
-writes its snapshots into the other buffer, and accepting it flips ``refslot`` from its
-first changed position on (no copy).
+Snapshots live in two buffers (``S_*[2, n // B + 1, ...]``); ``refslot[b]`` says which
+buffer holds the reference (last accepted) plan's snapshot ``b`` (before position ``b B``);
+a candidate writes its snapshots into the other buffer, and accepting it flips ``refslot``
+after its first changed position (no copy).
 
 Everything here is plain integer and float arithmetic in the order the Python reference
 uses (``tests/opt_support.py``), so plans and scores are identical bit for bit.  Compiled
@@ -332,65 +336,127 @@ def _step(objective, score, wait, start):
 
 
 @njit(cache=True)
-def evaluate(perm, k, bound, objective, now, n_nodes, refslot, S_times, S_free, S_cnt, S_bb, S_tot, S_T, S_score,
-             R_start, C_start, C_mask, C_avail, C_use, res, wall, bbq, sub, est0, dom_ptr, dom_idx,
-             seg_start, seg_end, seg_pref, seg_plen, keep_going):
+def _shift_down(times, free, cnt, bbr, tot, a, T):
+    """Rows ``a..T-1`` moved to ``a+1..T`` (row ``a`` keeps its content)."""
+    for r in range(T - 1, a - 1, -1):
+        times[r + 1] = times[r]
+        free[r + 1] = free[r]
+        cnt[r + 1] = cnt[r]
+        bbr[r + 1] = bbr[r]
+        tot[r + 1] = tot[r]
+
+
+@njit(cache=True)
+def occupy_inplace(times, free, cnt, bbr, tot, T, s, e, mask, res, use, has_bb):
+    """:func:`copy_occupy` in place: ``mask``/``res`` nodes and ``use`` bytes taken during
+    ``[s, e)`` (new breakpoints inserted as copies of the rows they split); returns the
+    new number of rows."""
+    ks = _bisect(times, 0, T, s)
+    if not (ks < T and times[ks] == s):
+        _shift_down(times, free, cnt, bbr, tot, ks, T)
+        times[ks] = s
+        T += 1
+    first = ks
+    if e == INF:
+        stop = T
+    else:
+        ke = _bisect(times, 0, T, e)
+        if not (ke < T and times[ke] == e):
+            _shift_down(times, free, cnt, bbr, tot, ke, T)
+            free[ke] = free[ke - 1]
+            cnt[ke] = cnt[ke - 1]
+            bbr[ke] = bbr[ke - 1]
+            tot[ke] = tot[ke - 1]
+            times[ke] = e
+            T += 1
+        stop = ke
+    W = mask.shape[0]
+    usum = 0
+    if has_bb:
+        for b in range(use.shape[0]):
+            usum += use[b]
+    for r in range(first, stop):
+        for w in range(W):
+            free[r, w] &= ~mask[w]
+        cnt[r] -= res
+        if has_bb:
+            for b in range(use.shape[0]):
+                bbr[r, b] -= use[b]
+            tot[r] -= usum
+    return T
+
+
+@njit(cache=True)
+def evaluate(perm, k, bound, objective, now, n_nodes, B, refslot, S_times, S_free, S_cnt, S_bb, S_tot, S_T,
+             Wt, Wf, Wc, Wb, Wo, R_start, R_mask, R_use, R_score, C_start, C_score, C_mask, C_avail, C_use,
+             res, wall, bbq, sub, est0, dom_ptr, dom_idx, seg_start, seg_end, seg_pref, seg_plen, keep_going):
     """Plan of ``perm`` from position ``k`` (positions before ``k`` are the reference's):
     returns ``(score, placed)``; score inf when a job never fits or as soon as the partial
-    score reaches ``bound``.  Each earliest-start search starts at the latest of two lower
-    bounds (both hold in every plan): the job's earliest start on the base profile
-    (``est0``) and the start of every job it dominates (no more nodes, walltime or BB per
-    node: ``dom``) already placed in this plan.  ``keep_going`` (whole plans only): a job
-    that never fits gets start inf and the next ones are still placed."""
+    score reaches ``bound``.  The profile is built in the work arrays ``W*`` from the
+    reference's snapshot before position ``B * (k // B)`` (snapshots are kept every ``B``
+    positions, in two buffers: ``refslot[b]`` holds the reference's snapshot ``b``) and the
+    reference's placements up to ``k``; then every job is placed and occupied in place,
+    and the snapshots after ``k`` are written to the other buffer.  Each earliest-start
+    search starts at the latest of two lower bounds (both hold in every plan): the job's
+    earliest start on the base profile (``est0``) and the start of every job it dominates
+    (no more nodes, walltime or BB per node: ``dom``) already placed in this plan.
+    ``keep_going`` (whole plans only): a job that never fits gets start inf and the next
+    ones are still placed."""
     n = perm.shape[0]
     cst = np.empty(res.shape[0])
     cst[:] = -INF
     for p in range(k):
         cst[perm[p]] = R_start[p]
         C_start[p] = R_start[p]
-    src = refslot[k]
-    score = S_score[src, k]
+    kb = k // B
+    src = refslot[kb]
+    T = S_T[src, kb]
+    Wt[:T] = S_times[src, kb, :T]
+    Wf[:T] = S_free[src, kb, :T]
+    Wc[:T] = S_cnt[src, kb, :T]
+    Wb[:T] = S_bb[src, kb, :T]
+    Wo[:T] = S_tot[src, kb, :T]
+    for p in range(kb * B, k):
+        i = perm[p]
+        T = occupy_inplace(Wt, Wf, Wc, Wb, Wo, T, R_start[p], R_start[p] + wall[i], R_mask[p], res[i], R_use[p],
+                           bbq[i] > 0)
+    score = R_score[k]
     placed = 0
     for pos in range(k, n):
+        if pos > k and pos % B == 0:
+            b = pos // B
+            dst = 1 - refslot[b]
+            S_times[dst, b, :T] = Wt[:T]
+            S_free[dst, b, :T] = Wf[:T]
+            S_cnt[dst, b, :T] = Wc[:T]
+            S_bb[dst, b, :T] = Wb[:T]
+            S_tot[dst, b, :T] = Wo[:T]
+            S_T[dst, b] = T
         i = perm[pos]
-        T = S_T[src, pos]
-        times = S_times[src, pos]
         e0 = est0[i]
         for t in range(dom_ptr[i], dom_ptr[i + 1]):
             sy = cst[dom_idx[t]]
             if sy > e0:
                 e0 = sy
-        lo = _bisect(times, 0, T, e0) if e0 > now else 0
-        has_bb = bbq[i] > 0
-        s = earliest(times, S_free[src, pos], S_cnt[src, pos], S_bb[src, pos], S_tot[src, pos], T, res[i], wall[i],
-                     bbq[i], lo, n_nodes, seg_start, seg_end, seg_pref, seg_plen, C_mask[pos], C_avail[pos],
-                     C_use[pos])
+        lo = _bisect(Wt, 0, T, e0) if e0 > now else 0
+        s = earliest(Wt, Wf, Wc, Wb, Wo, T, res[i], wall[i], bbq[i], lo, n_nodes, seg_start, seg_end, seg_pref,
+                     seg_plen, C_mask[pos], C_avail[pos], C_use[pos])
         placed += 1
         if s == INF:
             if not keep_going:
                 return INF, placed
             C_start[pos] = INF
             score = INF
-            if pos + 1 < n:
-                dst = 1 - refslot[pos + 1]
-                S_T[dst, pos + 1] = _copy_rows(times, S_free[src, pos], S_cnt[src, pos], S_bb[src, pos],
-                                               S_tot[src, pos], 0, T, S_times[dst, pos + 1], S_free[dst, pos + 1],
-                                               S_cnt[dst, pos + 1], S_bb[dst, pos + 1], S_tot[dst, pos + 1], 0)
-                src = dst
+            C_score[pos + 1] = score
             continue
         C_start[pos] = s
         cst[i] = s
         score = _step(objective, score, s - sub[i], s)
+        C_score[pos + 1] = score
         if score >= bound and not keep_going:
             return INF, placed
         if pos + 1 < n:
-            dst = 1 - refslot[pos + 1]
-            S_T[dst, pos + 1] = copy_occupy(times, S_free[src, pos], S_cnt[src, pos], S_bb[src, pos],
-                                            S_tot[src, pos], T, S_times[dst, pos + 1], S_free[dst, pos + 1],
-                                            S_cnt[dst, pos + 1], S_bb[dst, pos + 1], S_tot[dst, pos + 1], s,
-                                            s + wall[i], C_mask[pos], res[i], C_use[pos], has_bb)
-            S_score[dst, pos + 1] = score
-            src = dst
+            T = occupy_inplace(Wt, Wf, Wc, Wb, Wo, T, s, s + wall[i], C_mask[pos], res[i], C_use[pos], bbq[i] > 0)
     return score, placed
 
 
