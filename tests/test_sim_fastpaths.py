@@ -241,6 +241,8 @@ def test_solve_uses_the_fast_path_for_a_lone_message_and_the_general_one_otherwi
     assert set(map(id, system.solve())) == {id(a), id(b)} and a.value == b.value == 5.0
     system.remove(a)
     assert system.solve() == [b] and b.value == 10.0
+    system.remove(b)  # the link left empty: nothing to solve
+    assert system.solve() == [] and not shared.elems and not system.modified
 
 
 # ---------------------------------------------------------------------- parallel tasks' links

@@ -192,6 +192,11 @@ class FairBottleneck:
         if self._gone:
             seeds.extend(self._purge())
         self.modified = False
+        for item in seeds:
+            if type(item) is Variable or item.elems:
+                break
+        else:  # only constraints left empty (a message over): nothing to share
+            return []
         if len(seeds) == 1 and type(seeds[0]) is Variable:  # most often: one message enabled
             var = seeds[0]
             if id(var) not in self.variables:
