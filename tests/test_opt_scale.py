@@ -187,3 +187,31 @@ def test_execute_option():
     # plan starts the wide one at 10 and the 1-node one after it; FILLER still starts it now
     assert policies.get("plan-sum-0").make_decisions(state2).started_ids == ["short"]
     assert policies.get("plan-sum-0", execute="plan").make_decisions(state2).started_ids == []
+
+
+@settings(max_examples=60, deadline=None)
+@given(big_states(), st.integers(0, 3), st.randoms(use_true_random=False))
+def test_now_filler_start_is_fill(state, depth, rnd):
+    """``NowFiller.start`` makes fill()'s decisions: same jobs, nodes and BB placement, and
+    leaves the profile as fill() does."""
+    prof = state.profile()
+    d0 = Decisions(state.now)
+    rest = reserve_head(prof, state.queue, depth, d0)
+    if not rest:
+        return
+    perm = list(range(len(rest)))
+    rnd.shuffle(perm)
+    want, got = Decisions(state.now), Decisions(state.now)
+    p_want, p_got = prof.copy(), prof.copy()
+    from coburst.policies.base import fill
+    fill(p_want, [rest[i] for i in perm], want)
+    nf = NowFiller(prof, rest)
+    nf.evaluate(list(reversed(perm)))   # some other reference first
+    nf.accept()
+    nf.start(p_got, perm, got)
+
+    def sig(d):
+        return [(s.job.id, s.alloc.nodes.tolist(), s.alloc.bb_nodes.tolist()) for s in d.starts]
+    assert sig(got) == sig(want)
+    assert p_got._times == p_want._times
+    assert (p_got._free == p_want._free).all() and (p_got._bb == p_want._bb).all()

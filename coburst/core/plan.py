@@ -517,7 +517,8 @@ class NowFiller:
     def _buffers(n: int, W: int, nbb: int) -> tuple:
         return (np.zeros(n + 1, dtype=np.int64), np.zeros(max(n, 1), dtype=np.int64),
                 np.zeros((n + 1, W), dtype=np.uint64), np.zeros((n + 1, nbb), dtype=np.int64),
-                np.zeros((n + 1, nbb), dtype=np.int64), np.zeros(n + 1, dtype=np.int64))
+                np.zeros((n + 1, nbb), dtype=np.int64), np.zeros(n + 1, dtype=np.int64),
+                np.zeros((n + 1, nbb), dtype=np.int64))
 
     def evaluate(self, perm: Sequence[int]) -> list[int]:
         """Job indices started, in order."""
@@ -539,6 +540,34 @@ class NowFiller:
         started = self.out[:t].tolist()
         self.cand_perm, self.cand_started, self.cand_fresh = p, started, True
         return list(started)
+
+    def start(self, profile: Profile, perm: Sequence[int], decisions) -> None:
+        """Start on ``profile`` (a copy of the base or the base itself) the jobs greedy
+        filling of ``perm`` starts, with the nodes and BB placement of the filling --
+        what :func:`coburst.policies.base.fill` decides, without its profile queries (on
+        1000 nodes, rebuilding the profile's prefix after every start was most of a
+        plan-based decision)."""
+        self.evaluate(perm)
+        self.accept()
+        cnt, flag, mask, _, _, _, av = self.bufs[0]
+        cl = profile.cluster
+        now = profile.now
+        nc = cl.n_compute
+        prev = np.zeros(mask.shape[1], dtype=np.uint64)
+        s = 0
+        for pos in range(self.n):
+            if not flag[pos]:
+                continue
+            s += 1
+            job = self.jobs[perm[pos]]
+            words = (mask[s] & ~prev).astype("<u8").view(np.uint8)
+            prev = mask[s]
+            nodes = np.nonzero(np.unpackbits(words, bitorder="little")[:nc])[0].tolist()
+            bb = job.bb
+            bb_nodes = place_list(cl.bb_preference, nodes, bb, av[s].tolist()) if bb else None
+            alloc = Allocation.make(cl.n_bb, nodes, bb_nodes, bb)
+            profile.occupy(now, now + job.walltime, alloc)
+            decisions.start(job, alloc)
 
     def accept(self) -> None:
         """The last evaluated permutation becomes the reference."""

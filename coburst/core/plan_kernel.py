@@ -250,14 +250,16 @@ def earliest(times, free, cnt, bbr, tot, T, res, wall, bb, k, n, seg_start, seg_
                 select_nodes(m, res, n, out_mask)
                 return s
             for b in range(nbb):
-                a = bbr[k, b]
-                for r in range(k + 1, last + 1):
-                    if bbr[r, b] < a:
-                        a = bbr[r, b]
-                out_avail[b] = a
+                out_avail[b] = bbr[k, b]
+            for r in range(k + 1, last + 1):
+                for b in range(nbb):
+                    if bbr[r, b] < out_avail[b]:
+                        out_avail[b] = bbr[r, b]
             slots = 0
-            for b in range(nbb):
+            for b in range(nbb):   # stopped once enough (free bytes are never negative)
                 slots += out_avail[b] // bb
+                if slots >= res:
+                    break
             if slots >= res:
                 select_nodes(m, res, n, out_mask)
                 place_bb(out_mask, bb, out_avail, seg_start, seg_end, seg_pref, seg_plen, out_use)
@@ -477,26 +479,27 @@ def base_earliest(times, free, cnt, bbr, tot, T, res, wall, bbq, n_nodes, seg_st
 
 # ---------------------------------------------------------------------- filling at now
 @njit(cache=True)
-def _copy_starts(src_mask, src_used, src_use, src_end, dst_mask, dst_used, dst_use, dst_end, a, b, o):
+def _copy_starts(src_mask, src_used, src_use, src_end, src_av, dst_mask, dst_used, dst_use, dst_end, dst_av, a, b, o):
     """Rows ``a..b-1`` of the per-start arrays of one buffer into rows ``a+o..b-1+o`` of the other."""
     for s in range(a, b):
         dst_mask[s + o] = src_mask[s]
         dst_used[s + o] = src_used[s]
         dst_use[s + o] = src_use[s]
         dst_end[s + o] = src_end[s]
+        dst_av[s + o] = src_av[s]
 
 
 @njit(cache=True)
 def now_fill(perm, k, m, mono, CF, free_now, min_res, res, bbq, kr, endr, bbrows, av0, n_nodes,
-             R_cnt, R_flag, R_mask, R_used, R_use, R_end, C_cnt, C_flag, C_mask, C_used, C_use, C_end,
+             R_cnt, R_flag, R_mask, R_used, R_use, R_end, R_av, C_cnt, C_flag, C_mask, C_used, C_use, C_end, C_av,
              seg_start, seg_end, seg_pref, seg_plen, out):
     """Greedy filling (Kopański 2020, Alg. 2) of ``perm`` at now, from position ``k`` on
     (positions before ``k`` are the reference's), as :class:`coburst.core.plan.NowFiller`
     describes it.  Buffers ``R_*`` hold the reference (last accepted) filling, ``C_*``
     receive this one: ``cnt[p]`` jobs started before position ``p``, ``flag[p]`` = 1 when the
     job at ``p`` starts; per start ``s`` (1-based; row 0 = nothing started) the used
-    compute words ``mask[s]`` and BB bytes ``used[s]`` after it, its BB use ``use[s]`` and
-    end row ``end[s]``.  From position ``m`` on the permutation holds the reference's jobs:
+    compute words ``mask[s]`` and BB bytes ``used[s]`` after it, its BB use ``use[s]``, end
+    row ``end[s]`` and the free BB bytes it was placed in ``av[s]``.  From position ``m`` on the permutation holds the reference's jobs:
     once the state there equals the reference's (free BB never decreasing from now: the
     state is the used nodes and bytes), the rest is the reference's.  Writes the started
     job indices, in order, to ``out``; returns their number."""
@@ -504,7 +507,7 @@ def now_fill(perm, k, m, mono, CF, free_now, min_res, res, bbq, kr, endr, bbrows
     W = free_now.shape[0]
     nbb = av0.shape[0]
     c = R_cnt[k]
-    _copy_starts(R_mask, R_used, R_use, R_end, C_mask, C_used, C_use, C_end, 0, c + 1, 0)
+    _copy_starts(R_mask, R_used, R_use, R_end, R_av, C_mask, C_used, C_use, C_end, C_av, 0, c + 1, 0)
     for p in range(k + 1):
         C_cnt[p] = R_cnt[p]
     for p in range(k):
@@ -544,7 +547,8 @@ def now_fill(perm, k, m, mono, CF, free_now, min_res, res, bbq, kr, endr, bbrows
                         break
             if same:
                 ce = R_cnt[n]
-                _copy_starts(R_mask, R_used, R_use, R_end, C_mask, C_used, C_use, C_end, cr + 1, ce + 1, c - cr)
+                _copy_starts(R_mask, R_used, R_use, R_end, R_av, C_mask, C_used, C_use, C_end, C_av, cr + 1, ce + 1,
+                             c - cr)
                 for p in range(pos, n):
                     C_flag[p] = R_flag[p]
                     C_cnt[p + 1] = c + R_cnt[p + 1] - cr
@@ -593,6 +597,7 @@ def now_fill(perm, k, m, mono, CF, free_now, min_res, res, bbq, kr, endr, bbrows
                 mask[w] |= nm[w]
                 C_mask[c, w] = mask[w]
             for b in range(nbb):
+                C_av[c, b] = av[b]
                 used[b] += use[b]
                 C_used[c, b] = used[b]
                 C_use[c, b] = use[b]

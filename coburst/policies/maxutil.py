@@ -18,7 +18,7 @@ from coburst.core.cluster import Cluster
 from coburst.core.decisions import Decisions
 from coburst.core.plan import NowFiller, candidate_orders
 from coburst.core.state import Job, SchedulerState
-from coburst.policies.base import Param, Policy, fill
+from coburst.policies.base import Param, Policy
 from coburst.policies.plan import reserve_head
 
 __all__ = ["MaxUtil", "compute_first", "util_score", "hill_climb"]
@@ -123,8 +123,9 @@ class MaxUtil(Policy):
         self.last_tried = 0
         if not rest:
             return decisions
-        perm = self.search(NowFiller(profile, rest), rest, state.now, cfirst)
-        fill(profile, [rest[i] for i in perm], decisions)
+        nf = NowFiller(profile, rest)
+        perm = self.search(nf, rest, state.now, cfirst)
+        nf.start(profile, perm, decisions)   # FILLER(P), as fill() decides it
         return decisions
 
     def search(self, nf: NowFiller, jobs: list[Job], now: float, cfirst: bool) -> list[int]:

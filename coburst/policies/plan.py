@@ -19,10 +19,10 @@ from typing import ClassVar, Sequence
 import numpy as np
 
 from coburst.core.decisions import Decisions
-from coburst.core.plan import PlanEvaluator, candidate_orders
+from coburst.core.plan import NowFiller, PlanEvaluator, candidate_orders
 from coburst.core.profile import Profile
 from coburst.core.state import Job, SchedulerState
-from coburst.policies.base import Param, Policy, fill, reserve, start_in_order
+from coburst.policies.base import Param, Policy, reserve, start_in_order
 
 __all__ = ["PlanSum", "PlanSquare", "PlanCube", "PlanStart", "reserve_head", "decision_rng", "anneal"]
 
@@ -192,8 +192,8 @@ class PlanSum(Policy):
                     job = rest[i]
                     profile.occupy(now, now + job.walltime, alloc)
                     decisions.start(job, alloc)
-        else:
-            fill(profile, [rest[i] for i in perm], decisions)
+        else:  # FILLER(P_best): fill() as the compiled filling decides it
+            NowFiller(profile, rest).start(profile, perm, decisions)
         return decisions
 
 
