@@ -281,50 +281,11 @@ _compiled = None
 
 
 def _reserve_compiled():
-    """The numba twin of :func:`_reserve` (same arguments and results)."""
+    """The numba twin of :func:`_reserve` (same arguments and results): imported on first use
+    (numba's import and the cached kernel cost ~0.5 s)."""
     global _compiled
     if _compiled is None:
-        from numba import njit
+        from coburst.policies.cosched._reserve_kernel import reserve
 
-        @njit(cache=True)
-        def kernel(t, f, m, w):
-            n = t.shape[0]
-            nxt = np.empty(n, np.int64)
-            nb = n
-            for k in range(n - 1, -1, -1):
-                if f[k] < m:
-                    nb = k
-                nxt[k] = nb
-            i = -1
-            j = n
-            for k in range(n):
-                if f[k] >= m:
-                    jk = np.searchsorted(t, t[k] + w)
-                    if nxt[k] >= jk:
-                        i = k
-                        j = jk
-                        break
-            if i < 0:  # cannot happen: the last segment has every node idle
-                raise AssertionError("no reservation found")
-            start = t[i]
-            end = start + w
-            insert = np.isfinite(end) and (j >= n or t[j] != end)
-            size = n + 1 if insert else n
-            t2 = np.empty(size, np.float64)
-            f2 = np.empty(size, np.int64)
-            if insert:
-                t2[:j] = t[:j]
-                f2[:j] = f[:j]
-                t2[j] = end
-                f2[j] = f[j - 1]
-                t2[j + 1:] = t[j:]
-                f2[j + 1:] = f[j:]
-            else:
-                t2[:] = t
-                f2[:] = f
-            for k in range(i, j):
-                f2[k] -= m
-            return start, t2, f2
-
-        _compiled = kernel
+        _compiled = reserve
     return _compiled
