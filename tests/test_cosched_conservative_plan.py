@@ -80,14 +80,17 @@ def _records(out):
     return [(k, r.start, r.end, r.units) for k, r in sorted(out.records.items())]
 
 
-@pytest.mark.parametrize("compiled_from", [0, 10**9], ids=["numba", "numpy"])
+@pytest.mark.parametrize("compiled_from,check_every", [(0, 1), (10**9, 3), (0, 32)],
+                         ids=["numba-check1", "numpy-check3", "numba-check32"])
 @settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow,
                                                                  HealthCheck.function_scoped_fixture])
 @given(wl=workloads())
-def test_same_decisions_as_planning_from_scratch(monkeypatch, compiled_from, wl):
+def test_same_decisions_as_planning_from_scratch(monkeypatch, compiled_from, check_every, wl):
     """Every decision (date, jobs started, their units) and every job's start and end equal;
-    the reservations made by the numba kernel (``compiled_from=0``) or by numpy."""
+    the reservations made by the numba kernel (``compiled_from=0``) or by numpy, the test
+    "can any job left start now" made every ``check_every`` reservations."""
     monkeypatch.setattr(traditional, "COMPILED_FROM", compiled_from)
+    monkeypatch.setattr(traditional, "CHECK_EVERY", check_every)
     cluster, jobs, runtimes = wl
     kept, scratch = cosched.get("conservative"), FromScratch()
     decisions: list = []

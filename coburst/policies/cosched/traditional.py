@@ -124,9 +124,19 @@ class Conservative(CoPolicy):
             least = np.minimum.accumulate(np.fromiter((j.nodes for j in reversed(rest)), dtype=np.int64,
                                                       count=len(rest)))[::-1]
             reserve = _reserve_compiled() if len(rest) >= COMPILED_FROM else _reserve
+            nodes = walls = None
             for i, job in enumerate(rest):
                 if f[0] < least[i]:
                     break
+                if i % CHECK_EVERY == CHECK_EVERY - 1:
+                    # none of the jobs left fits now for its whole walltime on the plan so far:
+                    # reservations only take nodes, so none of them can start now
+                    if nodes is None:
+                        nodes = np.fromiter((j.nodes for j in rest), dtype=np.int64, count=len(rest))
+                        walls = np.fromiter((j.walltime for j in rest), dtype=float, count=len(rest))
+                    idle = np.minimum.accumulate(f)[np.searchsorted(t, now + walls[i:], side="left") - 1]
+                    if not (nodes[i:] <= idle).any():
+                        break
                 start, t, f = reserve(t, f, job.nodes, float(job.walltime))
                 start = float(start)
                 plan.last_seq = job.seq
@@ -277,6 +287,9 @@ def _reserve(t: np.ndarray, f: np.ndarray, m: int, w: float) -> tuple[float, np.
 #: :func:`_reserve` (numba: the same floats and counts, ~50x faster; numba is imported and the
 #: kernel compiled, or read from its cache, on first use only)
 COMPILED_FROM = 64
+#: every this many reservations of one decision, :class:`Conservative` checks whether any job
+#: left could still start now
+CHECK_EVERY = 32
 _compiled = None
 
 
