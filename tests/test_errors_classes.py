@@ -341,8 +341,9 @@ def test_signal_during_platform_check_stops_the_check(tmp_path, sig):
     """The platform pre-check runs in a forked child (SimGrid aborts on some platforms): a
     SIGTERM to the simulator kills the check with it (status 143), and so does a SIGKILL
     (``PR_SET_PDEATHSIG``): no check outlives its simulator."""
-    proc = subprocess.run([*COBURST, "platform", "cosched", "--nodes", "800", "-o", "p.xml"], cwd=tmp_path,
-                          capture_output=True, text=True, timeout=120)
+    # the full layout (n(n-1)/2 routes, 55 MB): a check that lasts seconds (the linear one: < 1 s)
+    proc = subprocess.run([*COBURST, "platform", "cosched", "--nodes", "800", "--layout", "full", "-o", "p.xml"],
+                          cwd=tmp_path, capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr
     (tmp_path / "w.json").write_text(json.dumps(WORKLOAD))
     sim = subprocess.Popen([*COBURST, "sim", "-p", "p.xml", "-w", "w.json", "-s", f"ipc://{tmp_path}/s.sock",
