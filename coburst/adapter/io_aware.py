@@ -250,7 +250,12 @@ class IOAwareExecutor:
         self.runs: dict[str, _Run] = {}  # static job id -> run
         self.owner: dict[str, _Run] = {}  # running sub-job id -> run
         self.registration_finished = False
-        self.finished: dict[str, str] = {}  # static job id -> final state (fold-back rule)
+        #: how many IO-Aware jobs ended in each final state (fold-back rule; the ended jobs
+        #: themselves are not kept: memory follows the live jobs)
+        self.finished: dict[str, int] = {}
+        #: registered profile name -> live sub-jobs using it (pybatsim's ``Batsim.profiles``
+        #: lets go of a profile with its last sub-job, as ``coburst sim`` and Batsim do)
+        self._profile_users: dict[str, int] = {}
         self._warned = False
         self.nb_subjobs = 0
 
@@ -316,6 +321,7 @@ class IOAwareExecutor:
         run = self.owner.pop(job.id, None)
         if run is None:
             return self.owns(job.id)
+        self._release_profile(job.profile)
         state = job.job_state.name if job.job_state is not None else "UNKNOWN"
         run.states.append(state)
         if state != "COMPLETED_SUCCESSFULLY":
@@ -445,15 +451,29 @@ class IOAwareExecutor:
         self.bs.set_job_metadata(jid, subjob_metadata(run.job.id, tag.split(".", 1)[0], last))
         run.last_sent = run.last_sent or last
         self.owner[jid] = run
+        self._profile_users[profile] = self._profile_users.get(profile, 0) + 1
         (run.blocking if blocking else run.flushes).add(jid)
         self.nb_subjobs += 1
+
+    def _release_profile(self, name: str) -> None:
+        """A sub-job using profile ``name`` ended: the last one lets pybatsim's copy go
+        (every sub-job of the profile was registered in the same call, so none comes later)."""
+        n = self._profile_users.get(name, 0) - 1
+        if n > 0:
+            self._profile_users[name] = n
+            return
+        self._profile_users.pop(name, None)
+        profiles = getattr(self.bs, "profiles", None)
+        if isinstance(profiles, dict) and isinstance(profiles.get(IO_WORKLOAD), dict):
+            profiles[IO_WORKLOAD].pop(name, None)
 
     def _finish(self, run: _Run) -> None:
         """Every sub-job of ``run`` has ended: release its resources in the policy's state
         (nothing is sent: Batsim's row of the static job was written at its rejection)."""
         job = run.job
-        self.finished[job.id] = final_state(run.states, run.last_sent)
-        log.debug("IO-Aware job %s ended: %s, %d/%d phases", job.id, self.finished[job.id], run.done, run.spec.phases)
+        state = final_state(run.states, run.last_sent)
+        self.finished[state] = self.finished.get(state, 0) + 1
+        log.debug("IO-Aware job %s ended: %s, %d/%d phases", job.id, state, run.done, run.spec.phases)
         del self.runs[job.id]
         self.sched._ended_job(job.id)
 

@@ -216,6 +216,8 @@ class BatsimActors:
                 self.deleted_ids.add(sjob.id)  # (a streamed file's job: see job_deleted)
             if not self.config.profile_reuse:
                 self._collect_profile(sjob.job.workload, sjob.job.profile)
+            if wl is not None and sjob.job.dynamic and hasattr(wl.profiles, "release"):
+                wl.profiles.release(sjob.job.profile, not self.config.profile_reuse)  # (jobs.ProfileTable)
         self.to_delete = []
 
     def job_deleted(self, jid: str) -> bool:

@@ -29,7 +29,7 @@ from coburst.simulator._simgrid import simgrid
 from coburst.simulator.accounting import JobAccounting
 from coburst.simulator.actors import BatsimActors
 from coburst.simulator.handlers import ProtocolHandlers
-from coburst.simulator.jobs import CompactIds, SimJob
+from coburst.simulator.jobs import CompactIds, ProfileKeys, SimJob
 from coburst.simulator.kernel import Kernel, Mailbox
 from coburst.simulator.output import JOBS_COLUMNS, LD, SCHEDULE_KEYS, ScheduleStats, StagedFiles
 from coburst.simulator.platform import Machines, assign_resources, check_xml, master_zone_routing, prevalidate
@@ -127,11 +127,11 @@ class Simulator(BatsimActors, ProtocolHandlers, ParallelTasks, JobAccounting):
         self.deleted_ids = CompactIds()
         self.nb_records = 0
         self.failure: BaseException | None = None
-        self.collected_profiles: set[tuple[str, str]] = set()
+        self.collected_profiles = ProfileKeys()  # (workload, profile) pairs, 8 bytes each
         #: (workload, profile) added after the workloads were loaded (REGISTER_PROFILE, an
         #: inline additional_io_job profile): Batsim never drops them as unreferenced, and
         #: never resolves the sequence of such a composed profile
-        self.late_profiles: set[tuple[str, str]] = set()
+        self.late_profiles = ProfileKeys()
         #: ids of the hosts merged I/O tasks used outside their job's allocation (see
         #: ParallelTasks.io_touched)
         self.io_hosts: set[int] = set()

@@ -19,7 +19,7 @@ from procset import ProcSet
 from coburst.errors import InputError, ProtocolError
 from coburst.simulator.allocation import parse_allocation
 from coburst.simulator.execution import JobRun
-from coburst.simulator.jobs import SimJob
+from coburst.simulator.jobs import ProfileTable, SimJob
 from coburst.simulator.leaves import additional_io, check_io_start, to_job_message
 from coburst.simulator.output import JobRecord
 from coburst.simulator.protocol import RawJSON, encode_text, encode_value
@@ -393,7 +393,8 @@ class ProtocolHandlers:
         wname, pname, prof = data.get("workload_name"), data.get("profile_name"), data.get("profile")
         if not isinstance(wname, str) or not wname or "!" in wname or not isinstance(pname, str) or not pname:
             raise ProtocolError("REGISTER_PROFILE: needs string 'workload_name' (without '!') and 'profile_name'")
-        wl = self.workloads.setdefault(wname, Workload(name=wname, path="dynamic", nb_res=None))
+        wl = self.workloads.get(wname) or self.workloads.setdefault(
+            wname, Workload(name=wname, path="dynamic", nb_res=None, profiles=ProfileTable()))
         if pname in wl.profiles:
             raise ProtocolError(f"REGISTER_PROFILE: profile {pname!r} already exists in workload {wname!r}")
         try:
@@ -428,6 +429,8 @@ class ProtocolHandlers:
         except InputError as exc:
             raise ProtocolError(f"REGISTER_JOB: invalid job: {exc}") from None
         job_obj.dynamic = True
+        if isinstance(wl.profiles, ProfileTable):
+            wl.profiles.use(job_obj.profile)
         sjob = SimJob(job=job_obj, state="SUBMITTED")
         self.jobs[jid] = sjob
         self.nb_submitted += 1

@@ -97,3 +97,57 @@ class CompactIds:
 
     def __len__(self) -> int:
         return self._n
+
+
+class ProfileKeys(CompactIds):
+    """A set of (workload, profile name) pairs in 8 bytes each (:class:`CompactIds` of
+    ``workload!name``: a workload name holds no ``!``): the profiles Batsim garbage-collected
+    or that were added during the simulation, without two Python strings per profile."""
+
+    @staticmethod
+    def _key(pair) -> int:
+        wname, name = pair
+        return CompactIds._key(f"{wname}!{name}")
+
+
+class ProfileTable(dict):
+    """The profiles of a dynamic workload (REGISTER_PROFILE), by name, that let go of the
+    profiles Batsim 4.2.1 discarded (``Jobs::delete_job`` -> ``Profiles::remove_profile``)
+    once no live job uses them: Batsim's map keeps the name with a null pointer (the name
+    still "exists": registering it again aborts; getting it fails), and a live job keeps its
+    own pointer.  Here a dropped name stays *in* the table (``name in table`` is True, its
+    digest in :class:`CompactIds`) but its :class:`Profile` is gone; ``users`` counts the live
+    jobs whose profile it is.  A profile a composed profile lists, or a composed one, is
+    never dropped (sequences are looked up by name when they run)."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.users: dict[str, int] = {}
+        self.dropped = CompactIds()
+        self.in_seq: set[str] = set()
+
+    def __contains__(self, name) -> bool:
+        return dict.__contains__(self, name) or (isinstance(name, str) and name in self.dropped)
+
+    def __setitem__(self, name, profile) -> None:
+        if profile.type == "composed":
+            self.in_seq.update(profile.data["seq"])
+        dict.__setitem__(self, name, profile)
+
+    def use(self, name: str) -> None:
+        """A live job whose profile is ``name`` (registered)."""
+        self.users[name] = self.users.get(name, 0) + 1
+
+    def release(self, name: str, collected: bool) -> None:
+        """A job whose profile is ``name`` was deleted; ``collected``: Batsim discarded the
+        profile.  The last live user of a discarded profile drops it."""
+        n = self.users.get(name, 0) - 1
+        if n > 0:
+            self.users[name] = n
+            return
+        self.users.pop(name, None)
+        if collected and name not in self.in_seq:
+            prof = dict.get(self, name)
+            if prof is not None and prof.type != "composed":
+                dict.__delitem__(self, name)
+                self.dropped.add(name)
