@@ -140,7 +140,8 @@ class PlanSum(Policy):
       is now (the plan's other jobs keep their planned places, as §3.4 describes an
       execution plan: "only a few jobs could be launched immediately.  Others are
       reserved"), with the plan's allocations -- conservative backfilling in P_best's
-      order.  No other reading changes a decision with D = 0: keeping the plan's
+      order (the planned places are not recorded as reservations: the next decision plans
+      again).  No other reading changes a decision with D = 0: keeping the plan's
       reservations while filling starts exactly the jobs planned at now;
     * search details: :func:`anneal`; random numbers: :func:`decision_rng`;
     * the thesis' 20 s annealing cap is ``time_cap`` (seconds), off by default (0), so
