@@ -57,23 +57,39 @@ def _buckets(q: int) -> str:
 
 def summarize(path: str | Path) -> list[tuple[str, int, float, float, float, float, str]]:
     """Per queue-length bucket and overall: ``(bucket, decisions, total s, median ms,
-    max ms, share of the total time, mean tried)``."""
+    max ms, share of the total time, mean tried)``.
+
+    The log is read row by row (a long simulation's log holds millions of decisions): only
+    each decision's wall time is kept, as an 8-byte double in an ``array`` per bucket (the
+    median needs them all), and ``tried`` as a running sum and count per bucket."""
+    from array import array
+
+    walls: dict[str, array] = {}
+    tried: dict[str, list[int]] = {}  # bucket -> [sum, count]
+    every = array("d")
+    every_tried = [0, 0]
     with open(path, encoding="utf-8", newline="") as f:
-        rows = list(csv.DictReader(f))
-    groups: dict[str, list[dict]] = {}
-    for r in rows:
-        groups.setdefault(_buckets(int(r["queue"])), []).append(r)
-    total = sum(float(r["wall_s"]) for r in rows) or 1e-300
+        for r in csv.DictReader(f):
+            name = _buckets(int(r["queue"]))
+            w = float(r["wall_s"])
+            walls.setdefault(name, array("d")).append(w)
+            every.append(w)
+            if r["tried"]:
+                t, acc = int(r["tried"]), tried.setdefault(name, [0, 0])
+                acc[0] += t
+                acc[1] += 1
+                every_tried[0] += t
+                every_tried[1] += 1
+    total = sum(every) or 1e-300
     out = []
     order = ["0-9", "10-49", "50-99", "100-499", ">=500"]
-    for name in [b for b in order if b in groups] + ["all"]:
-        rs = rows if name == "all" else groups[name]
-        if not rs:
+    for name in [b for b in order if b in walls] + ["all"]:
+        w = every if name == "all" else walls[name]
+        if not w:
             continue
-        w = [float(r["wall_s"]) for r in rs]
-        tried = [int(r["tried"]) for r in rs if r["tried"]]
-        out.append((name, len(rs), sum(w), statistics.median(w) * 1e3, max(w) * 1e3, sum(w) / total,
-                    f"{statistics.mean(tried):.0f}" if tried else "-"))
+        acc = every_tried if name == "all" else tried.get(name, [0, 0])
+        out.append((name, len(w), sum(w), statistics.median(w) * 1e3, max(w) * 1e3, sum(w) / total,
+                    f"{acc[0] / acc[1]:.0f}" if acc[1] else "-"))
     return out
 
 
