@@ -19,7 +19,16 @@ runs sample their resident memory (``/proc/self/statm``) with the simulated date
 ``_jobs.csv`` rows into ``benchmarks/.cache/long_logs_memory_x{K}.csv``, drawn in
 ``docs/figures/long_logs_memory.png``.
 
-Targets (issue 25): 1M delay jobs EASY in-process <= 4 min and <= 300 MB; 285k <= 250 MB.
+``--io-aware [N]``: instead, the IO-Aware model (``coburst workload swf --model io-aware``,
+``platforms/dragonfly96.xml``, ``--enable-dynamic-jobs``; the whole KTH log, 28,453 jobs that
+become about 1.18 million rows of static jobs and I/O sub-jobs, or its first N jobs) with
+``backfill-sjf-1`` and ``plan-square-0``, ``coburst run`` in-process (one process): wall time,
+peak RSS, static jobs and ``_jobs.csv`` rows per second; memory samples in
+``benchmarks/.cache/long_logs_io_{scheduler}.csv``.  The whole log takes about half an hour per
+scheduler on 2 shared cores.
+
+Targets (issue 25): 1M delay jobs EASY in-process <= 4 min and <= 300 MB; 285k <= 250 MB;
+IO-Aware full KTH with plan-square-0 <= 400 MB.
 """
 
 from __future__ import annotations
@@ -117,6 +126,49 @@ def run(engine: str, wl: Path, prefix: Path, batsim: str | None, samples: Path |
     return {"wall": max(sim.end, sched.end) - t0, "rss_sim": sim.rss_mb, "rss_sched": sched.rss_mb}
 
 
+IO_SCHEDULERS = ("backfill-sjf-1", "plan-square-0")
+DRAGONFLY = ROOT / "platforms" / "dragonfly96.xml"
+
+
+def io_workload(max_jobs: int | None) -> tuple[Path, int]:
+    CACHE.mkdir(exist_ok=True)
+    (CACHE / ".gitignore").write_text("*\n")
+    out = CACHE / f"kth_io_{max_jobs or 'all'}.json"
+    if not out.exists() or out.stat().st_mtime < SWF.stat().st_mtime:
+        subprocess.run([str(COBURST), "workload", "swf", str(SWF), "--model", "io-aware", "-p", str(DRAGONFLY),
+                        *(["--max-jobs", str(max_jobs)] if max_jobs else []), "-q", "-o", str(out)],
+                       check=True, cwd=ROOT)
+    import ijson
+
+    with open(out, "rb") as fh:
+        n = sum(1 for _ in ijson.items(fh, "jobs.item"))
+    return out, n
+
+
+def io_aware(max_jobs: int | None, tmp: str) -> None:
+    """The IO-Aware rows (module doc)."""
+    wl, n = io_workload(max_jobs)
+    print(f"{'workload':<14}{'jobs':>8}  {'scheduler':<16}{'wall s':>9}{'rows':>10}{'jobs/s':>9}{'rows/s':>9}"
+          f"{'peak MB':>9}")
+    for sched in IO_SCHEDULERS:
+        prefix = Path(tmp) / f"io_{sched}"
+        samples = CACHE / f"long_logs_io_{sched}.csv"
+        t0 = time.perf_counter()
+        proc = _spawn([sys.executable, __file__, "--probe", str(samples), sched, "--enable-dynamic-jobs",
+                       "--transport", "inprocess", "-q", "-p", str(DRAGONFLY), "-w", str(wl), "-e", str(prefix),
+                       "--timeout", "14400"], Path(tmp) / f"io_{sched}.log")
+        try:
+            _wait([proc], sched)
+        except RunFailed as exc:
+            print(f"{'KTH io-aware':<14}{n:>8}  {sched:<16} FAILED: {exc}")
+            continue
+        wall = proc.end - t0
+        with open(f"{prefix}_jobs.csv", "rb") as fh:
+            rows = sum(1 for _ in fh) - 1
+        print(f"{'KTH io-aware':<14}{n:>8}  {sched:<16}{wall:>9.1f}{rows:>10}{n / wall:>9.0f}{rows / wall:>9.0f}"
+              f"{proc.rss_mb:>9.0f}", flush=True)
+
+
 def _md5(path: Path) -> str:
     h = hashlib.md5()
     with open(path, "rb") as fh:
@@ -157,7 +209,16 @@ def main() -> None:
     parser.add_argument("--no-batsim", action="store_true", help="skip the real Batsim")
     parser.add_argument("--batsim", help="the Batsim binary (default $BATSIM, ../shared/tools/batsim/batsim)")
     parser.add_argument("--repeats", default=None, help="comma-separated log repetitions (default 1,10[,36])")
+    parser.add_argument("--io-aware", nargs="?", type=int, const=0, default=None, metavar="N",
+                        help="the IO-Aware KTH rows instead (first N jobs; without N: the whole log)")
     args = parser.parse_args()
+    if args.io_aware is not None:
+        facts = machine_facts(None)
+        print(f"# long logs, IO-Aware, {facts['date']}, {facts['cores']} cores {facts['cpu']}, "
+              f"Python {facts['python']}")
+        with tempfile.TemporaryDirectory(prefix="coburst-longlogs-") as tmp:
+            io_aware(args.io_aware or None, tmp)
+        return
     batsim = None if args.no_batsim else find_batsim(args.batsim)
     repeats = [int(x) for x in args.repeats.split(",")] if args.repeats else [1, 10] + ([36] if args.million else [])
     facts = machine_facts(batsim)
