@@ -334,11 +334,20 @@ def read_raw_jobs(path: str | Path, chunk_bytes: int = CHUNK_BYTES) -> pd.DataFr
     columns are numbers, ``submission_time`` and ``requested_number_of_resources`` present
     and finite, start, finish and execution times present and finite for every job that ran
     (Batsim leaves them empty for a rejected job), no infinite time; ``final_state`` is a
-    Batsim job state.  Other columns are typed by pandas chunk by chunk (a column of numbers
-    and text can hold both)."""
+    Batsim job state.  Other columns are typed as the whole-file reading types them, whatever
+    the chunks: numbers in every chunk stay numbers (int64, or float64 if a chunk holds a
+    fraction), and a column some chunk reads as text is read again as text, whole."""
     parts = [c.df for c in iter_raw_jobs(path, chunk_bytes)]
     parts = [p for p in parts if len(p)] or parts[:1]  # a chunk without rows has text columns only
-    return parts[0] if len(parts) == 1 else pd.concat(parts, ignore_index=True)
+    df = parts[0] if len(parts) == 1 else pd.concat(parts, ignore_index=True)
+    if len(parts) > 1:
+        known = set(_TEXT_COLS) | set(_NUMBER_COLS)
+        mixed = [c for c in df.columns if c not in known
+                 and not all(pd.api.types.is_numeric_dtype(p[c].dtype) for p in parts)]
+        for col in mixed:  # only this column of the file held as text (no other is parsed)
+            df[col] = pd.read_csv(path, usecols=[col], dtype=str, keep_default_na=False,
+                                  encoding="utf-8-sig")[col].to_numpy()
+    return df
 
 def _read_raw_jobs_whole(path: str | Path) -> pd.DataFrame:
     """The whole-file reader :func:`read_raw_jobs` replaced (the reference of its errors and
