@@ -245,6 +245,22 @@ def plan_objective(name: str) -> Callable:
 SNAPSHOT_EVERY = 8
 
 
+def bb_segments(bb_preference, nbb: int) -> tuple:
+    """The compiled kernels' view of the BB preference lists: runs of consecutive compute
+    indices sharing one list, as (starts, ends, the lists (each of the ``nbb`` BB nodes), lengths)."""
+    starts, ends, prefs = [], [], []
+    for i, pr in enumerate(bb_preference):
+        if prefs and prefs[-1] == pr and ends[-1] == i:
+            ends[-1] = i + 1
+        else:
+            starts.append(i)
+            ends.append(i + 1)
+            prefs.append(pr)
+    return (np.array(starts, dtype=np.int64), np.array(ends, dtype=np.int64),
+            np.array([list(p) for p in prefs], dtype=np.int64).reshape(len(prefs), nbb),
+            np.array([len(p) for p in prefs], dtype=np.int64))
+
+
 class PlanEvaluator:
     """Execution plans of permutations of ``jobs`` over ``base`` (Kopański 2020, §3.4):
     each job, in order, at its earliest start with compute nodes and burst buffers
@@ -315,18 +331,7 @@ class PlanEvaluator:
         self.wall = np.array([j.walltime for j in self.jobs], dtype=np.float64)
         self.bbq = np.array([j.bb for j in self.jobs], dtype=np.int64)
         self.sub = np.array([j.subtime for j in self.jobs], dtype=np.float64)
-        # runs of consecutive compute indices sharing one BB preference list
-        starts, ends, prefs = [], [], []
-        for i, pr in enumerate(cluster.bb_preference):
-            if prefs and prefs[-1] == pr and ends[-1] == i:
-                ends[-1] = i + 1
-            else:
-                starts.append(i)
-                ends.append(i + 1)
-                prefs.append(pr)
-        self.seg = (np.array(starts, dtype=np.int64), np.array(ends, dtype=np.int64),
-                    np.array([list(p) for p in prefs], dtype=np.int64).reshape(len(prefs), nbb),
-                    np.array([len(p) for p in prefs], dtype=np.int64))
+        self.seg = bb_segments(cluster.bb_preference, nbb)
         # jobs that job i dominates (no more nodes, walltime or BB per node)
         if n:
             r, w, b = self.res, self.wall, self.bbq
@@ -492,17 +497,7 @@ class NowFiller:
         self.res = np.array([j.res for j in self.jobs], dtype=np.int64)
         self.bbq = np.array([j.bb for j in self.jobs], dtype=np.int64)
         self.min_res = min((j.res for j in self.jobs), default=0)
-        starts, ends, prefs = [], [], []
-        for i, pr in enumerate(cluster.bb_preference):
-            if prefs and prefs[-1] == pr and ends[-1] == i:
-                ends[-1] = i + 1
-            else:
-                starts.append(i)
-                ends.append(i + 1)
-                prefs.append(pr)
-        self.seg = (np.array(starts, dtype=np.int64), np.array(ends, dtype=np.int64),
-                    np.array([list(p) for p in prefs], dtype=np.int64).reshape(len(prefs), nbb),
-                    np.array([len(p) for p in prefs], dtype=np.int64))
+        self.seg = bb_segments(cluster.bb_preference, nbb)
         self.n_nodes = nc
         self.bufs = [self._buffers(n, W, nbb), self._buffers(n, W, nbb)]   # [reference, candidate]
         self.out = np.zeros(max(n, 1), dtype=np.int64)
