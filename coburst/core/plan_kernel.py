@@ -310,6 +310,13 @@ def copy_occupy(st, sf, sc, sb, so, T, dt, df, dc, db, do, s, e, mask, res, use,
         if not (ke < T and st[ke] == e):
             o = _dup_row(e, sf, sc, sb, so, ke - 1, dt, df, dc, db, do, o)
         o = _copy_rows(st, sf, sc, sb, so, ke, T, dt, df, dc, db, do, o)
+    _take_rows(df, dc, db, do, first, stop, mask, res, use, has_bb)
+    return o
+
+
+@njit(cache=True)
+def _take_rows(free, cnt, bbr, tot, first, stop, mask, res, use, has_bb):
+    """Rows ``first..stop-1`` lose the ``mask`` nodes (``res`` of them) and ``use`` BB bytes."""
     W = mask.shape[0]
     usum = 0
     if has_bb:
@@ -317,13 +324,12 @@ def copy_occupy(st, sf, sc, sb, so, T, dt, df, dc, db, do, s, e, mask, res, use,
             usum += use[b]
     for r in range(first, stop):
         for w in range(W):
-            df[r, w] &= ~mask[w]
-        dc[r] -= res
+            free[r, w] &= ~mask[w]
+        cnt[r] -= res
         if has_bb:
             for b in range(use.shape[0]):
-                db[r, b] -= use[b]
-            do[r] -= usum
-    return o
+                bbr[r, b] -= use[b]
+            tot[r] -= usum
 
 
 @njit(cache=True)
@@ -372,19 +378,7 @@ def occupy_inplace(times, free, cnt, bbr, tot, T, s, e, mask, res, use, has_bb):
             times[ke] = e
             T += 1
         stop = ke
-    W = mask.shape[0]
-    usum = 0
-    if has_bb:
-        for b in range(use.shape[0]):
-            usum += use[b]
-    for r in range(first, stop):
-        for w in range(W):
-            free[r, w] &= ~mask[w]
-        cnt[r] -= res
-        if has_bb:
-            for b in range(use.shape[0]):
-                bbr[r, b] -= use[b]
-            tot[r] -= usum
+    _take_rows(free, cnt, bbr, tot, first, stop, mask, res, use, has_bb)
     return T
 
 
