@@ -317,3 +317,75 @@ def test_parallel_homogeneous_links_from_the_table_as_from_the_routes(hosts, dat
         assert elements(a) == elements(b)
         assert len(a.var.elems) == len(b.var.elems)
         assert (a.latency.hex(), a.net_bound, a.empty) == (b.latency.hex(), b.net_bound, b.empty)
+
+
+# ---------------------------------------------------------------------- lone messages
+
+def _kernel_log(hosts, scripts, lone):
+    """Run ``scripts`` (one list of requests per process) on a kernel over ``hosts``; the log
+    of every process's resumptions: (process, step, date as hex, what it got back)."""
+    from coburst.simulator.kernel import Get, Kernel, Mailbox, Put, Run, Sleep
+
+    kernel = Kernel()
+    kernel.lone_messages = lone
+    network = kernel.network
+    names = sorted(hosts)
+    boxes = [Mailbox(f"b{k}") for k in range(3)]
+    log = []
+
+    def body(p, script):
+        for step, (kind, *args) in enumerate(script):
+            if kind == "sleep":
+                got = yield Sleep(args[0])
+            elif kind == "put":
+                box, src, dst = args
+                got = yield Put(boxes[box], (p, step), route=network.route(hosts[names[src % len(names)]],
+                                                                          hosts[names[dst % len(names)]]))
+            elif kind == "get":
+                got = yield Get(boxes[args[0]])
+            else:  # run
+                chosen, com, timeout = args
+                task_hosts = [hosts[names[k % len(names)]] for k in chosen]
+                n = len(task_hosts)
+                matrix = [0.0 if i == j else com for i in range(n) for j in range(n)]
+                got = yield Run(task_hosts, [1e9] * n, matrix, timeout)
+            log.append((p, step, kernel.now.hex(), got))
+
+    for p, script in enumerate(scripts):
+        kernel.spawn(body(p, script), f"p{p}")
+    kernel.main()
+    return log, kernel.now.hex()
+
+
+request = st.one_of(
+    st.tuples(st.just("sleep"), st.sampled_from([0.0, 1e-6, 2.5e-5, 0.3, 1.0, 7.5])),
+    st.tuples(st.just("put"), st.integers(0, 2), st.integers(0, 8), st.integers(0, 8)),
+    st.tuples(st.just("get"), st.integers(0, 2)),
+    st.tuples(st.just("run"), st.lists(st.integers(0, 8), min_size=1, max_size=4),
+              st.sampled_from([0.0, 1.0, 1e5, 3e8]), st.sampled_from([-1.0, 0.5, 2.0])),
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(platforms(), st.lists(st.lists(request, max_size=8), min_size=1, max_size=5))
+def test_lone_messages_outside_the_solver_as_through_it(hosts, scripts):
+    """A message alone on its links counts down at the value of its lone solve without
+    entering the solver (``Kernel._enable_lone``), and enters it when another variable comes:
+    on random mixes of messages on shared links, parallel tasks crossing them (with and
+    without timeouts) and sleeps, every process resumes at the same dates, bit for bit, with
+    the same values, as when every message goes through the solver."""
+    assert _kernel_log(hosts, scripts, lone=True) == _kernel_log(hosts, scripts, lone=False)
+
+
+def test_a_lone_message_joins_the_solver_when_a_task_crosses_its_link():
+    """A message on a 1 B/s link (1 s long) alone, then a parallel task across that link half
+    way: from then on they share it (the message ends later than alone), as through the
+    solver all along."""
+    link = _Link("l", 1.0, False)
+    hosts = {"a": _Host("a", {"a": ([], 0.0), "b": ([link], 0.0)}),
+             "b": _Host("b", {"a": ([link], 0.0), "b": ([], 0.0)})}
+    scripts = [[("put", 0, 0, 1)], [("get", 0)], [("sleep", 0.5), ("run", [0, 1], 1.0, -1.0)]]
+    lone, reference = _kernel_log(hosts, scripts, lone=True), _kernel_log(hosts, scripts, lone=False)
+    assert lone == reference
+    ends = {p: float.fromhex(date) for p, _, date, _ in lone[0]}
+    assert ends[0] > 1.0 and ends[2] > 1.0  # shared: both later than alone

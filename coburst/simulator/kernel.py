@@ -283,12 +283,20 @@ class Clock:
 class Kernel:
     """Runs processes in simulated time (see the module docstring)."""
 
+    #: messages alone on their links skip the solver (:meth:`_enable_lone`); False: every
+    #: message goes through it (the reference path, kept for tests/test_sim_fastpaths.py)
+    lone_messages = True
+
     def __init__(self, network: "l07.Network | None" = None):
         self.clock = Clock()
         self.network = network if network is not None else l07.Network()
         self.system = l07.FairBottleneck()
         self._ready: deque = deque()
         self.stopped = False
+        #: the message counting down outside the solver, if any (see _enable_lone)
+        self._lone: "_Flow | None" = None
+        #: (id of a message's element list, its bound) -> (value, mu) of its variable solved alone
+        self._alone: dict = {}
 
     @property
     def now(self) -> float:
@@ -405,8 +413,45 @@ class Kernel:
         flow.action.update_bound()
         var = flow.action.var
         var.owner = flow
+        if self._lone is not None:
+            self._join_lone()
+        elif flow.box is not None and self.lone_messages and self._enable_lone(flow, var, number):
+            return
         self.system.enable(var)
         flow.number = self.clock.add_work(0.0, flow, number=number)
+
+    def _enable_lone(self, flow: "_Flow", var: "l07.Variable", number: int) -> bool:
+        """A message whose links hold no other variable (none enabled, none freed but not yet
+        purged; most messages of a simulation without communicating parallel tasks) is its
+        own component: the next solve would give its variable the value ``_solve_alone``
+        gives it, a function of its elements and bound only.  That value is worked out once
+        per route and the message counts down at it without entering the solver (no enable,
+        solve, removal nor purge).  Should another variable be enabled while it runs, the
+        message first enters the system as the solve would have left it (:meth:`_join_lone`),
+        so what is shared from then on is what the solver would share.  False: not alone."""
+        elems = var.elems
+        for cnst, _ in elems:
+            if cnst.elems:
+                return False
+        key = (id(elems), var.bound)
+        solved = self._alone.get(key)
+        if solved is None:
+            l07._solve_alone(var)  # (the route keeps its element list: the id is never reused)
+            solved = self._alone[key] = (var.value, var.mu)
+        var.value, var.mu = solved
+        var.sat = False
+        self._lone = flow
+        flow.number = self.clock.add_work(var.value, flow, number=number)
+        return True
+
+    def _join_lone(self) -> None:
+        """The message counting down outside the solver enters it as its solve left it (its
+        value, its elements last on its links), before anything else is enabled or touched."""
+        flow, self._lone = self._lone, None
+        var = flow.action.var
+        self.system.variables[id(var)] = var
+        for cnst, weight in var.elems:
+            cnst.elems.append([var, weight])
 
     def _latency_paid(self, flow: "_Flow") -> bool:
         """``HostL07Model::update_actions_state`` at the end of a latency: the variable is
@@ -426,7 +471,9 @@ class Kernel:
 
     def _flow_over(self, flow: "_Flow") -> None:
         """An action's work is done (``Action::finish``, then the variable freed)."""
-        if not flow.latent:
+        if flow is self._lone:  # (its links left empty: the next solve would have nothing to do)
+            self._lone = None
+        elif not flow.latent:
             self.system.remove(flow.action.var)
         flow.number = -1
         if flow.box is not None:
@@ -445,6 +492,8 @@ class Kernel:
         constraints get the new bound, the actions computing on them a new bound."""
         names = set()
         system = self.system
+        if self._lone is not None:
+            self._join_lone()
         for host in hosts:
             cnst = self.network.cpus.get(host.name)
             if cnst is not None:
@@ -504,7 +553,9 @@ class Kernel:
         elif activity.number >= 0:
             self.clock.cancel(activity.number)
             activity.number = -1
-            if not activity.latent:
+            if activity is self._lone:
+                self._lone = None
+            elif not activity.latent:
                 self.system.remove(activity.action.var)
 
     def work_done(self, proc: Process) -> float | None:
