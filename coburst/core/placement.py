@@ -20,9 +20,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from procset import ProcSet
+from procset import ProcInt, ProcSet
 
-__all__ = ["Allocation", "select_nodes", "place_bb", "bb_slots"]
+__all__ = ["Allocation", "select_nodes", "place_bb", "bb_slots", "procset_of"]
 
 _EMPTY = np.zeros(0, dtype=np.int64)
 
@@ -55,8 +55,11 @@ class Allocation:
         return len(self.nodes)
 
     def compute_ids(self, cluster) -> ProcSet:
-        """The compute resource ids (a ProcSet, as Batsim's ``alloc``)."""
-        return ProcSet(*(int(i) for i in cluster.compute_ids[self.nodes]))
+        """The compute resource ids (a ProcSet, as Batsim's ``alloc``).
+
+        Built from its runs of consecutive ids (:func:`procset_of`): the same set as
+        ``ProcSet(*ids)``, without merging the ids one by one."""
+        return procset_of(cluster.compute_ids[self.nodes].tolist())
 
     def storage_map(self, cluster) -> dict[int, int]:
         """compute resource id -> BB resource id (empty without BB)."""
@@ -72,6 +75,32 @@ class Allocation:
 
     def __repr__(self) -> str:
         return f"Allocation(nodes={self.nodes.tolist()}, bb_nodes={self.bb_nodes.tolist()}, bb={self.bb})"
+
+
+def procset_of(ids: list[int]) -> ProcSet:
+    """``ProcSet(*ids)`` of distinct ids >= 0, built from their runs of consecutive values
+    (one interval each) instead of merging the ids one by one (the adapter's allocations)."""
+    if not ids:
+        return ProcSet()
+    if any(a > b for a, b in zip(ids, ids[1:])):
+        ids = sorted(ids)
+    if ids[0] < 0:
+        return ProcSet(*ids)  # ProcSet's own error
+    itvs = []
+    lo = prev = ids[0]
+    for k in range(1, len(ids)):
+        i = ids[k]
+        if i == prev + 1:
+            prev = i
+            continue
+        if i <= prev:
+            return ProcSet(*ids)  # repeated ids: the constructor's union
+        itvs.append(ProcInt(lo, prev))
+        lo = prev = i
+    itvs.append(ProcInt(lo, prev))
+    out = ProcSet()
+    out._itvs = itvs  # noqa: SLF001 - disjoint, ascending, non-adjacent: ProcSet's own form
+    return out
 
 
 def select_nodes(mask: np.ndarray, count: int) -> np.ndarray | None:

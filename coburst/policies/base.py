@@ -33,7 +33,7 @@ from coburst.core.profile import Profile
 from coburst.core.state import Job, SchedulerState
 from coburst.errors import InputError
 
-__all__ = ["Param", "Policy", "start_in_order", "fill", "try_start", "reserve"]
+__all__ = ["Param", "Policy", "start_in_order", "fill", "try_start", "reserve", "fits_any_now"]
 
 _BATCH = 8  # fill() screens lists at least this long with Profile.first_fit
 
@@ -145,6 +145,20 @@ def fill(profile: Profile, jobs: Iterable[Job], decisions: Decisions) -> list[Jo
         if not try_start(profile, jobs[hit], decisions):  # cannot happen: same test
             left.append(jobs[hit])
         i = hit + 1
+
+
+def fits_any_now(profile: Profile, jobs: Sequence[Job]) -> bool:
+    """Whether some job of ``jobs`` can start now on ``profile`` (its compute nodes and BB
+    for its whole walltime), i.e. whether Algorithm 2 (:func:`fill`) would start any of them
+    in any order: when none fits, none fits after another starts either, so greedy filling
+    of every permutation starts nothing."""
+    if len(jobs) < _BATCH or not hasattr(profile, "first_fit"):
+        return any(profile.fits_now(j.res, j.walltime, j.bb) for j in jobs)
+    now = profile.now
+    res = np.fromiter((j.res for j in jobs), dtype=np.int64, count=len(jobs))
+    end = np.fromiter((now + j.walltime for j in jobs), dtype=float, count=len(jobs))
+    bb = np.fromiter((j.bb for j in jobs), dtype=np.int64, count=len(jobs))
+    return profile.first_fit(res, end, bb) >= 0
 
 
 def reserve(profile: Profile, job: Job, decisions: Decisions,

@@ -22,7 +22,7 @@ from coburst.core.decisions import Decisions
 from coburst.core.plan import NowFiller, PlanEvaluator, candidate_orders
 from coburst.core.profile import Profile
 from coburst.core.state import Job, SchedulerState
-from coburst.policies.base import Param, Policy, reserve, start_in_order
+from coburst.policies.base import Param, Policy, fits_any_now, reserve, start_in_order
 
 __all__ = ["PlanSum", "PlanSquare", "PlanCube", "PlanStart", "reserve_head", "decision_rng", "anneal"]
 
@@ -148,6 +148,12 @@ class PlanSum(Policy):
       that decisions are reproducible.
 
     ``last_tried``: execution plans evaluated (whole or abandoned) in the last decision.
+
+    When no job after the ``D`` reserved ones fits now (``skip_unfit``, on by default), the
+    search is skipped: both readings of line 32 start only jobs that fit now on the profile
+    with the reservations (a plan's job starting now fits before the plan's other jobs are
+    placed), so every permutation gives the same empty decision (``last_tried`` is then 0).
+    IO-Aware runs call the policy at every I/O phase's end, mostly on a full machine.
     """
 
     family = "plan-sum"
@@ -166,6 +172,8 @@ class PlanSum(Policy):
     )
 
     last_tried: int = 0
+    #: skip the search when no job can start now (class doc); False: the former path
+    skip_unfit: ClassVar[bool] = True
 
     def __init__(self, **kwargs):
         super().__init__(**kwargs)
@@ -178,7 +186,7 @@ class PlanSum(Policy):
         profile = state.profile()
         rest = reserve_head(profile, state.queue, self.depth, decisions)
         self.last_tried = 0
-        if not rest:
+        if not rest or (self.skip_unfit and not fits_any_now(profile, rest)):
             return decisions
         ev = PlanEvaluator(profile, rest, self.objective)
         perm = anneal(ev, len(rest), decision_rng(self.seed, state), exhaustive=self.exhaustive,

@@ -1,0 +1,139 @@
+"""Fast paths of the scheduler side (policies, core, pybatsim adapter), each against the code
+it replaced: same decisions, same allocations, same ProcSets."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
+from procset import ProcSet
+
+from coburst import policies
+from coburst.core.cluster import Cluster
+from coburst.core.placement import Allocation, procset_of
+from coburst.core.profile import Profile
+from coburst.core.replay import replay
+from coburst.core.state import Job, RunningJob, SchedulerState
+from coburst.policies.base import fits_any_now
+from opt_support import states
+from sched_support import clusters, workloads
+
+PLAN_FAMILIES = ["plan-sum", "plan-square", "plan-cube", "plan-start"]
+SMALL = dict(cooling_steps=3, temperature_steps=2)  # a short search: same code paths
+
+
+# ----------------------------------------------------------------------------- ProcSet
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.integers(0, 70), max_size=40))
+@example([])
+@example([5])
+@example([3, 3])
+@example([2, 1, 0])
+@example([0, 1, 2, 4, 5, 9])
+def test_procset_of_is_procset_union(ids):
+    """procset_of(ids) is ProcSet(*ids): same intervals (ProcInt), same text."""
+    fast, ref = procset_of(list(ids)), ProcSet(*ids)
+    assert fast == ref
+    assert fast._itvs == ref._itvs and all(type(a) is type(b) for a, b in zip(fast._itvs, ref._itvs))
+    assert str(fast) == str(ref) and len(fast) == len(ref) and list(fast) == list(ref)
+
+
+def test_procset_of_refuses_negative_ids_as_procset_does():
+    with pytest.raises(ValueError):
+        ProcSet(-1)
+    with pytest.raises(ValueError):
+        procset_of([-1, 0])
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.data())
+def test_compute_ids_equal_former_procset(data):
+    """Allocation.compute_ids (runs of ids) gives the ProcSet the former id-by-id union gave,
+    whatever the order of compute ids in the cluster."""
+    n = data.draw(st.integers(1, 40))
+    ids = data.draw(st.lists(st.integers(0, 200), min_size=n, max_size=n, unique=True))
+    cluster = Cluster.build(n, [])
+    cluster.compute_ids = np.array(ids, dtype=np.int64)
+    nodes = sorted(data.draw(st.sets(st.integers(0, n - 1), min_size=1)))
+    alloc = Allocation.make(0, np.array(nodes))
+    former = ProcSet(*(int(i) for i in cluster.compute_ids[alloc.nodes]))
+    got = alloc.compute_ids(cluster)
+    assert got == former and str(got) == str(former)
+
+
+# ----------------------------------------------------------------------------- plan-based
+def _same_decisions(a, b):
+    assert a.now == b.now
+    assert [s.job.id for s in a.starts] == [s.job.id for s in b.starts]
+    for x, y in zip(a.starts, b.starts):
+        assert x.alloc.nodes.tolist() == y.alloc.nodes.tolist()
+        assert x.alloc.bb_nodes.tolist() == y.alloc.bb_nodes.tolist() and x.alloc.bb == y.alloc.bb
+    assert [(r.job.id, r.start, r.alloc.nodes.tolist(), r.alloc.bb_nodes.tolist()) for r in a.reservations] == \
+        [(r.job.id, r.start, r.alloc.nodes.tolist(), r.alloc.bb_nodes.tolist()) for r in b.reservations]
+    assert [r.job.id for r in a.rejects] == [r.job.id for r in b.rejects]
+    assert a.wakeups == b.wakeups
+
+
+def _former(policy):
+    """The same policy taking the former path (the search at every call)."""
+    policy.skip_unfit = False
+    return policy
+
+
+def _full_machine_state() -> SchedulerState:
+    """Every node busy until 150, a queue that cannot start now."""
+    cluster = Cluster.build(4, [])
+    state = SchedulerState(cluster, 100.0)
+    alloc = Profile(cluster, 100.0).alloc_now(4, 50.0)
+    state.running["r"] = RunningJob(Job("r", 0.0, 4, 140.0), 10.0, alloc)
+    for i in range(7):
+        state.submit(Job(f"q{i}", float(i), 1 + i % 4, 10.0 + i))
+    return state
+
+
+@pytest.mark.parametrize("execute", ["fill", "plan"])
+def test_plan_skips_search_when_nothing_fits(execute):
+    """A full machine: the fast path evaluates no plan, the former path searches, both decide
+    nothing."""
+    state = _full_machine_state()
+    fast = policies.get("plan-square-0", execute=execute)
+    former = _former(policies.get("plan-square-0", execute=execute))
+    a, b = fast.make_decisions(state), former.make_decisions(state)
+    _same_decisions(a, b)
+    assert not a.starts and fast.last_tried == 0 and former.last_tried > 0
+
+
+@settings(max_examples=200, deadline=None)
+@given(states(max_queue=12), st.sampled_from(PLAN_FAMILIES), st.integers(0, 2),
+       st.sampled_from(["fill", "plan"]), st.integers(0, 3))
+def test_plan_decision_equals_former(state, family, depth, execute, seed):
+    """One decision on a random state (BB, reservations): the same starts, allocations and
+    reservations as the former path, whether the search is skipped or not."""
+    kw = dict(SMALL, depth=depth, execute=execute, seed=seed)
+    fast = policies.get(family, **kw)
+    former = _former(policies.get(family, **kw))
+    _same_decisions(fast.make_decisions(state), former.make_decisions(state))
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.data(), st.sampled_from(PLAN_FAMILIES), st.integers(0, 1), st.sampled_from(["fill", "plan"]))
+def test_plan_replay_equals_former(data, family, depth, execute):
+    """Whole replays (submissions, early ends, kills): every decision of the run equal."""
+    cluster = data.draw(clusters(max_compute=8, max_bb=3))
+    jobs, runtimes = data.draw(workloads(cluster, max_jobs=16))
+    kw = dict(SMALL, depth=depth, execute=execute, exhaustive=3)
+    fast = replay(cluster, jobs, policies.get(family, **kw), runtimes)
+    former = replay(cluster, jobs, _former(policies.get(family, **kw)), runtimes)
+    assert len(fast.decisions) == len(former.decisions)
+    for a, b in zip(fast.decisions, former.decisions):
+        _same_decisions(a.decisions, b.decisions)
+
+
+@settings(max_examples=200, deadline=None)
+@given(states(max_queue=14))
+def test_fits_any_now_is_some_fits_now(state):
+    """fits_any_now (batched for long lists) answers as Profile.fits_now job by job."""
+    prof = state.profile()
+    queue = state.queue
+    assert fits_any_now(prof, queue) == any(prof.fits_now(j.res, j.walltime, j.bb) for j in queue)
