@@ -137,3 +137,90 @@ def test_fits_any_now_is_some_fits_now(state):
     prof = state.profile()
     queue = state.queue
     assert fits_any_now(prof, queue) == any(prof.fits_now(j.res, j.walltime, j.bb) for j in queue)
+
+
+# ----------------------------------------------------------------------------- state profile
+def _profile_arrays(prof):
+    return (list(prof._times), prof._free.tolist(), prof._bb.tolist(), list(prof._rows), list(prof._bbtot))
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.data())
+def test_state_profile_equals_from_running(data):
+    """The profile SchedulerState builds from the node ends RunningJobs keeps equals
+    Profile.from_running over the running jobs (breakpoints, masks, BB rows, counts) after
+    any sequence of starts, ends (early, on time, overdue), direct assignments and dates."""
+    from coburst.core.decisions import Decisions
+
+    cluster = data.draw(clusters(max_compute=10, max_bb=3))
+    state = SchedulerState(cluster, 0.0)
+    k = 0
+    for _ in range(data.draw(st.integers(1, 25))):
+        op = data.draw(st.sampled_from(["start", "start", "finish", "advance", "advance", "assign", "pop"]))
+        if op == "start":
+            res = data.draw(st.integers(1, cluster.n_compute))
+            wall = data.draw(st.sampled_from([float(data.draw(st.integers(1, 30))), 0.5, float("inf")]))
+            bb = data.draw(st.integers(0, 2)) * (cluster.max_bb_capacity // 4) if cluster.n_bb else 0
+            alloc = state.profile().alloc_now(res, wall, bb)
+            if alloc is None:
+                continue
+            job = Job(f"j{k}", state.now, res, wall, bb if alloc.bb_use is not None else 0)
+            k += 1
+            state.submit(job)
+            dec = Decisions(state.now)
+            dec.start(job, alloc)
+            state.apply(dec)
+        elif op in ("finish", "pop") and state.running:
+            jid = data.draw(st.sampled_from(sorted(state.running)))
+            if op == "finish":
+                state.finish(jid)
+            else:
+                state.running.pop(jid)
+                state._profile = None
+        elif op == "assign" and state.running:
+            jid = data.draw(st.sampled_from(sorted(state.running)))
+            run = state.running[jid]
+            state.running[jid] = RunningJob(run.job, run.start, run.alloc)  # same job again
+            state._profile = None
+        elif op == "advance":
+            state.advance(state.now + data.draw(st.sampled_from([0.0, 0.25, 1.0, 5.0, 40.0])))
+        run = state.running
+        assert run.in_step()
+        ref = Profile.from_running(cluster, state.now, ((r.expected_end, r.alloc) for r in run.values()))
+        assert _profile_arrays(state.profile()) == _profile_arrays(ref)
+
+
+def test_state_profile_falls_back_when_untracked():
+    """An untracked change (update) or a node held twice: the profile is built from the
+    running jobs (from_running, which refuses two jobs on one node)."""
+    from coburst.core.profile import ProfileConflict
+
+    cluster = Cluster.build(4, [])
+    state = SchedulerState(cluster, 0.0)
+    alloc = Profile(cluster, 0.0).alloc_now(2, 10.0)
+    state.running.update({"a": RunningJob(Job("a", 0.0, 2, 10.0), 0.0, alloc)})
+    assert not state.running.in_step()
+    assert state.profile()._rows == [2, 4]
+    state2 = SchedulerState(cluster, 0.0)
+    state2.running["a"] = RunningJob(Job("a", 0.0, 2, 10.0), 0.0, alloc)
+    state2.running["b"] = RunningJob(Job("b", 0.0, 2, 20.0), 0.0, alloc)
+    assert not state2.running.in_step()
+    with pytest.raises(ProfileConflict):
+        state2.profile()
+
+
+# ----------------------------------------------------------------------------- node choice
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.booleans(), min_size=1, max_size=140), st.integers(0, 141))
+@example([True, False, True, True, False, True, True, True], 2)
+@example([True, False, True, True, False, True, True, False, True], 5)
+def test_select_nodes_equals_numpy_form(mask, count):
+    """select_nodes (runs chosen in Python) picks the nodes the former all-numpy form
+    picked: the smallest fitting run, or the longest runs first."""
+    from coburst.core.placement import select_nodes, select_nodes_numpy
+
+    mask = np.array(mask, dtype=bool)
+    got, want = select_nodes(mask, count), select_nodes_numpy(mask, count)
+    assert (got is None) == (want is None)
+    if got is not None:
+        assert got.dtype == want.dtype and got.tolist() == want.tolist()

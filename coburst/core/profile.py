@@ -123,6 +123,44 @@ class Profile:
         prof._bbtot = prof._bb.sum(axis=1).tolist()
         return prof
 
+    @classmethod
+    def from_node_ends(cls, cluster: Cluster, now: float, node_end: np.ndarray, ends: Iterable[float],
+                       bb_jobs: Iterable[tuple[float, np.ndarray]]) -> "Profile":
+        """:meth:`from_running` from what :class:`~coburst.core.state.RunningJobs` keeps as
+        jobs start and end: ``node_end`` (each compute node's expected end, ``-inf`` when
+        free, one job per node), ``ends`` (every running job's expected end; a multiset's
+        keys) and ``bb_jobs`` (``(expected_end, bb_use)`` of the jobs using BB).  The same
+        profile (breakpoints, masks, BB rows) without a pass over the running jobs."""
+        prof = cls(cluster, now)
+        if not ends:
+            return prof
+        now = prof.now
+        over = now + OVERDUE
+        times = [now] + sorted({e if e > now else over for e in ends if e != INF})
+        tarr = np.array(times)
+        T, B = len(times), cluster.n_bb
+        free_from = np.where(node_end > now, node_end, over)
+        free_from[node_end == -INF] = now
+        prof._times = times
+        prof._free = free_from[None, :] <= tarr[:, None]
+        prof._rows = np.count_nonzero(prof._free, axis=1).tolist()
+        bb_jobs = list(bb_jobs) if B else []
+        if bb_jobs:
+            e = np.array([end for end, _ in bb_jobs])
+            e[e <= now] = over
+            use = np.stack([u for _, u in bb_jobs])
+            rows = np.searchsorted(tarr, e)  # T for never-ending jobs
+            release = np.zeros((T + 1, B), dtype=np.int64)
+            np.add.at(release, rows, use)
+            release[0] -= use.sum(axis=0)
+            prof._bb = cluster.bb_capacity[None, :] + np.cumsum(release[:T], axis=0)
+            if (prof._bb[0] < 0).any():
+                raise ProfileConflict("running jobs exceed a burst-buffer node's capacity")
+        else:
+            prof._bb = np.repeat(cluster.bb_capacity[None, :], T, axis=0)
+        prof._bbtot = prof._bb.sum(axis=1).tolist()
+        return prof
+
     def copy(self) -> "Profile":
         new = Profile.__new__(Profile)
         new.cluster = self.cluster

@@ -9,8 +9,11 @@ availability profile of the running jobs.  It is changed only by events
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
+
+import numpy as np
 
 from coburst.core.cluster import Cluster
 from coburst.core.job import Job
@@ -20,7 +23,7 @@ from coburst.core.profile import Profile
 if TYPE_CHECKING:
     from coburst.core.decisions import Decisions
 
-__all__ = ["Job", "RunningJob", "SchedulerState"]
+__all__ = ["Job", "RunningJob", "RunningJobs", "SchedulerState"]
 
 
 @dataclass(slots=True)
@@ -34,6 +37,91 @@ class RunningJob:
         return self.start + self.job.walltime
 
 
+class RunningJobs(dict):
+    """The running jobs (job id -> :class:`RunningJob`) that also keep, as they change, what
+    :meth:`Profile.from_node_ends` builds the profile from: each compute node's expected end
+    (``-inf``: free), the multiset of expected ends and the BB use of the jobs with one.
+
+    Only item assignment, ``del`` and ``pop`` are followed; any other change (and two jobs
+    on one node) sets ``exact`` to False for good, and the profile is then built from the
+    jobs themselves (:meth:`Profile.from_running`), as before."""
+
+    __slots__ = ("node_end", "ends", "bb", "nbusy", "exact")
+
+    def __init__(self, n_compute: int):
+        super().__init__()
+        self.node_end = np.full(n_compute, -math.inf)
+        self.ends: dict[float, int] = {}
+        self.bb: dict[str, tuple[float, np.ndarray]] = {}
+        self.nbusy = 0
+        self.exact = True
+
+    def _add(self, key: str, run: RunningJob) -> None:
+        nodes = run.alloc.nodes
+        end = float(run.expected_end)
+        ne = self.node_end
+        if len(nodes) and (ne[nodes] != -math.inf).any():
+            self.exact = False
+        ne[nodes] = end
+        self.nbusy += len(nodes)
+        self.ends[end] = self.ends.get(end, 0) + 1
+        if run.alloc.bb_use is not None:
+            self.bb[key] = (end, run.alloc.bb_use)
+
+    def _remove(self, key: str, run: RunningJob) -> None:
+        nodes = run.alloc.nodes
+        end = float(run.expected_end)
+        self.node_end[nodes] = -math.inf
+        self.nbusy -= len(nodes)
+        left = self.ends[end] - 1
+        if left:
+            self.ends[end] = left
+        else:
+            del self.ends[end]
+        self.bb.pop(key, None)
+
+    def __setitem__(self, key, run) -> None:
+        old = dict.get(self, key)
+        if old is not None:
+            self._remove(key, old)
+        dict.__setitem__(self, key, run)
+        self._add(key, run)
+
+    def __delitem__(self, key) -> None:
+        run = dict.pop(self, key)
+        self._remove(key, run)
+
+    _MISSING = object()
+
+    def pop(self, key, default=_MISSING):
+        if key in self:
+            run = dict.pop(self, key)
+            self._remove(key, run)
+            return run
+        if default is RunningJobs._MISSING:
+            raise KeyError(key)
+        return default
+
+    def _untracked(name):  # noqa: N805 - builds the methods below
+        def method(self, *args, **kwargs):
+            self.exact = False
+            return getattr(dict, name)(self, *args, **kwargs)
+        method.__name__ = name
+        return method
+
+    popitem = _untracked("popitem")
+    clear = _untracked("clear")
+    update = _untracked("update")
+    setdefault = _untracked("setdefault")
+    __ior__ = _untracked("__ior__")
+    del _untracked
+
+    def in_step(self) -> bool:
+        """Whether the kept node ends are those of the jobs (no untracked change, no node
+        held twice)."""
+        return self.exact and self.nbusy == int(np.count_nonzero(self.node_end != -math.inf))
+
+
 class SchedulerState:
     """Date, queue, running jobs and cluster (module doc)."""
 
@@ -41,7 +129,7 @@ class SchedulerState:
         self.cluster = cluster
         self.now = float(now)
         self._queue: dict[str, Job] = {}  # insertion (= submission) order
-        self.running: dict[str, RunningJob] = {}
+        self.running: dict[str, RunningJob] = RunningJobs(cluster.n_compute)
         self._profile: Profile | None = None
         self._profile_now: float | None = None
 
@@ -60,8 +148,13 @@ class SchedulerState:
     def profile(self) -> Profile:
         """A fresh profile of the running jobs (the caller may modify it)."""
         if self._profile is None or self._profile_now != self.now:
-            self._profile = Profile.from_running(
-                self.cluster, self.now, ((r.expected_end, r.alloc) for r in self.running.values()))
+            run = self.running
+            if type(run) is RunningJobs and run.in_step():
+                self._profile = Profile.from_node_ends(self.cluster, self.now, run.node_end, run.ends,
+                                                       run.bb.values())
+            else:
+                self._profile = Profile.from_running(
+                    self.cluster, self.now, ((r.expected_end, r.alloc) for r in run.values()))
             self._profile_now = self.now
         return self._profile.copy()
 
