@@ -18,7 +18,6 @@ from collections.abc import Mapping
 from typing import Any
 
 import zmq
-from zmq.utils.monitor import recv_monitor_message
 
 from coburst import signals
 from coburst.errors import CoburstError, InputError, ProtocolError, SchedulerGone
@@ -86,6 +85,9 @@ class SchedulerLink:
             ready = dict(self.poller.poll(timeout=min(remaining, 0.25) * 1000))
             signals.check()
             if self.monitor in ready:
+                # imported here: zmq.utils.monitor imports asyncio (start-up time of in-process runs)
+                from zmq.utils.monitor import recv_monitor_message
+
                 event = recv_monitor_message(self.monitor)
                 if event["event"] == zmq.EVENT_CONNECTED:
                     self.connected_once = True
