@@ -183,7 +183,7 @@ def test_state_profile_equals_from_running(data):
             state.running[jid] = RunningJob(run.job, run.start, run.alloc)  # same job again
             state._profile = None
         elif op == "advance":
-            state.advance(state.now + data.draw(st.sampled_from([0.0, 0.25, 1.0, 5.0, 40.0])))
+            state.advance(state.now + data.draw(st.sampled_from([0.0, 0.25, 1.0, 5.0, 40.0, 0.9999995, 1e-7])))
         run = state.running
         assert run.in_step()
         ref = Profile.from_running(cluster, state.now, ((r.expected_end, r.alloc) for r in run.values()))
@@ -224,3 +224,24 @@ def test_select_nodes_equals_numpy_form(mask, count):
     assert (got is None) == (want is None)
     if got is not None:
         assert got.dtype == want.dtype and got.tolist() == want.tolist()
+
+
+def test_state_profile_overdue_next_to_an_end():
+    """A job past its expected end (busy until now + OVERDUE) while another ends within
+    OVERDUE of now: the breakpoints and masks of from_running."""
+    from coburst.core.decisions import Decisions
+
+    cluster = Cluster.build(4, [])
+    state = SchedulerState(cluster, 0.0)
+    for name, at in (("a", 0.0), ("b", 5e-7)):
+        state.advance(at)
+        job = Job(name, at, 2, 1.0)
+        state.submit(job)
+        dec = Decisions(state.now)
+        dec.start(job, state.profile().alloc_now(2, 1.0))
+        state.apply(dec)
+    state.advance(1.0)
+    ref = Profile.from_running(cluster, 1.0, ((r.expected_end, r.alloc) for r in state.running.values()))
+    got = state.profile()
+    assert got._times[1] < 1.0 + 1e-6 and len(got._times) == 3
+    assert _profile_arrays(got) == _profile_arrays(ref)

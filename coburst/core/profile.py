@@ -131,19 +131,26 @@ class Profile:
         free, one job per node), ``ends`` (every running job's expected end; a multiset's
         keys) and ``bb_jobs`` (``(expected_end, bb_use)`` of the jobs using BB).  The same
         profile (breakpoints, masks, BB rows) without a pass over the running jobs."""
-        prof = cls(cluster, now)
         if not ends:
-            return prof
-        now = prof.now
+            return cls(cluster, now)
+        prof = cls.__new__(cls)
+        prof.cluster = cluster
+        prof.now = now = float(now)
+        prof._acc = None
         over = now + OVERDUE
         times = [now] + sorted({e if e > now else over for e in ends if e != INF})
         tarr = np.array(times)
         T, B = len(times), cluster.n_bb
-        free_from = np.where(node_end > now, node_end, over)
-        free_from[node_end == -INF] = now
+        if T > 1 and times[1] < over:  # an end within OVERDUE of now: overdue nodes free at over
+            free_from = np.where(node_end > now, node_end, over)
+            free_from[node_end == -INF] = now
+            free = free_from[None, :] <= tarr[:, None]
+        else:  # every later breakpoint is >= over: an overdue node is busy in row 0 only
+            free = node_end[None, :] <= tarr[:, None]
+            free[0] = node_end == -INF
         prof._times = times
-        prof._free = free_from[None, :] <= tarr[:, None]
-        prof._rows = np.count_nonzero(prof._free, axis=1).tolist()
+        prof._free = free
+        prof._rows = np.count_nonzero(free, axis=1).tolist()
         bb_jobs = list(bb_jobs) if B else []
         if bb_jobs:
             e = np.array([end for end, _ in bb_jobs])
@@ -156,9 +163,10 @@ class Profile:
             prof._bb = cluster.bb_capacity[None, :] + np.cumsum(release[:T], axis=0)
             if (prof._bb[0] < 0).any():
                 raise ProfileConflict("running jobs exceed a burst-buffer node's capacity")
+            prof._bbtot = prof._bb.sum(axis=1).tolist()
         else:
             prof._bb = np.repeat(cluster.bb_capacity[None, :], T, axis=0)
-        prof._bbtot = prof._bb.sum(axis=1).tolist()
+            prof._bbtot = [cluster.total_bb_capacity] * T
         return prof
 
     def copy(self) -> "Profile":
