@@ -53,6 +53,7 @@ def check_board(state: NodeSharingState) -> None:
     b = state._board
     assert (b.owner == owner).all()
     assert b.n_compact == int(b.compact_mask().sum()) and b.n_spread == int(b.spread_mask().sum())
+    assert (b.compact_ok == b.compact_mask()).all() and (b.spread_ok == b.spread_mask()).all()
 
 
 def replay(cluster: NodeSharingCluster, jobs: list[CoJob], policy, runtimes: dict[str, float] | None = None,

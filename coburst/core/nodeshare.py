@@ -247,9 +247,13 @@ class Board:
     ``free``: bool ``(n, sockets, k)``; ``per_socket``: free units per socket ``(n, sockets)``;
     ``jobs_on``: jobs per node; ``owner``: job handle per unit (-1 = free), so that a policy
     can see its neighbours.  ``n_compact`` / ``n_spread`` count the nodes a compact / spread
-    job could take now, kept up to date by :meth:`take` and :meth:`give`."""
+    job could take now, and ``compact_ok`` / ``spread_ok`` are those nodes (what
+    :meth:`compact_mask` / :meth:`spread_mask` compute from ``per_socket``), kept up to date by
+    :meth:`take` and :meth:`give` on the touched nodes only: with valid placements a node is
+    compact-suitable when it holds no job, spread-suitable when it holds none or one spread job."""
 
-    __slots__ = ("cluster", "free", "per_socket", "jobs_on", "owner", "n_compact", "n_spread", "bb_free")
+    __slots__ = ("cluster", "free", "per_socket", "jobs_on", "owner", "n_compact", "n_spread", "bb_free",
+                 "compact_ok", "spread_ok")
 
     def __init__(self, cluster: NodeSharingCluster):
         c = cluster
@@ -261,6 +265,8 @@ class Board:
         self.n_compact = c.n
         self.n_spread = c.n if c.can_spread else 0
         self.bb_free = c.bb_capacity.copy()
+        self.compact_ok = np.ones(c.n, dtype=bool)
+        self.spread_ok = np.full(c.n, c.can_spread, dtype=bool)
 
     def copy(self) -> "Board":
         b = Board.__new__(Board)
@@ -272,6 +278,8 @@ class Board:
         b.n_compact = self.n_compact
         b.n_spread = self.n_spread
         b.bb_free = self.bb_free.copy()
+        b.compact_ok = self.compact_ok.copy()
+        b.spread_ok = self.spread_ok.copy()
         return b
 
     # ------------------------------------------------------------------ queries
@@ -318,7 +326,7 @@ class Board:
         ``order``, in that order of node indices (only suitable ones are used)."""
         if not self.fits(mode, nodes, bb):
             return None
-        mask = self.compact_mask() if mode == COMPACT else self.spread_mask()
+        mask = self.compact_ok if mode == COMPACT else self.spread_ok
         need = nodes if mode == COMPACT else 2 * nodes
         if order is None:
             chosen = np.flatnonzero(mask)[:need]
@@ -367,20 +375,27 @@ class Board:
             self.bb_free -= use
         self.free.reshape(-1)[units] = False
         self.owner[units] = handle
-        np.subtract.at(self.per_socket.reshape(-1), units // c.k, 1)
-        if check and pl.mode == SPREAD and \
-                (self.per_socket[nodes] != c.k - c.half * (self.jobs_on[nodes] + 1)[:, None]).any():
-            raise ValueError("spread placement must take exactly half of every socket")
+        if check:
+            np.subtract.at(self.per_socket.reshape(-1), units // c.k, 1)
+            if pl.mode == SPREAD and \
+                    (self.per_socket[nodes] != c.k - c.half * (self.jobs_on[nodes] + 1)[:, None]).any():
+                raise ValueError("spread placement must take exactly half of every socket")
+        else:  # a valid placement takes every unit (compact) or half (spread) of each socket of its nodes
+            self.per_socket[nodes] -= c.k if pl.mode == COMPACT else c.half
         # suitability counts (the placement is valid): a compact job turns idle nodes busy; a
         # spread job turns an idle node half-free (still spread-suitable) and a half-free one full
         if pl.mode == COMPACT:
             self.n_compact -= len(nodes)
             if c.can_spread:
                 self.n_spread -= len(nodes)
+            self.spread_ok[nodes] = False
         else:
-            idle = int(np.count_nonzero(self.jobs_on[nodes] == 0))
+            was_idle = self.jobs_on[nodes] == 0
+            idle = int(np.count_nonzero(was_idle))
             self.n_compact -= idle
             self.n_spread -= len(nodes) - idle
+            self.spread_ok[nodes] = was_idle
+        self.compact_ok[nodes] = False
         self.jobs_on[nodes] += 1
 
     def give(self, pl: Placement) -> None:
@@ -392,16 +407,23 @@ class Board:
             self.bb_free += np.bincount(np.asarray(pl.bb_nodes), minlength=len(self.bb_free)) * pl.bb
         self.free.reshape(-1)[units] = True
         self.owner[units] = -1
-        np.add.at(self.per_socket.reshape(-1), units // c.k, 1)
+        # placements given back were taken (valid): every unit (compact) or half (spread) of
+        # each socket of their nodes
+        self.per_socket[nodes] += c.k if pl.mode == COMPACT else c.half
         self.jobs_on[nodes] -= 1
         if pl.mode == COMPACT:
             self.n_compact += len(nodes)
             if c.can_spread:
                 self.n_spread += len(nodes)
+            self.compact_ok[nodes] = True
+            self.spread_ok[nodes] = c.can_spread
         else:
-            idle = int(np.count_nonzero(self.jobs_on[nodes] == 0))
+            now_idle = self.jobs_on[nodes] == 0
+            idle = int(np.count_nonzero(now_idle))
             self.n_compact += idle
             self.n_spread += len(nodes) - idle
+            self.compact_ok[nodes] = now_idle
+            self.spread_ok[nodes] = True
 
     def free_cores(self) -> int:
         return int(self.per_socket.sum()) * self.cluster.cores_per_unit
@@ -430,6 +452,9 @@ class NodeSharingState:
         self._handles: dict[str, int] = {}   # job id -> board handle (its seq)
         self.by_handle: dict[int, CoJob] = {}
         self._ends = SortedList()            # (expected end, seq, job id) of running jobs
+        self._by_processes: dict[int, dict[int, CoJob]] = {}  # processes -> {seq: waiting job}
+        self._last_seq = -1
+        self.seq_ordered = True              # every job submitted after the jobs of lower seq
 
     # ------------------------------------------------------------------ views
     @property
@@ -439,6 +464,16 @@ class NodeSharingState:
 
     def queue_len(self) -> int:
         return len(self._queue)
+
+    def iter_queue(self):
+        """:attr:`queue`, lazily (the state must not change while it is read)."""
+        return iter(self._queue.values())
+
+    def waiting_by_processes(self) -> dict[int, dict[int, CoJob]]:
+        """The waiting jobs grouped by ``processes``, each group ``{seq: job}`` in submission
+        order (ascending seq when :attr:`seq_ordered`).  Read only: kept up to date by the
+        events (Filler's lazy order, :mod:`coburst.policies.cosched.filler`)."""
+        return self._by_processes
 
     def __contains__(self, job_id: str) -> bool:
         return job_id in self._queue or job_id in self.running
@@ -478,6 +513,18 @@ class NodeSharingState:
             raise ValueError(f"job {job.id!r} submitted twice")
         self._queue[job.id] = job
         self.by_handle[job.seq] = job
+        if job.seq <= self._last_seq:
+            self.seq_ordered = False
+        self._last_seq = max(self._last_seq, job.seq)
+        self._by_processes.setdefault(job.processes, {})[job.seq] = job
+
+    def _unqueue(self, job_id: str) -> CoJob:
+        job = self._queue.pop(job_id)
+        group = self._by_processes[job.processes]
+        del group[job.seq]
+        if not group:
+            del self._by_processes[job.processes]
+        return job
 
     def finish(self, job_id: str) -> RunningCoJob:
         run = self.running.pop(job_id)
@@ -487,7 +534,7 @@ class NodeSharingState:
         return run
 
     def drop(self, job_id: str) -> CoJob:
-        job = self._queue.pop(job_id)
+        job = self._unqueue(job_id)
         self.by_handle.pop(job.seq, None)
         return job
 
@@ -506,7 +553,7 @@ class NodeSharingState:
             trial.take(st.job.seq, st.alloc)  # raises on any conflict
         self._board = trial
         for st in decisions.starts:
-            job = self._queue.pop(st.job.id)
+            job = self._unqueue(st.job.id)
             run = RunningCoJob(job, self.now, st.alloc)
             self.running[job.id] = run
             self._ends.add((run.expected_end, job.seq, job.id))

@@ -58,7 +58,9 @@ class HeatmapSpeedup:
         self.since: dict[str, float] = {}  # job id -> date of the last factor change
         self.weighted: dict[str, float] = {}  # job id -> integral of the factor over time
         self._node_count: dict[str, dict[str, int]] = {}  # running job id -> node -> units
+        self._compact: dict[str, bool] = {}  # running job id -> holds every unit of its nodes
         self._pairs: dict[tuple, float] = {}  # (app, neighbour app) -> effective speedup
+        self._alone_best: dict[str, float] = {}  # app -> speed of a spread job alone ("best")
         for wl in sim.workloads.values():
             for job in wl.iter_jobs():
                 app = job.json.get("app")
@@ -77,6 +79,7 @@ class HeatmapSpeedup:
                 for rid in range(itv.inf, itv.sup + 1):
                     count[node_of[rid]] += 1
             self._node_count[sjob.id] = count
+            self._compact[sjob.id] = all(n == self.units[node] for node, n in count.items())
         return count
 
     def factor(self, sjob: "SimJob") -> float:
@@ -85,15 +88,27 @@ class HeatmapSpeedup:
         if app is None:
             return 1.0
         nodes = self._nodes(sjob)
-        if all(n == self.units[node] for node, n in nodes.items()):
+        if self._compact[sjob.id]:
             return 1.0  # compact
-        neighbours = {jid: other for node in nodes for jid, other in self.on_node[node].items()
-                      if jid != sjob.id}.values()
-        if not neighbours:
+        best = None
+        sid, on_node, pairs = sjob.id, self.on_node, self._pairs
+        for node in nodes:
+            for jid, other in on_node[node].items():
+                if jid == sid:
+                    continue
+                value = pairs.get((app, other.job.json.get("app")))
+                if value is None:
+                    value = self._pair(app, other)
+                if best is None or value < best:
+                    best = value
+        if best is None:  # no neighbour
             if self.alone == "best":
-                return self.heatmap.job_speedup(app, (), co_scheduled=True)
+                value = self._alone_best.get(app)
+                if value is None:
+                    value = self._alone_best[app] = self.heatmap.job_speedup(app, (), co_scheduled=True)
+                return value
             return float(self.alone)
-        return min(self._pair(app, other) for other in neighbours)
+        return best
 
     def _pair(self, app: str, other: "SimJob") -> float:
         other_app = other.job.json.get("app")
@@ -145,6 +160,7 @@ class HeatmapSpeedup:
         meta = sjob.job.metadata
         sjob.job.metadata = f"{meta};speedup={achieved:.6f}" if meta else f"speedup={achieved:.6f}"
         self._node_count.pop(sjob.id, None)
+        self._compact.pop(sjob.id, None)
         self._update(affected)
 
 

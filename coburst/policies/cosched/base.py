@@ -25,6 +25,7 @@ of the compact times Kellari's runs used.
 from __future__ import annotations
 
 import heapq
+import itertools
 from typing import Any, ClassVar, Sequence
 
 import numpy as np
@@ -33,7 +34,8 @@ from coburst.core.nodeshare import COMPACT, SPREAD, Board, CoJob, NodeSharingSta
 from coburst.errors import InputError
 from coburst.policies.base import Param, Policy
 
-__all__ = ["CoPolicy", "deploy", "easy_backfill", "BACKFILL_DEPTH", "BACKFILL_RULE", "HeatmapParam", "AppSpeeds", "load_heatmap_param"]
+__all__ = ["CoPolicy", "LazyOrder", "deploy", "easy_backfill",
+           "BACKFILL_DEPTH", "BACKFILL_RULE", "HeatmapParam", "AppSpeeds", "load_heatmap_param"]
 
 BACKFILL_DEPTH = Param("backfill_depth", int, 100, lambda v: v >= 0,
                        "number of waiting jobs after the reserved one tried for backfilling (>= 0; ELiSE: 100)")
@@ -112,8 +114,11 @@ class CoPolicy(Policy):
     params: ClassVar[tuple[Param, ...]] = (BACKFILL_DEPTH, BACKFILL_RULE)
 
     # ------------------------------------------------------------------ hooks
-    def order(self, state: NodeSharingState, board: Board) -> list[CoJob]:
-        """The waiting queue in the order jobs are deployed (default: submission order)."""
+    def order(self, state: NodeSharingState, board: Board) -> list[CoJob] | "LazyOrder":
+        """The waiting queue in the order jobs are deployed (default: submission order, read
+        as the decision goes: :class:`LazyOrder`)."""
+        if state.seq_ordered:
+            return LazyOrder(state, state.iter_queue(), state.queue_len())
         return state.queue
 
     def mode(self, job: CoJob, state: NodeSharingState) -> str:
@@ -154,14 +159,78 @@ class CoPolicy(Policy):
         return decisions
 
 
-def deploy(policy: CoPolicy, queue: Sequence[CoJob], board: Board, state: NodeSharingState,
-           decisions: PlacementDecisions, started: list) -> list[CoJob]:
+class LazyOrder:
+    """A policy's order of the whole waiting queue, produced as it is read.
+
+    A decision reads a prefix of the order: the jobs deployed, the first that does not fit,
+    then at most ``backfill_depth`` candidates.  A policy whose order can be generated (the
+    submission order; Filler's, a merge of per-``processes`` groups,
+    :mod:`coburst.policies.cosched.filler`) returns one of these instead of copying or sorting
+    the whole queue at every decision.  ``source`` yields the jobs in order; ``view[i:]`` is
+    the order from its ``i``-th job (sharing what was produced), ``view[i]`` that job;
+    :meth:`oldest` and :meth:`by_seq` read the jobs of the view in submission order (the
+    state's queue without the jobs before the view), as EASY backfilling's reservation head and
+    ELiSE's rule need.  Valid during one decision (the state does not change meanwhile)."""
+
+    __slots__ = ("_state", "_source", "_made", "_start", "_n")
+
+    def __init__(self, state: NodeSharingState, source, n: int):
+        self._state = state
+        self._source = source
+        self._made: list[CoJob] = []
+        self._start = 0
+        self._n = n
+
+    def __len__(self) -> int:
+        return self._n - self._start
+
+    def __iter__(self):
+        made, i = self._made, self._start
+        while True:
+            if i < len(made):
+                yield made[i]
+                i += 1
+                continue
+            job = next(self._source, None)
+            if job is None:
+                return
+            made.append(job)
+
+    def __getitem__(self, item: int | slice) -> "CoJob | LazyOrder":
+        if isinstance(item, int):  # the item-th job of the view
+            if not 0 <= item < len(self):
+                raise IndexError("LazyOrder index out of range")
+            i = self._start + item
+            while len(self._made) <= i:
+                self._made.append(next(self._source))
+            return self._made[i]
+        if not isinstance(item, slice) or item.stop is not None or item.step is not None or (item.start or 0) < 0:
+            raise TypeError("LazyOrder supports view[i:] only")
+        view = LazyOrder.__new__(LazyOrder)
+        view._state, view._source, view._made, view._n = self._state, self._source, self._made, self._n
+        view._start = self._start + (item.start or 0)
+        if view._start > len(self._made):
+            raise IndexError("LazyOrder: a view past the jobs read")
+        return view
+
+    def by_seq(self):
+        """The jobs of the view in submission order (the state's queue order)."""
+        before = {j.seq for j in self._made[:self._start]}
+        return (j for j in self._state.iter_queue() if j.seq not in before)
+
+    def oldest(self) -> CoJob:
+        """The job of lowest ``seq`` in the view."""
+        return next(self.by_seq())
+
+
+def deploy(policy: CoPolicy, queue: Sequence[CoJob] | LazyOrder, board: Board, state: NodeSharingState,
+           decisions: PlacementDecisions, started: list) -> list[CoJob] | LazyOrder:
     """Start jobs in order until one cannot be placed now; return the others (ELiSE's
     ``deploy``; Kellari 2025, §5.1.1)."""
     for i, job in enumerate(queue):
         pl = policy.place(job, board, state)
         if pl is None:
-            return list(queue[i:])
+            return queue[i:] if isinstance(queue, LazyOrder) else list(queue[i:])
         decisions.start(job, pl)
         started.append((state.now + job.walltime, pl))
     return []
@@ -207,7 +276,10 @@ def easy_backfill(policy: CoPolicy, rest: Sequence[CoJob], board: Board, state: 
     deployed in (Filler, SJF...)."""
     elise = getattr(policy, "backfill_rule", "easy") == "elise"
     if elise:  # ELiSE's backfill reads its real queue: submission order, the oldest job reserved
-        rest = sorted(rest, key=lambda j: j.seq)
+        if isinstance(rest, LazyOrder):  # the jobs read below: the head and backfill_depth others
+            rest = list(itertools.islice(rest.by_seq(), policy.backfill_depth + 1))
+        else:
+            rest = sorted(rest, key=lambda j: j.seq)
         head = rest[0]
     else:
         head = policy.reservation_head(rest, state)
@@ -222,6 +294,7 @@ def easy_backfill(policy: CoPolicy, rest: Sequence[CoJob], board: Board, state: 
     # first suitable nodes of the same order) and delay the head too: skip it (exact pruning,
     # same decisions).
     delaying: dict[tuple, int] = {}
+    plain_place = type(policy).place is CoPolicy.place
     tried = 0
     for job in rest:
         if job is head:
@@ -233,14 +306,25 @@ def easy_backfill(policy: CoPolicy, rest: Sequence[CoJob], board: Board, state: 
         if end > shadow and elise:
             continue
         if end > shadow:
-            key = (policy.mode(job, state), job.bb, policy.node_order_key(job))
+            mode = policy.mode(job, state)
+            key = (mode, job.bb, policy.node_order_key(job))
             if job.nodes >= delaying.get(key, 1 << 62):
+                continue
+            if (plain_place and mode == COMPACT == head_mode and not job.bb and not head.bb
+                    and board.fits(COMPACT, job.nodes) and sb.n_compact - job.nodes < head.nodes):
+                # it would be placed, and on the shadow board its nodes (idle now, so idle
+                # there) would leave too few idle nodes for the head: what placing it, taking
+                # it on the shadow board and giving it back below finds, without doing it
+                delaying[key] = min(job.nodes, delaying.get(key, 1 << 62))
                 continue
         pl = policy.place(job, board, state)
         if pl is None:
             continue
         if end > shadow:
-            sb.take(job.seq, pl)
+            # valid on the shadow board too: it holds a subset of the current board's jobs
+            # (the running ones not released by the shadow date, and jobs started in this
+            # decision), so units and nodes suitable now are suitable there
+            sb.take(job.seq, pl, check=False)
             if not sb.fits(head_mode, head.nodes, head.bb):
                 sb.give(pl)
                 board.give(pl)

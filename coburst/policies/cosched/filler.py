@@ -31,11 +31,15 @@ submission order (``null``: the whole queue).
 
 from __future__ import annotations
 
+import heapq
+from typing import Iterable, Iterator
+
 import numpy as np
 
 from coburst.core.nodeshare import Board, CoJob, NodeSharingState
 from coburst.policies.base import Param
-from coburst.policies.cosched.base import BACKFILL_DEPTH, BACKFILL_RULE, AppSpeeds, HeatmapParam, load_heatmap_param
+from coburst.policies.cosched.base import (BACKFILL_DEPTH, BACKFILL_RULE, AppSpeeds, HeatmapParam, LazyOrder,
+                                           load_heatmap_param)
 from coburst.policies.cosched.easy_co import NODE_ORDER, EASYCo
 from coburst.policies.cosched.popularity import THRESHOLD, PopularityRanks
 
@@ -65,7 +69,10 @@ class Filler(EASYCo):
         f1 = (seq + 1) / max(state.queue_len(), 1)
         return f0 / f1
 
-    def order(self, state: NodeSharingState, board: Board) -> list[CoJob]:
+    def order(self, state: NodeSharingState, board: Board) -> list[CoJob] | LazyOrder:
+        if (type(self).scores is Filler.scores and state.seq_ordered and state.queue_len() >= 2
+                and (self.sort_depth is None or self.sort_depth >= state.queue_len())):
+            return LazyOrder(state, _merged_order(state, board.free_cores()), state.queue_len())
         queue = state.queue
         k = len(queue) if self.sort_depth is None else min(self.sort_depth, len(queue))
         head = queue[:k]
@@ -75,7 +82,35 @@ class Filler(EASYCo):
         return [head[i] for i in idx] + queue[k:]
 
     def reservation_head(self, rest, state: NodeSharingState) -> CoJob:
+        if isinstance(rest, LazyOrder):
+            return rest.oldest()
         return min(rest, key=lambda j: j.seq)
+
+
+def _group_keys(jobs: Iterable[CoJob], f0: float, length: int) -> Iterator[tuple[float, int, CoJob]]:
+    """``(-score, seq, job)`` of one ``processes`` group, ``f0`` its gap factor (module doc)."""
+    for j in jobs:
+        yield -(f0 / ((j.seq + 1) / length)), j.seq, j
+
+
+def _merged_order(state: NodeSharingState, free_cores: int) -> Iterator[CoJob]:
+    """Filler's order of the whole waiting queue (:meth:`Filler.order` over every job),
+    generated: the jobs of one ``processes`` value share ``factor0``, so within that group the
+    score ``factor0 / ((seq + 1) / L)`` falls as ``seq`` grows when ``factor0 >= 0`` (rises
+    when the job does not fit, ``factor0 = -1``); the groups, each read in that order, are
+    merged on ``(-score, seq)`` -- the key of the stable sort by descending score over the
+    queue in submission order, with the same floating-point values (``gap_factor`` and
+    :meth:`Filler.scores` per job).  Costs the jobs read, not the queue's length."""
+    length = max(state.queue_len(), 1)
+    streams = []
+    for p, group in state.waiting_by_processes().items():
+        if free_cores <= 0:
+            f0 = 1.0
+        else:
+            diff = free_cores - float(p)
+            f0 = 1.0 - diff / free_cores if diff >= 0 else -1.0
+        streams.append(_group_keys(group.values() if f0 >= 0 else reversed(group.values()), f0, length))
+    return (key[2] for key in heapq.merge(*streams))
 
 
 def position_factor(order: np.ndarray) -> np.ndarray:
