@@ -1,29 +1,39 @@
-"""Co-scheduling at ELiSE's published setting: EASY and EASY-Co, 1000 and 10,000 jobs.
+"""Co-scheduling at ELiSE's published setting: FIFO, EASY, EASY-Co and Filler, 1000 and 10,000 jobs.
 
     .venv/bin/python benchmarks/bench_elise.py [--repeat N] [--sizes 1000,10000] [--no-batsim]
+        [--elise DIR --elise-python PY | --no-elise] [--elise-repeat-large N]
 
 ELiSE's setting (ELiSE paper, §4; issue 8): all jobs at t = 0, drawn uniformly from the
 Grid5000 Grvingt NAS seed (13 NPB jobs), on 800 nodes x 2 sockets x 16 cores = 25,600 cores
 (``coburst platform cosched --preset grvingt --nodes 800``: 3200 half-socket resources).
-ELiSE, run on this kind of 2-core machine, takes 0.9 s (EASY) and 11.6 s (EASY co-scheduler)
-for 1000 jobs and 77 s and 181 s for 10,000 jobs (figures of the issue, not re-measured here:
-ELiSE is not installed).
 
-Engines measured in the same run:
+Engines measured in the same run, interleaved:
 
-``coburst``  ``coburst run schedulers/coschedEasy[Co].py --heatmap grvingt-nas`` (in-process,
-             the speedup hook on): the run ELiSE makes;
+``coburst``  ``coburst run schedulers/cosched{Fcfs,Easy,EasyCo,Filler}.py --heatmap grvingt-nas``
+             (in-process, the speedup hook on): the run ELiSE makes;
+``ELiSE``    ELiSE itself (nikosT/elise, ``--elise`` work tree, ``--elise-python`` with its
+             packages; ``scripts/elise_reference.py`` says how) on the same job list, one
+             scheduler per ELiSE command (FIFO Scheduler, EASY Scheduler, Random Ranks
+             Co-Scheduler, Filler Co-Scheduler; backfilling on but for FIFO): its own report
+             (``time_reports.csv``: the simulation loop, without its start-up) is the
+             baseline of the ratios, the whole command's wall time is printed next to it;
+             without ELiSE (``--no-elise``, or no work tree) the ratios use the figures
+             ELiSE recorded on this machine (``ELISE_RECORDED``);
 ``batsim``   the real Batsim 4.2.1 + the same entry file as a ``pybatsim`` process (no speedup
-             hook: Batsim has none; same scheduler, its own timeline) - the same-run baseline.
+             hook: Batsim has none; same scheduler, its own timeline) - a second baseline.
 
-Figures: whole-run wall time (process start to exit, inputs already generated), medians over
-``--repeat`` runs (default 3), engines interleaved.  Inputs are cached in
+Figures: whole-run wall time for coburst and Batsim (process start to exit, inputs already
+generated), medians over ``--repeat`` runs (default 3); ELiSE at more than 1000 jobs is run
+``--elise-repeat-large`` times (default 1: minutes per run).  Inputs are cached in
 ``benchmarks/.cache/``.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
+import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -32,14 +42,26 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
+sys.path.insert(0, str(HERE.parent / "scripts"))
 
 from bench_engines import COBURST, Case, RunFailed, _ensure_cache, _stale, find_batsim, run_engine  # noqa: E402
 
 CACHE = HERE / ".cache"
 ROOT = HERE.parent
 HEATMAP = ROOT / "models" / "heatmaps" / "grvingt-nas.heatmap.csv"
-ELISE = {("easy", 1000): 0.9, ("easy-co", 1000): 11.6, ("easy", 10000): 77.0, ("easy-co", 10000): 181.0}
-ENTRY = {"easy": ROOT / "schedulers" / "coschedEasy.py", "easy-co": ROOT / "schedulers" / "coschedEasyCo.py"}
+#: ELiSE's own simulation-loop times recorded on this kind of machine (tests/data/elise/
+#: g800_1000_t0/time_reports.csv for 1000 jobs; issue 20 for 10,000)
+ELISE_RECORDED = {("fifo", 1000): 0.92, ("easy", 1000): 1.03, ("easy-co", 1000): 12.7, ("filler", 1000): 10.8,
+                  ("easy", 10000): 77.0, ("easy-co", 10000): 181.0}
+POLICIES = ("fifo", "easy", "easy-co", "filler")
+LABEL = {"fifo": "FIFO", "easy": "EASY", "easy-co": "EASY-Co", "filler": "Filler"}
+ENTRY = {"fifo": ROOT / "schedulers" / "coschedFcfs.py", "easy": ROOT / "schedulers" / "coschedEasy.py",
+         "easy-co": ROOT / "schedulers" / "coschedEasyCo.py", "filler": ROOT / "schedulers" / "coschedFiller.py"}
+#: ELiSE's scheduler (name, backfill_enabled) for each policy (scripts/elise_reference.py)
+ELISE_SCHEDULER = {"fifo": ("FIFO Scheduler", False), "easy": ("EASY Scheduler", True),
+                   "easy-co": ("Random Ranks Co-Scheduler", True), "filler": ("Filler Co-Scheduler", True)}
+#: the target of issue 20 (ELiSE's time / coburst's) by job count
+TARGET = {1000: 2.0, 10000: 20.0}
 
 
 def platform() -> Path:
@@ -59,50 +81,124 @@ def workload(n: int, plat: Path) -> Path:
     return p
 
 
+def _seconds(text: str) -> float:
+    """A ``datetime.timedelta`` printed by ELiSE (``H:MM:SS.ffffff``, maybe ``N day_``...) in seconds."""
+    days = 0
+    if "day" in text:
+        head, text = text.split("_", 1) if "_" in text else text.split(",", 1)
+        days = int(head.split()[0])
+    h, m, sec = text.strip().split(":")
+    return days * 86400 + int(h) * 3600 + int(m) * 60 + float(sec)
+
+
+def run_elise_once(elise: Path, python: str, policy: str, workload_path: Path, nodes: int, tmp: Path
+                   ) -> tuple[float, float, float]:
+    """(ELiSE's own simulation-loop time, the whole command's wall time, its CPU time: every
+    process of the command, reaped) of one ELiSE run."""
+    from coburst.analysis.elise import job_list_text
+    from elise_reference import run_elise
+
+    listing = job_list_text(json.loads(workload_path.read_text()))
+    name, bf = ELISE_SCHEDULER[policy]
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    wall = run_elise(elise, python, listing, nodes, [(policy, name, bf)], tmp)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    report = (tmp / "reports" / "time_reports.csv").read_text().splitlines()
+    if len(report) != 2:
+        raise RunFailed(f"ELiSE {policy}: no time report in {tmp / 'reports'}")
+    row = report[1].split(",")
+    return _seconds(row[4]), wall, cpu
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--sizes", default="1000,10000")
+    ap.add_argument("--policies", default=",".join(POLICIES), help="among " + ", ".join(POLICIES))
     ap.add_argument("--no-batsim", action="store_true")
     ap.add_argument("--batsim", default=None)
+    ap.add_argument("--elise", default=os.environ.get("ELISE", "/tmp/elise"),
+                    help="ELiSE work tree (nikosT/elise: framework/, pools/)")
+    ap.add_argument("--elise-python", default=os.environ.get("ELISE_PYTHON", "/tmp/elisevenv/bin/python"),
+                    help="a Python with ELiSE's packages")
+    ap.add_argument("--no-elise", action="store_true")
+    ap.add_argument("--elise-repeat-large", type=int, default=1, help="ELiSE runs above 1000 jobs")
+    ap.add_argument("--elise-sizes", default=None,
+                    help="job counts at which ELiSE is run (default: every size; others use ELISE_RECORDED)")
     args = ap.parse_args()
+    policies = [p for p in args.policies.split(",") if p]
+    if not set(policies) <= set(POLICIES):
+        ap.error(f"--policies: among {', '.join(POLICIES)}")
     batsim = None if args.no_batsim else find_batsim(args.batsim)
+    elise = None if args.no_elise else Path(args.elise)
+    if elise is not None and not ((elise / "framework" / "batch" / "submit.py").is_file()
+                                  and Path(args.elise_python).is_file()):
+        print(f"ELiSE not found ({elise}, {args.elise_python}): ratios against its recorded times",
+              file=sys.stderr)
+        elise = None
     plat = platform()
     sizes = [int(s) for s in args.sizes.split(",")]
+    elise_sizes = set(sizes) if args.elise_sizes is None else {int(s) for s in args.elise_sizes.split(",") if s}
     rows = []
     with tempfile.TemporaryDirectory(prefix="bench-elise-") as tmp:
         tmp = Path(tmp)
         for n in sizes:
             wl = workload(n, plat)
-            for policy in ("easy", "easy-co"):
+            for policy in policies:
                 case = Case(f"{policy}-{n}", "", plat, wl, str(ENTRY[policy]), n)
-                walls: dict[str, list[float]] = {"coburst": [], "batsim": []}
+                walls: dict[str, list[float]] = {"coburst": [], "coburst_cpu": [], "batsim": [], "elise": [],
+                                                 "elise_wall": [], "elise_cpu": []}
                 for r in range(args.repeat):
-                    for kind in "cb":
+                    for kind in "cbe":
                         (tmp / f"{case.name}-{kind}{r}").mkdir()
                     res = run_engine("coburst-inprocess", case, tmp / f"{case.name}-c{r}" / "out", None,
                                      ["--heatmap", str(HEATMAP)])
                     walls["coburst"].append(res["wall"])
+                    walls["coburst_cpu"].append(res["cpu_sim"])
                     if batsim:
                         try:
                             res = run_engine("batsim", case, tmp / f"{case.name}-b{r}" / "out", batsim)
                             walls["batsim"].append(res["wall"])
                         except RunFailed as err:
                             print(f"batsim run failed: {err}", file=sys.stderr)
-                    print(f"{case.name} #{r + 1}: coburst {walls['coburst'][-1]:.2f} s"
-                          + (f", batsim {walls['batsim'][-1]:.2f} s" if walls["batsim"] else ""), file=sys.stderr)
-                c = statistics.median(walls["coburst"])
-                b = statistics.median(walls["batsim"]) if walls["batsim"] else None
-                rows.append((policy, n, c, ELISE[(policy, n)], b))
-    print("\n| scheduler | jobs | coburst wall (s) | ELiSE (s, published) | ELiSE / coburst "
+                    if elise is not None and n in elise_sizes and (n <= 1000 or r < args.elise_repeat_large):
+                        try:
+                            own, wall, cpu = run_elise_once(elise, args.elise_python, policy, wl, 800,
+                                                            tmp / f"{case.name}-e{r}")
+                            walls["elise"].append(own)
+                            walls["elise_wall"].append(wall)
+                            walls["elise_cpu"].append(cpu)
+                        except (RunFailed, subprocess.CalledProcessError) as err:
+                            print(f"ELiSE run failed: {err}", file=sys.stderr)
+                    print(f"{case.name} #{r + 1}: " + ", ".join(f"{k} {v[-1]:.2f} s" for k, v in walls.items()
+                                                                if len(v) == r + 1), file=sys.stderr)
+                med = {k: statistics.median(v) if v else None for k, v in walls.items()}
+                rows.append((policy, n, med, len(walls["elise"])))
+    print("\n| scheduler | jobs | coburst (s) | ELiSE (s, its report) | ELiSE / coburst | target "
+          "| ELiSE whole command (s) | CPU s: coburst / ELiSE command (ratio) "
           "| Batsim 4.2.1 + pybatsim (s) | coburst / Batsim |")
-    print("|---|---:|---:|---:|---:|---:|---:|")
-    for policy, n, c, e, b in rows:
+    print("|---|---:|---:|---:|---:|---|---:|---:|---:|---:|")
+    for policy, n, med, n_elise in rows:
+        c, b = med["coburst"], med["batsim"]
+        e = med["elise"]
+        note = "" if e is None or n_elise == args.repeat else f" ({n_elise} run{'s' if n_elise > 1 else ''})"
+        if e is None:
+            e = ELISE_RECORDED.get((policy, n))
+            note = " (recorded)" if e is not None else ""
+        target = TARGET.get(n)
+        holds = "-" if e is None or target is None else f"{target:g}x: {'holds' if e / c >= target else 'not met'}"
+        es = f"{e:.2f}{note}" if e is not None else "-"
+        ratio = f"**{e / c:.2f}x**" if e is not None else "-"
+        ew = f"{med['elise_wall']:.2f}" if med["elise_wall"] is not None else "-"
         bs = f"{b:.2f}" if b is not None else "-"
-        ratio = f"{c / b:.2f}x" if b else "-"
-        print(f"| {'EASY' if policy == 'easy' else 'EASY-Co'} | {n:,} | {c:.2f} | {e:g} | **{e / c:.2f}x** "
-              f"| {bs} | {ratio} |")
-    print(f"\nmedians of {args.repeat} runs; 800 nodes x 2 x 16 cores, Grvingt NAS seed, all jobs at t = 0")
+        cb = f"{c / b:.2f}x" if b else "-"
+        cc, ec = med["coburst_cpu"], med["elise_cpu"]
+        cpu = f"{cc:.2f} / {ec:.2f} ({ec / cc:.1f}x)" if ec is not None else f"{cc:.2f} / -"
+        print(f"| {LABEL[policy]} | {n:,} | {c:.2f} | {es} | {ratio} | {target and holds} | {ew} | {cpu} "
+              f"| {bs} | {cb} |")
+    print(f"\nmedians of {args.repeat} runs (ELiSE above 1000 jobs: {args.elise_repeat_large}); 800 nodes x 2 x 16 "
+          "cores, Grvingt NAS seed, all jobs at t = 0")
 
 
 if __name__ == "__main__":

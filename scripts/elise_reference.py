@@ -65,6 +65,41 @@ def yaml_quote(text: str) -> str:
     return json.dumps(text)  # JSON strings are YAML strings
 
 
+def run_elise(elise: Path, python: str, listing: str, nodes: int, schedulers, tmp: Path) -> float:
+    """Run ELiSE (work tree ``elise``, interpreter ``python``) on an ELiSE job list over
+    ``nodes`` Grvingt nodes with ``schedulers`` (``(label, ELiSE name, backfill)`` each) in
+    the empty directory ``tmp``; return the whole command's wall time.  ELiSE writes its
+    results to ``tmp/results/workloads/sim_<i>_input_0_scheduler_<i>.csv`` and its own
+    simulation-loop times to ``tmp/reports/time_reports.csv`` (also used by
+    ``benchmarks/bench_elise.py``)."""
+    pool = json.loads((elise / POOL).read_text())
+    loads = []
+    for text in pool["loads"]:
+        load = json.loads(text)
+        load.setdefault("spread_timelogs", [])
+        loads.append(json.dumps(load))
+    pool["loads"] = loads
+    (tmp / "pool.json").write_text(json.dumps(pool))
+    lines = ["name: coburst-reference", "description: coburst's ELiSE reference runs", "inputs:",
+             "- cluster:", f"    nodes: {nodes}", "    socket-conf: [16, 16]",
+             "  generator:", "    type: List Generator", f"    arg: {yaml_quote(listing)}",
+             f"  json: {yaml_quote(str(tmp / 'pool.json'))}",
+             f"  loads-machine: {yaml_quote(pool['machine'])}", f"  loads-suite: {yaml_quote(pool['suite'])}",
+             "schedulers:"]
+    for _, name, bf in schedulers:
+        lines += [f"- base: {yaml_quote(name)}", f"  backfill_enabled: {'true' if bf else 'false'}"]
+    lines += ["actions:", "  get_workload:", "    inputs: all", "    schedulers: all",
+              f"    dir: {yaml_quote(str(tmp / 'results'))}"]
+    (tmp / "project.yaml").write_text("\n".join(lines) + "\n")
+    # ELiSE starts its helpers as "python <file>": the given Python first on PATH
+    env = dict(os.environ, PYTHONPATH="", PATH=f"{Path(python).parent}{os.pathsep}{os.environ.get('PATH', '')}")
+    t0 = time.perf_counter()
+    subprocess.run([python, str(elise / "framework" / "batch" / "submit.py"), "-f", str(tmp / "project.yaml"),
+                    "-p", "mp", "--export_reports", str(tmp / "reports")], cwd=tmp, env=env, check=True,
+                   stdout=subprocess.DEVNULL)
+    return time.perf_counter() - t0
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--elise", required=True, help="ELiSE work tree (holds framework/ and pools/)")
@@ -85,32 +120,7 @@ def main() -> None:
     (out / "jobs.csv").write_text(listing)
     with tempfile.TemporaryDirectory(prefix="elise-ref-") as tmp:
         tmp = Path(tmp)
-        pool = json.loads((elise / POOL).read_text())
-        loads = []
-        for text in pool["loads"]:
-            load = json.loads(text)
-            load.setdefault("spread_timelogs", [])
-            loads.append(json.dumps(load))
-        pool["loads"] = loads
-        (tmp / "pool.json").write_text(json.dumps(pool))
-        lines = ["name: coburst-reference", "description: coburst's ELiSE reference runs", "inputs:",
-                 "- cluster:", f"    nodes: {args.nodes}", "    socket-conf: [16, 16]",
-                 "  generator:", "    type: List Generator", f"    arg: {yaml_quote(listing)}",
-                 f"  json: {yaml_quote(str(tmp / 'pool.json'))}",
-                 f"  loads-machine: {yaml_quote(pool['machine'])}", f"  loads-suite: {yaml_quote(pool['suite'])}",
-                 "schedulers:"]
-        for _, name, bf in SCHEDULERS:
-            lines += [f"- base: {yaml_quote(name)}", f"  backfill_enabled: {'true' if bf else 'false'}"]
-        lines += ["actions:", "  get_workload:", "    inputs: all", "    schedulers: all",
-                  f"    dir: {yaml_quote(str(tmp / 'results'))}"]
-        (tmp / "project.yaml").write_text("\n".join(lines) + "\n")
-        # ELiSE starts its helpers as "python <file>": the given Python first on PATH
-        env = dict(os.environ, PYTHONPATH="", PATH=f"{Path(args.python).parent}{os.pathsep}{os.environ.get('PATH', '')}")
-        t0 = time.perf_counter()
-        subprocess.run([args.python, str(elise / "framework" / "batch" / "submit.py"), "-f", str(tmp / "project.yaml"),
-                        "-p", "mp", "--export_reports", str(tmp / "reports")], cwd=tmp, env=env, check=True,
-                       stdout=subprocess.DEVNULL)
-        wall = time.perf_counter() - t0
+        wall = run_elise(elise, args.python, listing, args.nodes, SCHEDULERS, tmp)
         for i, (policy, _, _) in enumerate(SCHEDULERS):
             src = tmp / "results" / "workloads" / f"sim_{i}_input_0_scheduler_{i}.csv"
             if not src.is_file():
