@@ -13,7 +13,8 @@ backfilling (``schedulers/coburstEasy.py``, i.e. ``coburst run easy``).  Engines
 ``batsim``             the real Batsim 4.2.1 + the same ``pybatsim`` process (x1 and x10 only).
 
 Peak memory is each process's ``ru_maxrss`` (``os.wait4``, as benchmarks/bench_engines.py,
-whose process helpers this reuses).  Ratios are against Batsim measured in the same run.
+whose process helpers this reuses), CPU the user + system time of every process (the figure
+to compare under load from other work).  Ratios are against Batsim measured in the same run.
 Every ``_jobs.csv`` of a workload must be byte-identical across engines.  The in-process
 runs sample their resident memory (``/proc/self/statm``) with the simulated date every 1000
 ``_jobs.csv`` rows into ``benchmarks/.cache/long_logs_memory_x{K}.csv``, drawn in
@@ -105,7 +106,7 @@ def run(engine: str, wl: Path, prefix: Path, batsim: str | None, samples: Path |
                       "-p", str(KTH_SP2), "-w", str(wl), "-e", str(prefix), "--timeout", "3600"],
                      out / f"{prefix.name}.sim.log")
         _wait([sim], engine)
-        return {"wall": sim.end - t0, "rss_sim": sim.rss_mb, "rss_sched": 0.0}
+        return {"wall": sim.end - t0, "cpu": sim.cpu, "rss_sim": sim.rss_mb, "rss_sched": 0.0}
     port = _free_port()
     endpoint = f"tcp://127.0.0.1:{port}"
     t0 = time.perf_counter()
@@ -123,7 +124,8 @@ def run(engine: str, wl: Path, prefix: Path, batsim: str | None, samples: Path |
                "--timeout", "3600", "-q"]
     sim = _spawn(cmd, out / f"{prefix.name}.sim.log")
     _wait([sim, sched], engine)
-    return {"wall": max(sim.end, sched.end) - t0, "rss_sim": sim.rss_mb, "rss_sched": sched.rss_mb}
+    return {"wall": max(sim.end, sched.end) - t0, "cpu": sim.cpu + sched.cpu, "rss_sim": sim.rss_mb,
+            "rss_sched": sched.rss_mb}
 
 
 IO_SCHEDULERS = ("backfill-sjf-1", "plan-square-0")
@@ -148,8 +150,8 @@ def io_workload(max_jobs: int | None) -> tuple[Path, int]:
 def io_aware(max_jobs: int | None, tmp: str) -> None:
     """The IO-Aware rows (module doc)."""
     wl, n = io_workload(max_jobs)
-    print(f"{'workload':<14}{'jobs':>8}  {'scheduler':<16}{'wall s':>9}{'rows':>10}{'jobs/s':>9}{'rows/s':>9}"
-          f"{'peak MB':>9}")
+    print(f"{'workload':<14}{'jobs':>8}  {'scheduler':<16}{'wall s':>9}{'CPU s':>9}{'rows':>10}{'jobs/s':>9}"
+          f"{'rows/s':>9}{'peak MB':>9}")
     for sched in IO_SCHEDULERS:
         prefix = Path(tmp) / f"io_{sched}"
         samples = CACHE / f"long_logs_io_{sched}.csv"
@@ -165,8 +167,8 @@ def io_aware(max_jobs: int | None, tmp: str) -> None:
         wall = proc.end - t0
         with open(f"{prefix}_jobs.csv", "rb") as fh:
             rows = sum(1 for _ in fh) - 1
-        print(f"{'KTH io-aware':<14}{n:>8}  {sched:<16}{wall:>9.1f}{rows:>10}{n / wall:>9.0f}{rows / wall:>9.0f}"
-              f"{proc.rss_mb:>9.0f}", flush=True)
+        print(f"{'KTH io-aware':<14}{n:>8}  {sched:<16}{wall:>9.1f}{proc.cpu:>9.1f}{rows:>10}{n / wall:>9.0f}"
+              f"{rows / wall:>9.0f}{proc.rss_mb:>9.0f}", flush=True)
 
 
 def _md5(path: Path) -> str:
@@ -223,7 +225,8 @@ def main() -> None:
     repeats = [int(x) for x in args.repeats.split(",")] if args.repeats else [1, 10] + ([36] if args.million else [])
     facts = machine_facts(batsim)
     print(f"# long logs, {facts['date']}, {facts['cores']} cores {facts['cpu']}, Python {facts['python']}")
-    header = (f"{'workload':<10}{'jobs':>10}  {'engine':<18}{'wall s':>9}{'jobs/s':>9}{'sim MB':>9}{'sched MB':>9}"
+    header = (f"{'workload':<10}{'jobs':>10}  {'engine':<18}{'wall s':>9}{'CPU s':>9}{'jobs/s':>9}{'sim MB':>9}"
+              f"{'sched MB':>9}"
               f"{'total MB':>10}  {'vs batsim (wall, MB)':<22}identical")
     print(header)
     curves: dict[int, Path] = {}
@@ -250,7 +253,8 @@ def main() -> None:
                 vs = ""
                 if ref is not None and engine != "batsim":
                     vs = f"{r['wall'] / ref['wall']:.2f}x, {total / (ref['rss_sim'] + ref['rss_sched']):.2f}x"
-                print(f"x{repeat:<9}{n:>10}  {engine:<18}{r['wall']:>9.1f}{n / r['wall']:>9.0f}{r['rss_sim']:>9.0f}"
+                print(f"x{repeat:<9}{n:>10}  {engine:<18}{r['wall']:>9.1f}{r['cpu']:>9.1f}{n / r['wall']:>9.0f}"
+                      f"{r['rss_sim']:>9.0f}"
                       f"{r['rss_sched']:>9.0f}{total:>10.0f}  {vs:<22}{'yes' if len(md5s) == 1 else 'NO'}",
                       flush=True)
     if curves:

@@ -109,6 +109,7 @@ from procset import ProcSet
 
 from coburst.adapter.bb import bb_metadata
 from coburst.core.decisions import Start
+from coburst.core.placement import procset_of
 
 
 
@@ -216,7 +217,7 @@ class _Run:
 def static_metadata(bb: str | None, nodes: Sequence[int], phases: int) -> str:
     """Metadata of a rejected IO-Aware static job: ``[bb=...;]alloc=<ids>;io=<phases>``."""
     parts = [bb] if bb else []
-    return ";".join(parts + [f"alloc={ProcSet(*nodes)}", f"{KEY_PHASES}={phases}"])
+    return ";".join(parts + [f"alloc={procset_of(list(nodes))}", f"{KEY_PHASES}={phases}"])
 
 
 def subjob_metadata(static_id: str, step: str, last: bool) -> str:
@@ -391,7 +392,7 @@ class IOAwareExecutor:
                 run.phase += 1
                 pname = self._profile(run, f"c{run.phase}", spec.profiles["compute"])
                 last = run.phase == spec.phases and not self._bb_step(run, "stage_out")
-                self._submit(run, f"c{run.phase}", pname, len(run.nodes), ProcSet(*run.nodes), None, blocking=True,
+                self._submit(run, f"c{run.phase}", pname, len(run.nodes), procset_of(run.nodes), None, blocking=True,
                              last=last)
             elif step == "checkpoint":
                 if self._out_of_time(run):
@@ -408,7 +409,7 @@ class IOAwareExecutor:
                 if self._bb_step(run, "flush") and not self._out_of_time(run):
                     pname = self._profile(run, f"fl{k}", spec.profiles["flush"])
                     for c in run.nodes:
-                        self._submit(run, f"fl{k}.{c}", pname, 2, ProcSet(self.pfs, run.bbmap[c]),
+                        self._submit(run, f"fl{k}.{c}", pname, 2, procset_of([self.pfs, run.bbmap[c]]),
                                      self._smap(run, c), blocking=False)
             elif step == "stage_out":
                 run.next_step = "end"
@@ -427,7 +428,7 @@ class IOAwareExecutor:
             return
         pname = self._profile(run, tag, run.spec.profiles[step])
         for c in run.nodes:
-            self._submit(run, f"{tag}.{c}", pname, 2, ProcSet(self.pfs, run.bbmap[c]), self._smap(run, c),
+            self._submit(run, f"{tag}.{c}", pname, 2, procset_of([self.pfs, run.bbmap[c]]), self._smap(run, c),
                          blocking=True, last=last)
 
     def _smap(self, run: _Run, c: int) -> dict[str, int]:
