@@ -62,15 +62,9 @@ def resolve_scheduler(spec: str, options: dict, platform: str | None = None) -> 
     from coburst import policies as bb_policies
     from coburst.policies import cosched, hetero
 
-    def known(registry) -> bool:
-        try:
-            registry.resolve(spec)
-        except (KeyError, ValueError, InputError):
-            return False
-        return True
-
-    bb, co = known(bb_policies), known(cosched)
-    if not (bb or co) and known(hetero):
+    # the registries' name tables: no policy module is imported for a pybatsim name
+    bb, co = bb_policies.known(spec), cosched.known(spec)
+    if not (bb or co) and hetero.known(spec):
         return str(REPO_SCHEDULERS / "heteroPolicy.py"), {"policy": spec, **options}
     if co and (not bb or cosched_platform(platform) is not None):
         return str(REPO_SCHEDULERS / "coschedPolicy.py"), {"policy": spec, **options}
@@ -97,18 +91,24 @@ def preflight(args: argparse.Namespace):
     from coburst.simulator.workload import load_workload
 
     config = simulator_config_from_args(args)
-    total = sum(load_workload(path, f"w{i}", stream=True).nb_jobs for i, path in enumerate(args.workload))
+    # the simulator takes these (a workload is read and checked once per run)
+    config.loaded_workloads = [load_workload(path, f"w{i}", stream=True) for i, path in enumerate(args.workload)]
+    total = sum(wl.nb_jobs for wl in config.loaded_workloads)
     check_xml(args.platform)
     return config, total
 
 
 def _simulate(args: argparse.Namespace, config, total: int, link=None):
     """Run the simulation with a progress bar on a terminal."""
-    from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
-
     from coburst.simulator.engine import Simulator
 
     show = not args.quiet and sys.stderr.isatty()
+    if not show:  # no bar: rich is not even imported (start-up time)
+        sim = Simulator(config)
+        sim.link = link(sim) if link is not None else None
+        return sim.run()
+    from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+
     with Progress(TextColumn("[bold]simulating"), BarColumn(), TextColumn("{task.completed}/{task.total} jobs"),
                   TextColumn("t={task.fields[now]:.0f}s"), TimeElapsedColumn(), disable=not show,
                   transient=True) as progress:

@@ -8,12 +8,15 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
 
 from coburst.errors import CoburstError, Interrupted
 
 #: sub-command modules, in the order ``coburst --help`` lists them
 COMMANDS = ("sim", "run", "demo", "platform", "workload", "model", "theory", "analyze", "plot", "report", "campaign")
+#: sub-commands that simulate (see :func:`main`: one BLAS thread)
+SIMULATING = ("sim", "run", "demo", "campaign")
 
 
 class _Parser(argparse.ArgumentParser):
@@ -24,12 +27,14 @@ class _Parser(argparse.ArgumentParser):
         self.exit(2, f"{self.prog}: error: {message}\n")
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    """The ``coburst`` parser with every sub-command, or with ``only`` that one (a command
+    line naming its sub-command first imports no other sub-command's module: start-up time)."""
     parser = _Parser(prog="coburst", description="coburst: burst-buffer-aware and co-scheduling research on an "
                      "embedded Batsim-compatible SimGrid simulator.")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     sub.required = True
-    for name in COMMANDS:
+    for name in (only,) if only in COMMANDS else COMMANDS:
         try:
             module = importlib.import_module(f"coburst.cli.{name}")
         except ModuleNotFoundError as exc:
@@ -52,8 +57,14 @@ def main(argv: list[str] | None = None) -> int:
 
     signals.install()
     command = "coburst"
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if argv and argv[0] in SIMULATING:
+        # one BLAS thread: OpenBLAS starts (and spins) a thread per core when numpy is imported,
+        # ~0.05 s of a run's start-up on a loaded machine; a simulation makes no large BLAS call
+        # (a value set by the user is kept)
+        os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
     try:
-        parser = build_parser()
+        parser = build_parser(argv[0] if argv else None)
         args = parser.parse_args(argv)
         command = f"coburst {args.command}"
         return int(args.func(args) or 0)

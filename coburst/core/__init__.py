@@ -2,16 +2,43 @@
 
 No Batsim protocol code here; policies (coburst.policies) work on these objects and the
 adapter (coburst.adapter) or the reference replay (coburst.core.replay) drive them.
+
+The names below are loaded on first use (PEP 562): importing one module of the package
+(``coburst.core.decisions``) does not import the others (numpy with ``cluster``).
 """
 
-from coburst.core.cluster import Cluster, Node
-from coburst.core.decisions import Decisions, Reject, Reservation, Start
-from coburst.core.placement import Allocation, place_bb, select_nodes
-from coburst.core.profile import Profile, ProfileConflict, ReferenceProfile
-from coburst.core.state import Job, RunningJob, SchedulerState
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # pragma: no cover - names for type checkers
+    from coburst.core.cluster import Cluster, Node
+    from coburst.core.decisions import Decisions, Reject, Reservation, Start
+    from coburst.core.placement import Allocation, place_bb, select_nodes
+    from coburst.core.profile import Profile, ProfileConflict, ReferenceProfile
+    from coburst.core.state import Job, RunningJob, SchedulerState
+
+#: public name -> its module in the package
+_LAZY = {
+    "Cluster": "cluster", "Node": "cluster",
+    "Decisions": "decisions", "Reject": "decisions", "Reservation": "decisions", "Start": "decisions",
+    "Allocation": "placement", "place_bb": "placement", "select_nodes": "placement",
+    "Profile": "profile", "ProfileConflict": "profile", "ReferenceProfile": "profile",
+    "Job": "state", "RunningJob": "state", "SchedulerState": "state",
+}
 
 __all__ = [
     "Allocation", "Cluster", "Decisions", "Job", "Node", "Profile", "ProfileConflict",
     "ReferenceProfile", "Reject", "Reservation", "RunningJob", "SchedulerState", "Start",
     "place_bb", "select_nodes",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
+    globals()[name] = value
+    return value

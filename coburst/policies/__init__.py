@@ -12,27 +12,55 @@ Families: ``fcfs`` (Kopański 2020 Alg. 1), ``filler`` (Alg. 2), ``filler-sjf`` 
 ``maxutil-beta-D`` (Alg. 6; label with the balance factor: ``maxutil-1.0-1``), ``window-D``
 (Alg. 7) and ``plan-{sum,square,cube,start}-D`` (Alg. 8).  EASY backfilling is
 ``backfill-1`` (alias ``easy``; ``easy-sjf`` is ``backfill-sjf-1``).
+
+The registry names each family's module and class (:data:`MODULES`) and imports a policy's
+module when its name is resolved (a run of one policy, or of a pybatsim scheduler, does not
+import them all: start-up time); ``tests/test_startup.py`` checks the table against
+the classes.
 """
 
 from __future__ import annotations
 
+import importlib
 import re
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from coburst.errors import InputError
-from coburst.policies.backfill import Backfill, BackfillSJF, NoFuture
-from coburst.policies.base import Param, Policy
-from coburst.policies.conservative import Conservative
-from coburst.policies.fcfs import FCFS
-from coburst.policies.filler import Filler, FillerSJF
-from coburst.policies.maxutil import MaxUtil
-from coburst.policies.plan import PlanCube, PlanSquare, PlanStart, PlanSum
-from coburst.policies.window import Window
 
-__all__ = ["get", "resolve", "families", "register", "Policy", "Param", "FCFS", "Filler", "FillerSJF",
+if TYPE_CHECKING:  # pragma: no cover - names for type checkers; loaded on first use at run time
+    from coburst.policies.backfill import Backfill, BackfillSJF, NoFuture
+    from coburst.policies.base import Param, Policy
+    from coburst.policies.conservative import Conservative
+    from coburst.policies.fcfs import FCFS
+    from coburst.policies.filler import Filler, FillerSJF
+    from coburst.policies.maxutil import MaxUtil
+    from coburst.policies.plan import PlanCube, PlanSquare, PlanStart, PlanSum
+    from coburst.policies.window import Window
+
+__all__ = ["get", "resolve", "families", "register", "known", "Policy", "Param", "FCFS", "Filler", "FillerSJF",
            "Backfill", "BackfillSJF", "NoFuture", "Conservative", "MaxUtil", "Window", "PlanSum", "PlanSquare",
            "PlanCube", "PlanStart"]
 
+#: family -> (module of coburst.policies, class name), in registration order
+MODULES: dict[str, tuple[str, str]] = {
+    "fcfs": ("fcfs", "FCFS"),
+    "filler": ("filler", "Filler"),
+    "filler-sjf": ("filler", "FillerSJF"),
+    "backfill": ("backfill", "Backfill"),
+    "backfill-sjf": ("backfill", "BackfillSJF"),
+    "no-future": ("backfill", "NoFuture"),
+    "conservative": ("conservative", "Conservative"),
+    "maxutil": ("maxutil", "MaxUtil"),
+    "window": ("window", "Window"),
+    "plan-sum": ("plan", "PlanSum"),
+    "plan-square": ("plan", "PlanSquare"),
+    "plan-cube": ("plan", "PlanCube"),
+    "plan-start": ("plan", "PlanStart"),
+}
+#: module-level names served on first use (PEP 562): the classes above and base's Param/Policy
+_LAZY = {cls: module for module, cls in MODULES.values()} | {"Param": "base", "Policy": "base"}
+
+#: classes registered by :func:`register` (and the table's, once imported)
 _FAMILIES: dict[str, type[Policy]] = {}
 
 #: other names: EASY backfilling is backfill-1 (Kopański 2020, Alg. 4 with D = 1)
@@ -40,6 +68,15 @@ ALIASES: dict[str, tuple[str, dict[str, Any]]] = {
     "easy": ("backfill", {"depth": 1}),
     "easy-sjf": ("backfill-sjf", {"depth": 1}),
 }
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
+    globals()[name] = value
+    return value
 
 
 def register(cls: type[Policy]) -> type[Policy]:
@@ -50,14 +87,22 @@ def register(cls: type[Policy]) -> type[Policy]:
     return cls
 
 
-for _cls in (FCFS, Filler, FillerSJF, Backfill, BackfillSJF, NoFuture, Conservative, MaxUtil, Window,
-             PlanSum, PlanSquare, PlanCube, PlanStart):
-    register(_cls)
+def _family(family: str) -> type[Policy] | None:
+    """The class of a registered family name (its module imported on first use), else None."""
+    cls = _FAMILIES.get(family)
+    if cls is None and family in MODULES:
+        module, name = MODULES[family]
+        cls = _FAMILIES[family] = getattr(importlib.import_module(f"{__name__}.{module}"), name)
+    return cls
+
+
+def _names() -> list[str]:
+    return list(dict.fromkeys([*MODULES, *_FAMILIES]))
 
 
 def families() -> dict[str, type[Policy]]:
-    """Registered family name -> class."""
-    return dict(_FAMILIES)
+    """Registered family name -> class (imports every policy module)."""
+    return {family: _family(family) for family in _names()}
 
 
 def _takes(cls: type[Policy], name: str) -> bool:
@@ -74,26 +119,40 @@ def _label(family: str, cls: type[Policy]) -> str:
     return f"{family}-D" if _takes_depth(cls) else family
 
 
+def _lookup(name: str) -> tuple[type[Policy], dict[str, Any]] | None:
+    cls = _family(name)
+    if cls is not None:
+        return cls, {}
+    if name in ALIASES:
+        family, implied = ALIASES[name]
+        return _family(family), dict(implied)
+    m = re.fullmatch(r"(.+)-(\d+)", name)
+    if m and m.group(1) in _names() and _takes_depth(_family(m.group(1))):
+        return _family(m.group(1)), {"depth": int(m.group(2))}
+    m = re.fullmatch(r"(.+)-(\d+(?:\.\d*)?|\.\d+)-(\d+)", name)  # family-beta-depth (maxutil-1.0-1)
+    if m and m.group(1) in _names():
+        cls = _family(m.group(1))
+        if _takes(cls, "beta") and _takes_depth(cls):
+            return cls, {"beta": float(m.group(2)), "depth": int(m.group(3))}
+    return None
+
+
+def known(name: Any) -> bool:
+    """Whether ``name`` is a policy name :func:`resolve` accepts (imports only its module)."""
+    return isinstance(name, str) and _lookup(name) is not None
+
+
 def resolve(name: str) -> tuple[type[Policy], dict[str, Any]]:
     """Policy class and label-implied parameters of a name: ``"backfill-sjf-1"`` ->
     ``(BackfillSJF, {"depth": 1})``, ``"fcfs"`` -> ``(FCFS, {})``, ``"maxutil-1.0-1"`` ->
     ``(MaxUtil, {"beta": 1.0, "depth": 1})``."""
     if not isinstance(name, str):
         raise InputError("policy", None, f"policy name must be a string, got {name!r}")
-    cls = _FAMILIES.get(name)
-    if cls is not None:
-        return cls, {}
-    if name in ALIASES:
-        family, implied = ALIASES[name]
-        return _FAMILIES[family], dict(implied)
-    m = re.fullmatch(r"(.+)-(\d+)", name)
-    if m and m.group(1) in _FAMILIES and _takes_depth(_FAMILIES[m.group(1)]):
-        return _FAMILIES[m.group(1)], {"depth": int(m.group(2))}
-    m = re.fullmatch(r"(.+)-(\d+(?:\.\d*)?|\.\d+)-(\d+)", name)  # family-beta-depth (maxutil-1.0-1)
-    if m and m.group(1) in _FAMILIES and _takes(_FAMILIES[m.group(1)], "beta") and _takes_depth(_FAMILIES[m.group(1)]):
-        return _FAMILIES[m.group(1)], {"beta": float(m.group(2)), "depth": int(m.group(3))}
-    known = ", ".join([_label(f, c) for f, c in sorted(_FAMILIES.items())] + list(ALIASES))
-    raise InputError("policy", name, f"unknown policy (known: {known})")
+    found = _lookup(name)
+    if found is not None:
+        return found
+    known_names = ", ".join([_label(f, c) for f, c in sorted(families().items())] + list(ALIASES))
+    raise InputError("policy", name, f"unknown policy (known: {known_names})")
 
 
 def get(name: str, **params: Any) -> Policy:

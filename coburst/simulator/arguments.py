@@ -225,7 +225,6 @@ def batsim_options(args: argparse.Namespace) -> dict:
 
 def simulator_config_from_args(args: argparse.Namespace):
     from coburst.simulator.engine import SimulatorConfig
-    from coburst.simulator.workflow import parse_start_time
 
     options = batsim_options(args)
     if not (args.workload or args.workflow or args.workflow_start or args.events or args.enable_dynamic_jobs):
@@ -249,13 +248,23 @@ def simulator_config_from_args(args: argparse.Namespace):
         forward_unknown_events=options["forward_unknown_events"],
         events=list(args.events),
         workflows=list(args.workflow),
-        cut_workflows=[(path, parse_start_time(start)) for path, start in args.workflow_start],
+        cut_workflows=cut_workflows(args.workflow_start),
         timeout=args.timeout,
     )
     config.batsim_options = options
     config.heatmap = None if args.heatmap is None else heatmap_file(args.heatmap)
     config.heatmap_alone = args.heatmap_alone
     return config
+
+
+def cut_workflows(pairs) -> list:
+    """``--WS`` (file, start time) pairs, their start times read (the workflow module is only
+    imported when there are some: start-up time)."""
+    if not pairs:
+        return []
+    from coburst.simulator.workflow import parse_start_time
+
+    return [(path, parse_start_time(start)) for path, start in pairs]
 
 
 def check_heatmap_alone(value: str) -> None:

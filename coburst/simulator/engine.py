@@ -75,6 +75,9 @@ class SimulatorConfig:
     on_progress: Callable[[float, int, int], None] | None = None
     #: the other Batsim 4.2.1 options (``coburst.simulator.arguments.batsim_options``; None: ``simulator.options.DEFAULTS``)
     batsim_options: dict | None = None
+    #: the ``workloads`` already loaded and checked, in order (``coburst run`` checks them before a
+    #: scheduler starts, :func:`coburst.runner.preflight`): used once instead of reading the files again
+    loaded_workloads: list[Workload] | None = None
 
 
 @dataclass
@@ -166,9 +169,13 @@ class Simulator(BatsimActors, ProtocolHandlers, ParallelTasks, JobAccounting):
     # ================================================================== set-up
     def load_inputs(self) -> None:
         """Load and validate workloads, then the platform (errors before anything runs)."""
+        loaded, self.config.loaded_workloads = self.config.loaded_workloads, None  # used by one run only
         for i, path in enumerate(self.config.workloads):
             name = f"w{i}"
-            self.workloads[name] = load_workload(path, name, stream=True)
+            if loaded is not None and i < len(loaded) and loaded[i].name == name and loaded[i].path == str(path):
+                self.workloads[name] = loaded[i]
+            else:
+                self.workloads[name] = load_workload(path, name, stream=True)
         workflow_list = None
         if self.config.workflows or self.config.cut_workflows:
             from coburst.simulator.workflow import Workflows

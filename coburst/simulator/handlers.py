@@ -136,6 +136,18 @@ class ProtocolHandlers:
         the properties of the netzones from the root down to the host's own, deeper ones
         overriding."""
         out: dict[str, dict[str, str]] = {}
+        root = self.engine.netzone_root
+        props = dict(root.get_properties())
+        below = list(root.get_children())
+        while below:
+            zone = below.pop()
+            if zone.get_properties():
+                break  # a zone below the root has properties of its own: walk the tree
+            below.extend(zone.get_children())
+        else:
+            # only the root's (or none): every host has them (one look at each zone, not a
+            # pass over every host per zone: start-up time on platforms of thousands of zones)
+            return dict.fromkeys((host.name for host in self.engine.all_hosts), props) if props else out
 
         def visit(zone, inherited: dict[str, str]) -> None:
             props = {**inherited, **dict(zone.get_properties())}
@@ -144,7 +156,7 @@ class ProtocolHandlers:
             for child in zone.get_children():
                 visit(child, props)
 
-        visit(self.engine.netzone_root, {})
+        visit(root, {})
         return out
 
     def submitted_data(self, sjob: SimJob) -> dict[str, Any]:

@@ -157,20 +157,21 @@ def assign_resources(engine, source: str, master_name: str, roles: dict[str, str
                      max_compute: int | None = None) -> Machines:
     """Classify the loaded hosts into master, compute and storage resources (``max_compute``:
     Batsim's ``--mmax``: keep only the first compute machines, in id order)."""
-    hosts = sorted(engine.all_hosts, key=lambda h: h.name)
-    by_name = {h.name: h for h in hosts}
+    # each host's name and properties asked once (binding calls; platforms of thousands of hosts)
+    hosts = sorted(((h.name, h, dict(h.get_properties()) if hasattr(h, "get_properties") else {})
+                    for h in engine.all_hosts), key=lambda entry: entry[0])
+    by_name = {name for name, _, _ in hosts}
     for name in roles:
         if name not in by_name:
             raise InputError("-r/--add-role-to-hosts", name, f"no host named {name!r} in {source}")
     masters = []
-    for host in hosts:
-        props = host.get_properties() if hasattr(host, "get_properties") else {}
-        role = roles.get(host.name, props.get("role"))
-        if host.name == master_name and props.get("role") == "master":
-            raise InputError(source, f"host {host.name!r}",
+    for name, host, props in hosts:
+        role = roles.get(name, props.get("role"))
+        if name == master_name and props.get("role") == "master":
+            raise InputError(source, f"host {name!r}",
                              f"the master host is both named {master_name!r} (-m) and tagged role=master; "
                              "Batsim 4.2 rejects this: keep only one of the two")
-        if host.name == master_name or role == "master":
+        if name == master_name or role == "master":
             masters.append(host)
     if not masters:
         raise InputError(source, None, f"no master host: name a host {master_name!r} (or pass -m NAME) "
@@ -182,21 +183,20 @@ def assign_resources(engine, source: str, master_name: str, roles: dict[str, str
     master = masters[0]
     resources: list[Resource] = []
     storage: list[Resource] = []
-    for host in hosts:
+    for name, host, props in hosts:
         if host is master:
             continue
-        props = dict(host.get_properties())
-        role = roles.get(host.name, props.get("role", ""))
+        role = roles.get(name, props.get("role", ""))
         if role not in ("", "compute", "compute_node", "storage"):
-            raise InputError(source, f"host {host.name!r}", f"unknown role {role!r} (expected compute, storage or master)")
+            raise InputError(source, f"host {name!r}", f"unknown role {role!r} (expected compute, storage or master)")
         # Batsim always announces a "role" property ("" for plain compute hosts)
         props["role"] = "storage" if role == "storage" else props.get("role", "")
         kind = "storage" if role == "storage" else "compute"
         if kind == "compute" and host.speed <= 0:
-            raise InputError(source, f"host {host.name!r}", "a compute host needs a speed > 0 "
+            raise InputError(source, f"host {name!r}", "a compute host needs a speed > 0 "
                              "(give storage hosts the property role=storage)")
         (storage if kind == "storage" else resources).append(
-            Resource(id=-1, name=host.name, role=kind, properties=props, host=host))
+            Resource(id=-1, name=name, role=kind, properties=props, host=host))
     # Batsim 4.2: compute hosts get ids 0..C-1, then storage hosts C..C+S-1, each group in
     # SimGrid's (lexicographic) host order
     if max_compute is not None:

@@ -353,10 +353,55 @@ def referenced_profiles(wl: "Workload") -> set[str]:
     return used
 
 
+#: dates the fast path of :func:`job_from_json` takes as they are (below them "%6f" prints
+#: far fewer than 30 characters: :func:`batsim_writable` cannot refuse them)
+_FAST_DATE_MAX = 1e15
+
+
 def job_from_json(obj: Any, workload: str, source: str, where: str, profiles: dict[str, Profile],
                   nb_compute: int | None = None, quiet: bool = False) -> Job:
     """Validate one job object and build a :class:`Job` (id becomes ``workload!id``;
-    ``quiet``: no warning, the job was checked before)."""
+    ``quiet``: no warning, the job was checked before).
+
+    A job of the common shape (integer or plain string id, dates in [0, 1e15[ with a walltime
+    > 0 or -1, an integer count of resources, a known profile, no rank mapping) is built by one
+    test of each field; any other goes through every check of :func:`checked_job`, whose
+    errors and warnings it reports (the same Job either way: ``tests/test_startup.py``)."""
+    if common_job(obj, profiles):
+        full_id = f"{workload}!{obj['id']}"
+        data = dict(obj)
+        data["id"] = full_id
+        walltime = obj.get("walltime", -1)
+        return Job(id=full_id, workload=workload, subtime=float(obj["subtime"]), walltime=float(walltime),
+                   res=obj["res"], profile=obj["profile"], json=data)
+    return checked_job(obj, workload, source, where, profiles, quiet=quiet)
+
+
+_FAST_NUMBERS = (int, float)
+
+
+def common_job(obj: Any, profiles: dict[str, Profile]) -> bool:
+    """Whether job object ``obj`` has the common shape :func:`job_from_json` builds without
+    its one-by-one checks (which it would pass, with no warning)."""
+    if not isinstance(obj, dict):
+        return False
+    raw_id = obj.get("id")
+    subtime = obj.get("subtime")
+    walltime = obj.get("walltime", -1)
+    res = obj.get("res")
+    profile = obj.get("profile")
+    tid = type(raw_id)
+    return bool((tid is int or (tid is str and raw_id and "!" not in raw_id))
+                and type(subtime) in _FAST_NUMBERS and 0 <= subtime < _FAST_DATE_MAX
+                and type(walltime) in _FAST_NUMBERS and (0 < walltime < _FAST_DATE_MAX or walltime == -1)
+                and type(res) is int and 0 < res <= COUNT_MAX
+                and type(profile) is str and profile in profiles
+                and "smpi_ranks_to_hosts_mapping" not in obj)
+
+
+def checked_job(obj: Any, workload: str, source: str, where: str, profiles: dict[str, Profile],
+                quiet: bool = False) -> Job:
+    """:func:`job_from_json` with every check made one by one (its errors and warnings)."""
     if not isinstance(obj, dict):
         raise InputError(source, where, "a job must be a JSON object")
     for key in ("id", "subtime", "res", "profile"):
@@ -485,6 +530,10 @@ def _shallow(value: Any, depth: int = 0) -> bool:
     return True
 
 
+#: the types of values :func:`_shallow` looks into
+_FLAT = frozenset((dict, list))
+
+
 class _Fallback(Exception):
     """The streamed reader leaves this file to the whole-document reading."""
 
@@ -517,6 +566,20 @@ def _plain_utf8(path: Path) -> bool:
     except UnicodeDecodeError:
         return False
     return True
+
+
+def _object_first(path: Path) -> bool:
+    """Whether the document starts with ``{`` (after JSON white space): anything else is not a
+    workload, and the whole reading says why at once (the streaming parser would first build
+    its events: a file of 100,000 nested lists took it 10 GB)."""
+    with open(path, "rb") as f:
+        while True:
+            chunk = f.read(1 << 16)
+            if not chunk:
+                return False
+            rest = chunk.lstrip(b" \t\n\r")
+            if rest:
+                return rest[:1] == b"{"
 
 
 class JobStream:
@@ -582,6 +645,25 @@ class JobStream:
         return None
 
 
+#: the lengths of event prefixes :func:`scan_workload`'s first pass skips: events inside the
+#: top-level values (their prefixes hold a key of 9 characters or more), which it has nothing
+#: to check in, but not so deep that the nesting check must see them
+_INSIDE = range(9, 10 * _STREAM_DEPTH + 1)
+
+
+def _outline(events):
+    """The events of the top level (prefix ``""``), of the keys up to 8 characters
+    (``nb_res``, ``jobs``, ``profiles`` and their first level) and of prefixes longer than
+    :data:`_STREAM_DEPTH` x 10 (deep nesting), in order: the others are dropped by C-level
+    iteration (``itertools``, ``operator``), with no Python call per event."""
+    import itertools
+    import operator
+
+    events, copy = itertools.tee(events)
+    keep = map(operator.not_, map(_INSIDE.__contains__, map(len, map(operator.itemgetter(0), copy))))
+    return itertools.compress(events, keep)
+
+
 def scan_workload(path: str | Path, name: str) -> Workload | None:
     """Validate a workload file without holding its jobs (two passes of the ijson streaming
     parser: the profiles, then the jobs one at a time) and return it as a streamed
@@ -607,16 +689,15 @@ def scan_workload(path: str | Path, name: str) -> Workload | None:
             return None
         stat = p.stat()
         stamp = (stat.st_size, stat.st_mtime_ns)
-        if not _plain_utf8(p):
+        if not _plain_utf8(p) or not _object_first(p):
             return None
         warned_profiles, warned_jobs = io.StringIO(), io.StringIO()
-        # pass 1: the top level and the profiles (every event seen: the nesting is bounded
-        # before the second pass builds jobs in C)
+        # pass 1: the top level (every event seen: the nesting is bounded before the other
+        # passes build profiles and jobs in C)
         top: dict[str, Any] = {}
         keys: list[str] = []
-
-        def watch(events):
-            for event in events:
+        with open(p, "rb") as f:
+            for event in _outline(ijson.parse(f, use_float=True)):
                 prefix = event[0]
                 if prefix == "":
                     if event[1] == "map_key":
@@ -627,38 +708,41 @@ def scan_workload(path: str | Path, name: str) -> Workload | None:
                     raise _Fallback  # deeply nested (the parser's prefixes grow with the depth)
                 elif prefix in ("nb_res", "jobs", "profiles") and prefix not in top:
                     top[prefix] = event[1:]
-                yield event
-
+        if len(keys) != len(set(keys)) or any("." in k for k in keys):
+            return None  # (a dotted key could pass for a part of another's prefix)
+        # pass 2: the profiles
         profiles: dict[str, Profile] = {}
         with open(p, "rb") as f, contextlib.redirect_stderr(warned_profiles):
-            for pname, prof in ijson.kvitems(watch(ijson.parse(f, use_float=True)), "profiles"):
+            for pname, prof in ijson.kvitems(f, "profiles", use_float=True):
                 if pname in profiles or not _shallow(prof):
                     return None
                 profiles[pname] = validate_profile(pname, prof, source, f"profiles.{pname}", p.parent)
         if top.get("profiles", ("",))[0] != "start_map" or top.get("jobs", ("",))[0] != "start_array":
             return None
         check_composed_references(profiles, source)
-        # pass 2: the jobs, one at a time
+        # pass 3: the jobs, one at a time
         hashes = array("q")
         used: set[str] = set()
         last = -math.inf
         n = 0
         with open(p, "rb") as f, contextlib.redirect_stderr(warned_jobs):
             for obj in ijson.items(f, "jobs.item", use_float=True):
-                if type(obj) is dict and any(type(v) in (dict, list) for v in obj.values()) and not _shallow(obj):
+                if type(obj) is dict and not _FLAT.isdisjoint(map(type, obj.values())) and not _shallow(obj):
                     return None
-                job = job_from_json(obj, name, source, f"jobs[{n}]", profiles)
-                if job.subtime < last:
+                if common_job(obj, profiles):  # what job_from_json checks, without building the job
+                    subtime, res, pname, jid = obj["subtime"], obj["res"], obj["profile"], f"{name}!{obj['id']}"
+                else:
+                    job = job_from_json(obj, name, source, f"jobs[{n}]", profiles)
+                    subtime, res, pname, jid = job.subtime, job.res, job.profile, job.id
+                if subtime < last:
                     return None  # not in submission order: read whole
-                last = job.subtime
-                prof = profiles[job.profile]
-                if prof.type == "parallel" and len(prof.data["cpu"]) != job.res:
+                last = subtime
+                prof = profiles[pname]
+                if prof.type == "parallel" and len(prof.data["cpu"]) != res:
                     return None
-                used.add(job.profile)
-                hashes.append(hash(job.id))
+                used.add(pname)
+                hashes.append(hash(jid))
                 n += 1
-        if len(keys) != len(set(keys)) or any("." in k for k in keys):
-            return None
         nb_res = top.get("nb_res")
         if nb_res is None or nb_res[0] != "number" or not isinstance(nb_res[1], int) \
                 or not 0 < nb_res[1] <= COUNT_MAX:

@@ -14,23 +14,46 @@ Every policy takes ``mapping`` = ``"queue"`` (per-node queues at submission, the
 ``"deferred"`` (see :mod:`.base`).  They run on heterogeneous platforms (``coburst platform
 hetero``) through :class:`coburst.adapter.hetero.HeteroScheduler` (entry files
 ``schedulers/hetero*.py``).
+
+The registry names each family's module and class (:data:`MODULES`) and imports a policy's
+module when its name is resolved; ``tests/test_startup.py`` checks the table (and
+:data:`HEURISTIC_LABELS`) against the modules.
 """
 
 from __future__ import annotations
 
-from typing import Any
+import importlib
+from typing import TYPE_CHECKING, Any
 
 from coburst.errors import InputError
-from coburst.policies.base import Policy
-from coburst.policies.hetero.astar import AStar
-from coburst.policies.hetero.base import HeteroPolicy
-from coburst.policies.hetero.heuristic import LABELS as HEURISTIC_LABELS
-from coburst.policies.hetero.heuristic import Heuristic
-from coburst.policies.hetero.minmin import Duplex, MaxMin, MinMin
 
-__all__ = ["get", "resolve", "families", "HeteroPolicy", "MinMin", "MaxMin", "Duplex", "AStar", "Heuristic"]
+if TYPE_CHECKING:  # pragma: no cover - names for type checkers; loaded on first use at run time
+    from coburst.policies.base import Policy
+    from coburst.policies.hetero.astar import AStar
+    from coburst.policies.hetero.base import HeteroPolicy
+    from coburst.policies.hetero.heuristic import Heuristic
+    from coburst.policies.hetero.minmin import Duplex, MaxMin, MinMin
 
-_FAMILIES: dict[str, type[Policy]] = {cls.family: cls for cls in (MinMin, MaxMin, Duplex, AStar, Heuristic)}
+__all__ = ["get", "resolve", "families", "known", "HeteroPolicy", "MinMin", "MaxMin", "Duplex", "AStar",
+           "Heuristic"]
+
+#: family -> (module of coburst.policies.hetero, class name), in registration order
+MODULES: dict[str, tuple[str, str]] = {
+    "min-min": ("minmin", "MinMin"),
+    "max-min": ("minmin", "MaxMin"),
+    "duplex": ("minmin", "Duplex"),
+    "astar": ("astar", "AStar"),
+    "heuristic": ("heuristic", "Heuristic"),
+}
+#: module-level names served on first use (PEP 562)
+_LAZY = {cls: module for module, cls in MODULES.values()} | {"HeteroPolicy": "base"}
+_FAMILIES: dict[str, type[Policy]] = {}
+
+#: IRMaSim's named combinations (a copy of :data:`coburst.policies.hetero.heuristic.LABELS`,
+#: kept here so that resolving a name imports no policy module; a test checks they agree)
+HEURISTIC_LABELS = {"shortest_fastest": ("shortest", "high_gflops"), "longest_fastest": ("longest", "high_gflops"),
+                    "mct": ("first", "high_gflops"), "first_first": ("first", "first"),
+                    "full_random": ("random", "random")}
 #: other spellings: IRMaSim's option names and A* without the star
 ALIASES: dict[str, tuple[str, dict[str, Any]]] = {
     "min_min": ("min-min", {}), "max_min": ("max-min", {}), "a*": ("astar", {}), "a-star": ("astar", {}),
@@ -38,8 +61,31 @@ ALIASES: dict[str, tuple[str, dict[str, Any]]] = {
 }
 
 
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
+    globals()[name] = value
+    return value
+
+
+def _family(family: str) -> type[Policy]:
+    cls = _FAMILIES.get(family)
+    if cls is None:
+        module, name = MODULES[family]
+        cls = _FAMILIES[family] = getattr(importlib.import_module(f"{__name__}.{module}"), name)
+    return cls
+
+
 def families() -> dict[str, type[Policy]]:
-    return dict(_FAMILIES)
+    """Family name -> class (imports every heterogeneous-cluster policy module)."""
+    return {family: _family(family) for family in MODULES}
+
+
+def known(name: Any) -> bool:
+    """Whether ``name`` is a heterogeneous-cluster policy name (any case)."""
+    return isinstance(name, str) and (name.lower() in MODULES or name.lower() in ALIASES)
 
 
 def resolve(name: str) -> tuple[type[Policy], dict[str, Any]]:
@@ -48,13 +94,13 @@ def resolve(name: str) -> tuple[type[Policy], dict[str, Any]]:
     if not isinstance(name, str):
         raise InputError("policy", None, f"policy name must be a string, got {name!r}")
     key = name.lower()
-    if key in _FAMILIES:
-        return _FAMILIES[key], {}
+    if key in MODULES:
+        return _family(key), {}
     if key in ALIASES:
         family, implied = ALIASES[key]
-        return _FAMILIES[family], dict(implied)
-    known = ", ".join(list(_FAMILIES) + list(ALIASES))
-    raise InputError("policy", name, f"unknown heterogeneous-cluster policy (known: {known})")
+        return _family(family), dict(implied)
+    known_names = ", ".join(list(MODULES) + list(ALIASES))
+    raise InputError("policy", name, f"unknown heterogeneous-cluster policy (known: {known_names})")
 
 
 def get(name: str, **params: Any) -> Policy:
