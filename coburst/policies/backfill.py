@@ -50,8 +50,11 @@ class Backfill(Policy):
 
     def make_decisions(self, state: SchedulerState) -> Decisions:
         decisions = Decisions(state.now)
+        queue = state.queue
+        if not queue:  # nothing to start or reserve: no profile needed
+            return decisions
         profile = state.profile()
-        waiting = start_in_order(profile, state.queue, decisions)
+        waiting = start_in_order(profile, queue, decisions)
         depth = self.depth
         for job in waiting[:depth]:
             reserve(profile, job, decisions, storage=self.reserve_storage)

@@ -183,9 +183,12 @@ class PlanSum(Policy):
 
     def make_decisions(self, state: SchedulerState) -> Decisions:
         decisions = Decisions(state.now)
-        profile = state.profile()
-        rest = reserve_head(profile, state.queue, self.depth, decisions)
         self.last_tried = 0
+        queue = state.queue
+        if not queue:  # nothing to start or reserve: no profile needed
+            return decisions
+        profile = state.profile()
+        rest = reserve_head(profile, queue, self.depth, decisions)
         if not rest or (self.skip_unfit and not fits_any_now(profile, rest)):
             return decisions
         ev = PlanEvaluator(profile, rest, self.objective)
