@@ -87,14 +87,31 @@ class Placement:
     units: tuple[int, ...]
     bb_nodes: tuple[int, ...] = ()   # burst-buffer node index of each compact node's request
     bb: int = 0                      # bytes of each request
+    #: ``nodes`` and ``units`` as int64 arrays, made once (by :meth:`Board.place` or :meth:`arrays`)
+    _arrays: Any = field(default=None, compare=False, repr=False)
+
+    def arrays(self) -> tuple[np.ndarray, np.ndarray]:
+        """``(nodes, units)`` as int64 arrays (cached: a placement never changes)."""
+        arr = self._arrays
+        if arr is None:
+            arr = (np.asarray(self.nodes, dtype=np.int64), np.asarray(self.units, dtype=np.int64))
+            object.__setattr__(self, "_arrays", arr)
+        return arr
 
     def ids(self, cluster: "NodeSharingCluster") -> ProcSet:
         """Batsim resource ids of the units (a ProcSet, as ``job.allocation``)."""
-        ids = np.sort(cluster.unit_ids[list(self.units)])
-        cut = np.flatnonzero(np.diff(ids) != 1) + 1
-        starts = np.concatenate(([0], cut))
-        ends = np.concatenate((cut, [len(ids)])) - 1
-        return _procset([(int(ids[a]), int(ids[b])) for a, b in zip(starts, ends)])
+        ids = np.sort(cluster.unit_ids[self.arrays()[1]]).tolist()
+        if not ids:
+            return ProcSet()
+        runs = []
+        first = prev = ids[0]
+        for x in ids[1:]:  # maximal runs of consecutive ids
+            if x != prev + 1:
+                runs.append((first, prev))
+                first = x
+            prev = x
+        runs.append((first, prev))
+        return _procset(runs)
 
     def bb_bytes(self, cluster: "NodeSharingCluster") -> dict[int, int]:
         """Burst-buffer resource id -> bytes taken there."""
@@ -334,18 +351,18 @@ class Board:
             chosen = order[mask[order]][:need]
         if len(chosen) < need:  # counts and masks disagree: cannot happen
             raise AssertionError("board counts out of step")
-        chosen = np.sort(chosen)
+        chosen = np.sort(chosen).astype(np.int64, copy=False)
         c = self.cluster
-        if mode == COMPACT:
-            take = np.zeros((need, c.sockets, c.k), dtype=bool)
-            take[:] = True
-        else:
-            sub = self.free[chosen]
-            take = sub & (np.cumsum(sub, axis=2) <= c.half)
+        # unit indices of the chosen nodes, ascending (nodes ascending, then socket, then unit)
         base = (chosen[:, None, None] * c.sockets + np.arange(c.sockets)[None, :, None]) * c.k \
             + np.arange(c.k)[None, None, :]
-        units = tuple(int(u) for u in np.sort(base[take]))
-        pl = Placement(mode, tuple(int(x) for x in chosen), units, self.bb_place(nodes, bb), max(bb, 0))
+        if mode == COMPACT:
+            units = base.reshape(-1)
+        else:
+            sub = self.free[chosen]
+            units = base[sub & (np.cumsum(sub, axis=2) <= c.half)]
+        pl = Placement(mode, tuple(chosen.tolist()), tuple(units.tolist()), self.bb_place(nodes, bb), max(bb, 0),
+                       (chosen, units))
         self.take(handle, pl, check=False)
         return pl
 
@@ -353,8 +370,7 @@ class Board:
         """Occupy a placement's units, validated (free units, node limits, geometry, burst
         buffers) unless ``check`` is false (placements :meth:`place` computed itself)."""
         c = self.cluster
-        nodes = np.asarray(pl.nodes, dtype=np.int64)
-        units = np.asarray(pl.units, dtype=np.int64)
+        nodes, units = pl.arrays()
         if check:
             if not self.free.reshape(-1)[units].all():
                 raise ValueError("placement takes a unit that is not free")
@@ -401,8 +417,7 @@ class Board:
     def give(self, pl: Placement) -> None:
         """Free a placement's units."""
         c = self.cluster
-        nodes = np.asarray(pl.nodes, dtype=np.int64)
-        units = np.asarray(pl.units, dtype=np.int64)
+        nodes, units = pl.arrays()
         if pl.bb_nodes:
             self.bb_free += np.bincount(np.asarray(pl.bb_nodes), minlength=len(self.bb_free)) * pl.bb
         self.free.reshape(-1)[units] = True
