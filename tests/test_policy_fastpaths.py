@@ -245,3 +245,38 @@ def test_state_profile_overdue_next_to_an_end():
     got = state.profile()
     assert got._times[1] < 1.0 + 1e-6 and len(got._times) == 3
     assert _profile_arrays(got) == _profile_arrays(ref)
+
+
+# ----------------------------------------------------------------------------- width screen
+class _Unscreened(Profile):
+    """A Profile the policies' width screen does not recognise (the former path)."""
+
+    __slots__ = ()
+
+
+def _unscreened(prof: Profile) -> Profile:
+    other = prof.copy()
+    other.__class__ = _Unscreened
+    return other
+
+
+@settings(max_examples=200, deadline=None)
+@given(states(max_queue=14), st.booleans())
+def test_width_screen_same_starts(state, reserve_head):
+    """try_start / fill / start_in_order with the screen (jobs wider than the idle nodes
+    refused before alloc_now) start the same jobs on the same nodes as without it."""
+    from coburst.core.decisions import Decisions
+    from coburst.policies.base import fill, reserve, start_in_order
+
+    out = []
+    for prof in (state.profile(), _unscreened(state.profile())):
+        dec = Decisions(state.now)
+        waiting = start_in_order(prof, state.queue, dec)
+        if reserve_head and waiting:
+            reserve(prof, waiting[0], dec)
+            waiting = waiting[1:]
+        left = fill(prof, waiting, dec)
+        out.append((dec, [j.id for j in left], fits_any_now(prof, left)))
+    (a, left_a, fit_a), (b, left_b, fit_b) = out
+    _same_decisions(a, b)
+    assert left_a == left_b and fit_a == fit_b is False

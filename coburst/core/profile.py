@@ -237,6 +237,11 @@ class Profile:
         k = bisect_left(self._times, end, lo) - 1
         return k if k > lo else lo
 
+    def idle_now(self) -> int:
+        """Compute nodes free in the first segment: a request of more nodes cannot start
+        now whatever its walltime (the screen of :func:`coburst.policies.base.try_start`)."""
+        return self._rows[0]
+
     def fits_now(self, res: int, walltime: float, bb: int = 0, storage: bool = True) -> bool:
         """Can ``res`` nodes (and ``bb`` bytes each if ``storage``) be held from now for
         ``walltime``?"""

@@ -104,7 +104,12 @@ class Policy(ABC):
 
 # ---------------------------------------------------------------------- steps
 def try_start(profile: Profile, job: Job, decisions: Decisions) -> bool:
-    """Start ``job`` now if its compute nodes and BB fit for its whole walltime."""
+    """Start ``job`` now if its compute nodes and BB fit for its whole walltime.
+
+    A job wider than the nodes free now is refused before the profile's prefix tables are
+    (re)computed (:meth:`Profile.idle_now`; the same answer as ``alloc_now``)."""
+    if type(profile) is Profile and job.res > profile.idle_now():
+        return False
     alloc = profile.alloc_now(job.res, job.walltime, job.bb)
     if alloc is None:
         return False
@@ -127,8 +132,13 @@ def fill(profile: Profile, jobs: Iterable[Job], decisions: Decisions) -> list[Jo
     order; return those that could not.
 
     Long lists are screened in batches (:meth:`Profile.first_fit`): a job skipped once
-    stays unfit, as starting jobs only takes resources away."""
+    stays unfit, as starting jobs only takes resources away; none is tried when every job
+    is wider than the nodes free now."""
     jobs = list(jobs)
+    if type(profile) is Profile:
+        idle = profile.idle_now()
+        if all(j.res > idle for j in jobs):
+            return jobs
     if len(jobs) < _BATCH or not hasattr(profile, "first_fit"):
         return [job for job in jobs if not try_start(profile, job, decisions)]
     now = profile.now
@@ -152,6 +162,10 @@ def fits_any_now(profile: Profile, jobs: Sequence[Job]) -> bool:
     for its whole walltime), i.e. whether Algorithm 2 (:func:`fill`) would start any of them
     in any order: when none fits, none fits after another starts either, so greedy filling
     of every permutation starts nothing."""
+    if type(profile) is Profile:
+        idle = profile.idle_now()
+        if all(j.res > idle for j in jobs):
+            return False
     if len(jobs) < _BATCH or not hasattr(profile, "first_fit"):
         return any(profile.fits_now(j.res, j.walltime, j.bb) for j in jobs)
     now = profile.now
