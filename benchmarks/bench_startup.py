@@ -16,7 +16,9 @@ checks, platform loading, the first messages, outputs):
 ``--against DIR``: also run ``coburst run`` from another source tree (``DIR/coburst``,
 ``DIR/schedulers``, ``DIR/models``, put first on ``PYTHONPATH``; e.g. the tree before a change)
 and print the ratio against it.  Whole-run wall time and CPU time (user + system, every
-process of the run), medians of ``--repeat`` runs (default 5), engines interleaved.
+process of the run), medians of ``--repeat`` runs (default 5), engines interleaved, after one
+warm-up run of each coburst tree (``PYTHONDONTWRITEBYTECODE`` is dropped for coburst's runs: a
+start-up measure with the compiled modules cached, as an installed package has them).
 """
 
 from __future__ import annotations
@@ -50,6 +52,7 @@ def one_job(path: Path, nb_res: int, res: int) -> Path:
 def coburst_run(tree: Path | None, case: Case, extra: list[str], prefix: Path) -> dict:
     """One ``coburst run --transport inprocess`` (``tree``: another source tree first on the path)."""
     env = dict(os.environ)
+    env.pop("PYTHONDONTWRITEBYTECODE", None)  # a start-up measure: compiled modules cached, as installed
     if tree is not None:
         env["PYTHONPATH"] = str(tree) + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -95,6 +98,11 @@ def main() -> None:
         chosen = [c for c in cases if not args.case or c in args.case]
         engines = ["coburst"] + (["against"] if args.against else []) + (["batsim"] if batsim else [])
         results: dict[tuple[str, str], list[dict]] = {(c, e): [] for c in chosen for e in engines}
+        for name in chosen:  # warm-up, not counted: compiled modules written, files in the page cache
+            case, extra, _ = cases[name]
+            for engine in engines:
+                if engine != "batsim":
+                    coburst_run(args.against if engine == "against" else None, case, extra, tmp / f"warm-{name}-{engine}")
         for r in range(args.repeat):
             for name in chosen:
                 case, extra, batsim_sched = cases[name]
