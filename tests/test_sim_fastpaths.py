@@ -28,6 +28,7 @@ from hypothesis import strategies as st
 
 from coburst.simulator import l07
 from coburst.simulator.kernel import PRECISION, WORK_PRECISION, Clock
+from coburst.simulator.traces import TraceRecorder, lf
 
 
 class _ArrayClock:
@@ -361,8 +362,13 @@ request = st.one_of(
     st.tuples(st.just("sleep"), st.sampled_from([0.0, 1e-6, 2.5e-5, 0.3, 1.0, 7.5])),
     st.tuples(st.just("put"), st.integers(0, 2), st.integers(0, 8), st.integers(0, 8)),
     st.tuples(st.just("get"), st.integers(0, 2)),
+    # bytes per pair: none, or enough that every pass of the solver takes a good part of a
+    # FATPIPE link.  (SimGrid's fair_bottleneck.cpp, and coburst with it, subtracts from a
+    # FATPIPE link the smallest weight x mu of its elements at every pass, saturated ones
+    # included: a 1-byte-per-pair task held at 0.2 by its CPUs next to a message with no
+    # bound leaves a 1e8 B/s link 0.2 B/s per pass, i.e. some 5e8 passes: a hang in both.)
     st.tuples(st.just("run"), st.lists(st.integers(0, 8), min_size=1, max_size=4),
-              st.sampled_from([0.0, 1.0, 1e5, 3e8]), st.sampled_from([-1.0, 0.5, 2.0])),
+              st.sampled_from([0.0, 1e8, 3e8]), st.sampled_from([-1.0, 0.5, 2.0])),
 )
 
 
@@ -384,8 +390,271 @@ def test_a_lone_message_joins_the_solver_when_a_task_crosses_its_link():
     link = _Link("l", 1.0, False)
     hosts = {"a": _Host("a", {"a": ([], 0.0), "b": ([link], 0.0)}),
              "b": _Host("b", {"a": ([link], 0.0), "b": ([], 0.0)})}
-    scripts = [[("put", 0, 0, 1)], [("get", 0)], [("sleep", 0.5), ("run", [0, 1], 1.0, -1.0)]]
+    scripts = [[("put", 0, 0, 1)], [("get", 0)], [("sleep", 0.5), ("run", [0, 1], 1.0, -1.0)]]  # (shared link)
     lone, reference = _kernel_log(hosts, scripts, lone=True), _kernel_log(hosts, scripts, lone=False)
     assert lone == reference
     ends = {p: float.fromhex(date) for p, _, date, _ in lone[0]}
     assert ends[0] > 1.0 and ends[2] > 1.0  # shared: both later than alone
+
+
+# ---------------------------------------------------------------------- traces
+
+class _FormerTraces(TraceRecorder):
+    """``TraceRecorder.job_started`` / ``job_ended`` as they were (one call per machine line,
+    the counts moved machine by machine): the reference."""
+
+    def job_started(self, time, job_id, alloc, *, order_key=None, machines=None):
+        if self._finished:
+            raise RuntimeError("job_started after finish")
+        key = self._keys.get(job_id)
+        if key is None or order_key is not None:
+            key = (0, order_key) if order_key is not None else (1, next(self._start_counter))
+            self._keys[job_id] = key
+        t = lf(time)
+        running, computing, trace = self._running, self._state_is_computing, self.schedule_trace
+        for mid in self._machines(alloc):
+            jobs = running[mid]
+            if not jobs:
+                computing[mid] = True
+                self.nb_idle -= 1
+                self.nb_computing += 1
+                jobs[job_id] = key
+                if trace:
+                    self._paje_computing(mid, job_id, time, t)
+                continue
+            previous = self._top(mid)
+            if job_id in jobs:
+                raise ValueError(f"job {job_id} is already running on machine {mid}")
+            jobs[job_id] = key
+            top = self._top(mid)
+            if trace and previous != top:
+                self._paje_computing(mid, top, time, t)
+        self._write_states(time)
+
+    def job_ended(self, time, job_id, alloc, *, kill_mark=False, machines=None):
+        if self._finished:
+            raise RuntimeError("job_ended after finish")
+        ids = self._machines(alloc)
+        if self.schedule_trace and kill_mark:
+            t = lf(time)
+            self._paje.append(f'8 {t} kk k "{job_id}"\n')
+            for mid in ids:
+                self._paje.append(f'8 {t} km m{mid} "{job_id}"\n')
+        t = lf(time)
+        paje = self._paje
+        for mid in ids:
+            jobs = self._running[mid]
+            if not jobs:
+                raise ValueError(f"job {job_id} ends on machine {mid}, which computes no job")
+            previous = self._top(mid) if len(jobs) > 1 else job_id
+            if job_id not in jobs:
+                raise ValueError(f"job {job_id} ends on machine {mid}, which does not compute it")
+            del jobs[job_id]
+            if not jobs and mid in self._unavailable:
+                self._state_is_computing[mid] = False
+            elif not jobs:
+                self._state_is_computing[mid] = False
+                self.nb_idle += 1
+                self.nb_computing -= 1
+                if self.schedule_trace:
+                    paje.append(f"6 {t} machine_state m{mid} w\n")
+            else:
+                top = self._top(mid)
+                if top != previous and self.schedule_trace:
+                    self._paje_computing(mid, top, time, t)
+        self._keys.pop(job_id, None)
+        self._paje_jobs.discard(job_id)
+        self._write_states(time)
+
+
+trace_call = st.one_of(
+    st.tuples(st.just("start"), st.integers(0, 7), st.sets(st.integers(0, 5), min_size=1), st.booleans()),
+    st.tuples(st.just("end"), st.integers(0, 7), st.booleans()),
+    st.tuples(st.just("bad-end"), st.integers(0, 7), st.sets(st.integers(0, 5), min_size=1)),
+    st.tuples(st.just("unavailable"), st.integers(0, 5)),
+    st.tuples(st.just("available"), st.integers(0, 5)),
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(trace_call, max_size=40), st.booleans(), st.integers(0, 3))
+def test_traces_machine_loops_as_before(calls, trace, nb_keys):
+    """Random starts (shared machines, order keys), ends (kill marks), ends on the wrong
+    machines (errors), machines made unavailable: the same trace lines, machine-state rows,
+    counts and errors as the former per-machine code, with and without the sorted ``machines``
+    list the accounting passes."""
+    from procset import ProcSet
+
+    names = [f"m{k}" for k in range(6)]
+    new = TraceRecorder(names, nb_compute=5, schedule_trace=trace, colors=["a", "b", "c"])
+    old = _FormerTraces(names, nb_compute=5, schedule_trace=trace, colors=["a", "b", "c"])
+    allocs: dict[str, ProcSet] = {}
+    for step, call in enumerate(calls):
+        time = float(step)
+        outcomes = []
+        for rec in (new, old):
+            try:
+                if call[0] == "start":
+                    jid = f"w0!{call[1]}"
+                    alloc = allocs.setdefault(jid, ProcSet(*call[2]))
+                    key = (call[1] % nb_keys) if nb_keys and call[3] else None
+                    rec.job_started(time, jid, alloc, order_key=key,
+                                    machines=list(alloc) if rec is new and call[3] else None)
+                elif call[0] == "end":
+                    jid = f"w0!{call[1]}"
+                    alloc = allocs.get(jid, ProcSet(0))
+                    rec.job_ended(time, jid, alloc, kill_mark=call[2], machines=list(alloc) if rec is new else None)
+                elif call[0] == "bad-end":
+                    rec.job_ended(time, f"w0!{call[1]}", ProcSet(*call[2]))
+                elif call[0] == "unavailable":
+                    if call[1] not in rec._unavailable:
+                        rec.machine_unavailable(call[1], rec._state_is_computing[call[1]])
+                else:
+                    if call[1] in rec._unavailable:
+                        rec.machine_available(call[1], rec._state_is_computing[call[1]])
+                outcomes.append(None)
+            except ValueError as exc:
+                outcomes.append(str(exc))
+        assert outcomes[0] == outcomes[1]
+        assert (new.nb_idle, new.nb_computing) == (old.nb_idle, old.nb_computing)
+        assert new._state_is_computing == old._state_is_computing
+    assert new.schedule_trace_text() == old.schedule_trace_text()
+    assert new.machine_states_text() == old.machine_states_text()
+
+
+# ---------------------------------------------------------------------- _jobs.csv rows
+
+def _former_csv_row(rec):
+    from coburst.simulator.output import LD, f6, fmt_Lf, quote_metadata
+
+    head = f"{rec.job_number},{rec.workload},{rec.profile},{f6(rec.subtime)},{rec.res},{f6(rec.walltime)}"
+    if rec.final_state == "REJECTED":
+        return f"{head},0,REJECTED,,,,,,,,,{quote_metadata(rec.metadata)}"
+    start, runtime, completion = rec._compute_times()
+    sub = LD(rec.subtime)
+    turnaround = completion - sub
+    return (f"{head},{rec.success},{rec.final_state},{f6(float(start))},{f6(float(runtime))},"
+            f"{f6(float(completion))},{f6(float(start - sub))},{f6(float(turnaround))},"
+            f"{f6(float(turnaround / runtime))},{rec.alloc},"
+            f"{f6(-1) if rec.consumed_energy is None else fmt_Lf(rec.consumed_energy)},"
+            f"{quote_metadata(rec.metadata)}")
+
+
+def _former_sums(records):
+    from coburst.simulator.output import LD
+
+    zero = LD(0)
+    sums = [zero, zero, zero, zero, zero, zero, zero]  # wait, turn, slow, makespan, max wait/turn/slow
+    for rec in records:
+        if rec.final_state == "REJECTED":
+            continue
+        start, runtime, completion = rec._compute_times()
+        sub = LD(rec.subtime)
+        wait, turn = start - sub, completion - sub
+        slow = turn / runtime
+        sums[0] += wait
+        sums[1] += turn
+        sums[2] += slow
+        sums[3] = max(sums[3], completion) if completion > sums[3] else sums[3]
+        sums[4] = wait if wait > sums[4] else sums[4]
+        sums[5] = turn if turn > sums[5] else sums[5]
+        sums[6] = slow if slow > sums[6] else sums[6]
+    return sums
+
+
+dates = st.one_of(st.floats(0.0, 1e10, allow_nan=False), st.sampled_from([0.0, 0.1, 1e-5, 3600.000001, 1e10 + 0.3]))
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.tuples(dates, dates, dates, st.sampled_from(["COMPLETED_SUCCESSFULLY", "COMPLETED_FAILED",
+                                                                "COMPLETED_WALLTIME_REACHED", "REJECTED"]),
+                          st.sampled_from([-1, 60, 3600.5]), st.sampled_from([None, 1.5, 1e7 / 3])),
+                min_size=1, max_size=20))
+def test_job_rows_and_sums_as_before(rows):
+    """A row's long-double times worked out once (``JobRecord.derived``) for ``_jobs.csv`` and
+    the ``_schedule.csv`` sums: the same text and the same long-double sums, byte for byte."""
+    from procset import ProcSet
+
+    from coburst.simulator.output import LD, JobRecord, ScheduleStats
+
+    records = []
+    stats = ScheduleStats()
+    for k, (sub, wait, run, state, walltime, energy) in enumerate(rows):
+        start = sub + wait
+        rec = JobRecord(job_number=str(k), workload="w0", profile="p", subtime=sub, res=2, walltime=walltime,
+                        final_state=state, start=start, finish=start + run, alloc=ProcSet((0, 1)),
+                        metadata='a "b"', consumed_energy=None if energy is None else LD(energy))
+        assert rec.csv_row() == _former_csv_row(rec)
+        stats.add(rec)
+        records.append(rec)
+    new = [stats.sum_wait, stats.sum_turn, stats.sum_slow, stats.makespan, stats.max_wait, stats.max_turn,
+           stats.max_slow]
+    assert all(type(a) is type(b) and a == b for a, b in zip(new, _former_sums(records), strict=True))
+
+
+# ---------------------------------------------------------------------- ZeroMQ monitor events
+
+def test_monitor_events_read_as_pyzmq_reads_them():
+    """``protocol.monitor_event_id`` (no import of ``zmq.utils.monitor``, which imports
+    asyncio) on real monitor messages of a REQ socket connecting, then its peer going: the
+    ids ``zmq.utils.monitor.parse_monitor_message`` reads, CONNECTED and DISCONNECTED among them."""
+    import zmq
+    from zmq.utils.monitor import parse_monitor_message
+
+    from coburst.simulator.protocol import monitor_event_id
+
+    ctx = zmq.Context()
+    try:
+        rep = ctx.socket(zmq.REP)
+        port = rep.bind_to_random_port("tcp://127.0.0.1")
+        req = ctx.socket(zmq.REQ)
+        monitor = req.get_monitor_socket()
+        req.connect(f"tcp://127.0.0.1:{port}")
+        req.send(b"x")
+        assert rep.recv() == b"x"
+        rep.close(linger=0)
+        seen = []
+        while zmq.EVENT_DISCONNECTED not in seen:
+            assert monitor.poll(5000), f"no more monitor events after {seen}"
+            frames = monitor.recv_multipart()
+            seen.append(monitor_event_id(frames))
+            assert seen[-1] == parse_monitor_message(frames)["event"]
+        assert zmq.EVENT_CONNECTED in seen
+        monitor.close(linger=0)
+        req.close(linger=0)
+    finally:
+        ctx.term()
+
+
+# ---------------------------------------------------------------------- garbage collector
+
+def test_kernel_main_sets_the_collector_aside_and_back():
+    """While :meth:`Kernel.main` runs, what existed before is frozen and the youngest
+    generation's threshold is at least ``GC_THRESHOLD``; after it (also when a process
+    raises) the thresholds are back and nothing stays frozen."""
+    import gc
+
+    import pytest
+
+    from coburst.simulator.kernel import Kernel, Sleep
+
+    before = gc.get_threshold()
+    seen = []
+
+    def body(fail):
+        seen.append((gc.get_threshold()[0], gc.get_freeze_count()))
+        yield Sleep(1.0)
+        if fail:
+            raise RuntimeError("boom")
+
+    for fail in (False, True):
+        kernel = Kernel()
+        kernel.spawn(body(fail), "p")
+        if fail:
+            with pytest.raises(RuntimeError, match="boom"):
+                kernel.main()
+        else:
+            kernel.main()
+            assert kernel.now == 1.0
+        assert gc.get_threshold() == before and gc.get_freeze_count() == 0
+    assert all(threshold >= Kernel.GC_THRESHOLD and frozen > 0 for threshold, frozen in seen)

@@ -11,8 +11,6 @@ import os
 import sys
 from typing import TYPE_CHECKING
 
-from procset import ProcSet
-
 from coburst.simulator.jobs import SimJob
 from coburst.simulator.output import LD, JobRecord
 
@@ -25,7 +23,7 @@ _DEBUG = bool(os.environ.get("COBURST_DEBUG_SIM"))
 class JobAccounting:
     """What the outputs record when a job starts, ends or is rejected."""
 
-    def _set_machines(self, ids: ProcSet, delta: int) -> None:
+    def _set_machines(self, ids: list[int], delta: int) -> None:
         """A job starts (+1) or ends (-1) on machines ``ids``: account the time each machine
         spent in its previous state (Batsim's ``Machine::update_machine_state``, long double).
         Batsim updates a machine at *every* job start on it, also one already computing (a
@@ -34,17 +32,17 @@ class JobAccounting:
         when the machine becomes idle."""
         now = LD(self.kernel.now)
         busy_list, last = self.machine_busy, self.machine_last_change
+        idle, computing = self.machine_idle, self.machine_computing
         unavailable = self.external.unavailable if self.external is not None else None
         for rid in ids:
             busy = busy_list[rid]
             new = busy + delta
             if delta > 0 or (new == 0 and not (unavailable and unavailable[rid])):
                 # (a job ending on a machine an external event made unavailable leaves it so)
-                span = now - last[rid]
                 if busy == 0:
-                    self.machine_idle[rid] += span
+                    idle[rid] += now - last[rid]
                 else:
-                    self.machine_computing[rid] += span
+                    computing[rid] += now - last[rid]
                 last[rid] = now
             busy_list[rid] = new
 
@@ -60,8 +58,9 @@ class JobAccounting:
         """The job's process starts (Batsim's ``update_machines_on_job_run``)."""
         if self.power is not None:
             self.power.job_start(run.job, self.kernel.now)
-        self._set_machines(run.job.alloc, +1)
-        self.traces.job_started(self.kernel.now, run.job.id, run.job.alloc)
+        ids = run.job.machine_ids()
+        self._set_machines(ids, +1)
+        self.traces.job_started(self.kernel.now, run.job.id, run.job.alloc, machines=ids)
         if self.speed_hook is not None:
             self.speed_hook.on_job_start(run.job)
 
@@ -80,8 +79,9 @@ class JobAccounting:
         self._end_job(sjob, kill_mark=code in (-1, -2))
 
     def _end_job(self, sjob: SimJob, kill_mark: bool = False) -> None:
-        self._set_machines(sjob.alloc, -1)
-        self.traces.job_ended(self.kernel.now, sjob.id, sjob.alloc, kill_mark=kill_mark)
+        ids = sjob.machine_ids()
+        self._set_machines(ids, -1)
+        self.traces.job_ended(self.kernel.now, sjob.id, sjob.alloc, kill_mark=kill_mark, machines=ids)
         if self.power is not None:
             self.power.job_end(sjob, self.kernel.now)
         if self.speed_hook is not None:

@@ -40,6 +40,17 @@ class SimJob:
             self._alloc_text = str(self.alloc)
         return self._alloc_text
 
+    _ids: list | None = None
+    _ids_of: Any = None
+
+    def machine_ids(self) -> list[int]:
+        """The allocation's ids as a sorted list (worked out once: a ProcSet is slow to iterate)."""
+        ids = self._ids
+        if ids is None or self._ids_of is not self.alloc:
+            ids = self._ids = list(self.alloc)
+            self._ids_of = self.alloc
+        return ids
+
     @property
     def id(self) -> str:
         return self.job.id

@@ -35,6 +35,7 @@ platform, whose hosts, links and routes :class:`coburst.simulator.l07.Network` r
 
 from __future__ import annotations
 
+import gc
 import math
 import os
 import sys
@@ -601,8 +602,28 @@ class Kernel:
             self._drop(flow)
 
     # ------------------------------------------------------------------ main loop
+    #: the garbage collector's youngest-generation threshold while simulating (Python's: 700)
+    GC_THRESHOLD = 10_000
+
     def main(self) -> None:
-        """The body of the one SimGrid actor."""
+        """The body of the one SimGrid actor.
+
+        While it runs, what exists at its start (modules, platform, the scheduler) is out of
+        the garbage collector's sight (``gc.freeze``: a full collection traversed all of it,
+        ~30 ms each) and the youngest generation is collected every ``GC_THRESHOLD``
+        allocations instead of 700 (a simulation allocates and frees small objects at a high
+        rate, few of them in cycles): ~5 % of a delay run's CPU time, no change in what is
+        simulated."""
+        thresholds = gc.get_threshold()
+        gc.freeze()
+        gc.set_threshold(max(thresholds[0], self.GC_THRESHOLD), *thresholds[1:])
+        try:
+            self._main()
+        finally:
+            gc.set_threshold(*thresholds)
+            gc.unfreeze()
+
+    def _main(self) -> None:
         clock, system = self.clock, self.system
         while not self.stopped:
             while self._ready:

@@ -94,17 +94,28 @@ class JobRecord:
             runtime = EPSILON_RUNTIME
         return start, runtime, start + runtime
 
+    _derived: tuple | None = None
+
+    def derived(self) -> tuple:
+        """(start, runtime, completion, waiting, turnaround, stretch) in Batsim's long double
+        (``waiting = start - submission``, ``turnaround = completion - submission``,
+        ``stretch = turnaround / runtime``): worked out once for the row and the sums."""
+        if self._derived is None:
+            start, runtime, completion = self.times()
+            sub = LD(self.subtime)
+            turnaround = completion - sub
+            self._derived = (start, runtime, completion, start - sub, turnaround, turnaround / runtime)
+        return self._derived
+
     def csv_row(self) -> str:
-        head = f"{self.job_number},{self.workload},{self.profile},{f6(self.subtime)},{self.res},{f6(self.walltime)}"
+        head = f"{self.job_number},{self.workload},{self.profile},{self.subtime:.6f},{self.res},{self.walltime:.6f}"
         if self.final_state == "REJECTED":
             return f"{head},0,REJECTED,,,,,,,,,{quote_metadata(self.metadata)}"
         assert self.start is not None and self.finish is not None and self.alloc is not None
-        start, runtime, completion = self.times()
-        sub = LD(self.subtime)
-        turnaround = completion - sub
-        return (f"{head},{self.success},{self.final_state},{f6(float(start))},{f6(float(runtime))},"
-                f"{f6(float(completion))},{f6(float(start - sub))},{f6(float(turnaround))},"
-                f"{f6(float(turnaround / runtime))},{self.alloc},"
+        start, runtime, completion, wait, turnaround, stretch = self.derived()
+        return (f"{head},{self.success},{self.final_state},{float(start):.6f},{float(runtime):.6f},"
+                f"{float(completion):.6f},{float(wait):.6f},{float(turnaround):.6f},"
+                f"{float(stretch):.6f},{self.alloc},"
                 f"{f6(-1) if self.consumed_energy is None else fmt_Lf(self.consumed_energy)},"
                 f"{quote_metadata(self.metadata)}")
 
@@ -125,10 +136,7 @@ class ScheduleStats:
             return
         self.nb_finished += 1
         self.nb_success += r.success
-        start, runtime, completion = r.times()
-        sub = LD(r.subtime)
-        wait, turn = start - sub, completion - sub
-        slow = turn / runtime
+        _, _, completion, wait, turn, slow = r.derived()
         self.sum_wait += wait
         self.sum_turn += turn
         self.sum_slow += slow

@@ -293,12 +293,16 @@ class TraceRecorder:
             out.append(f"6 {t} machine_state m{mid} w\n")
 
     def _paje_computing(self, mid: int, job_id: str, time: float, t: str | None = None) -> None:
-        if job_id not in self._paje_jobs:  # PajeTracer::register_new_job
-            color = self.colors[self._nb_paje_jobs % len(self.colors)]
-            self._nb_paje_jobs += 1
-            self._paje_jobs.add(job_id)
-            self._paje.append(f'5 j{job_id} machine_state "{job_id}" {color}\n')
+        if job_id not in self._paje_jobs:
+            self._paje_register(job_id)
         self._paje.append(f"6 {t or lf(time)} machine_state m{mid} j{job_id}\n")
+
+    def _paje_register(self, job_id: str) -> None:
+        """``PajeTracer::register_new_job``: the job's entity value and colour."""
+        color = self.colors[self._nb_paje_jobs % len(self.colors)]
+        self._nb_paje_jobs += 1
+        self._paje_jobs.add(job_id)
+        self._paje.append(f'5 j{job_id} machine_state "{job_id}" {color}\n')
 
     # -- machine states -----------------------------------------------------------------
 
@@ -341,8 +345,10 @@ class TraceRecorder:
         jobs = self._running[mid]
         return min(jobs, key=jobs.__getitem__) if jobs else None
 
-    def _machines(self, alloc: Iterable[int]) -> list[int]:
-        ids = list(alloc) if isinstance(alloc, ProcSet) else sorted(set(int(i) for i in alloc))
+    def _machines(self, alloc: Iterable[int], machines: list[int] | None = None) -> list[int]:
+        """The machine ids of ``alloc`` in order (``machines``: they are, already sorted)."""
+        ids = machines if machines is not None else list(alloc) if isinstance(alloc, ProcSet) \
+            else sorted(set(int(i) for i in alloc))
         if ids and (ids[0] < 0 or ids[-1] >= len(self.machine_names)):
             raise ValueError(f"allocation {ids} outside machines 0..{len(self.machine_names) - 1}")
         return ids
@@ -350,13 +356,14 @@ class TraceRecorder:
     # -- public interface ---------------------------------------------------------------
 
     def job_started(self, time: float, job_id: str, alloc: Iterable[int], *,
-                    order_key: object | None = None) -> None:
+                    order_key: object | None = None, machines: list[int] | None = None) -> None:
         """``Machines::update_machines_on_job_run``: the job's machines become computing.
 
         Call it where Batsim's ``execute_job_process`` does, i.e. in the job's actor at its
         start time (the job's ``starting_time``), before its first task.  ``order_key``
         decides which job a shared machine shows (smallest first, Batsim: smallest heap
         address); by default jobs rank in the order of their first ``job_started``.
+        ``machines``: ``alloc``'s ids as a sorted list, when the caller has it already.
         """
         if self._finished:
             raise RuntimeError("job_started after finish")
@@ -366,26 +373,39 @@ class TraceRecorder:
             self._keys[job_id] = key
         t = lf(time)
         running, computing, trace = self._running, self._state_is_computing, self.schedule_trace
-        for mid in self._machines(alloc):
+        ids = self._machines(alloc, machines)
+        paje = self._paje
+        registered = not trace or job_id in self._paje_jobs
+        head, tail = f"6 {t} machine_state m", f" j{job_id}\n"
+        became = 0  # idle machines that become computing
+        for mid in ids:
             jobs = running[mid]
             if not jobs:  # the usual case: the machine was idle
                 computing[mid] = True
-                self.nb_idle -= 1
-                self.nb_computing += 1
+                became += 1
                 jobs[job_id] = key
                 if trace:
-                    self._paje_computing(mid, job_id, time, t)
+                    if not registered:
+                        self._paje_register(job_id)
+                        registered = True
+                    paje.append(f"{head}{mid}{tail}")
                 continue
             previous = self._top(mid)
             if job_id in jobs:
+                self.nb_idle -= became
+                self.nb_computing += became
                 raise ValueError(f"job {job_id} is already running on machine {mid}")
             jobs[job_id] = key
             top = self._top(mid)
             if trace and previous != top:
                 self._paje_computing(mid, top, time, t)
+                registered = registered or top == job_id
+        self.nb_idle -= became
+        self.nb_computing += became
         self._write_states(time)
 
-    def job_ended(self, time: float, job_id: str, alloc: Iterable[int], *, kill_mark: bool = False) -> None:
+    def job_ended(self, time: float, job_id: str, alloc: Iterable[int], *, kill_mark: bool = False,
+                  machines: list[int] | None = None) -> None:
         """The job releases its machines (``Machines::update_machines_on_job_end``).
 
         ``kill_mark``: the job's execution process itself saw the end as a kill, i.e. it
@@ -394,38 +414,47 @@ class TraceRecorder:
         first (``add_job_kill(job, alloc, now, true)``).  A job killed while no parallel task
         runs (a delay, or a composed profile between tasks) has its actor killed by the
         killer actor: no kill mark (``killer_process``), ``kill_mark=False``.
+        ``machines``: ``alloc``'s ids as a sorted list, when the caller has it already.
         """
         if self._finished:
             raise RuntimeError("job_ended after finish")
-        ids = self._machines(alloc)
-        if self.schedule_trace and kill_mark:
-            t = lf(time)
-            self._paje.append(f'8 {t} kk k "{job_id}"\n')
-            for mid in ids:
-                self._paje.append(f'8 {t} km m{mid} "{job_id}"\n')
+        ids = self._machines(alloc, machines)
+        trace = self.schedule_trace
         t = lf(time)
         paje = self._paje
-        for mid in ids:
-            jobs = self._running[mid]
-            if not jobs:
-                raise ValueError(f"job {job_id} ends on machine {mid}, which computes no job")
-            previous = self._top(mid) if len(jobs) > 1 else job_id
-            if job_id not in jobs:
-                raise ValueError(f"job {job_id} ends on machine {mid}, which does not compute it")
-            del jobs[job_id]
-            if not jobs and mid in self._unavailable:
-                # Batsim: an unavailable machine stays so (no idle state, no Paje line)
-                self._state_is_computing[mid] = False
-            elif not jobs:
-                self._state_is_computing[mid] = False
-                self.nb_idle += 1
-                self.nb_computing -= 1
-                if self.schedule_trace:
-                    paje.append(f"6 {t} machine_state m{mid} w\n")
-            else:
+        if trace and kill_mark:
+            paje.append(f'8 {t} kk k "{job_id}"\n')
+            for mid in ids:
+                paje.append(f'8 {t} km m{mid} "{job_id}"\n')
+        running, computing, unavailable = self._running, self._state_is_computing, self._unavailable
+        head = f"6 {t} machine_state m"
+        freed = 0  # machines that become idle
+        try:
+            for mid in ids:
+                jobs = running[mid]
+                if not jobs:
+                    raise ValueError(f"job {job_id} ends on machine {mid}, which computes no job")
+                if len(jobs) == 1:  # the usual case: the machine computed this job alone
+                    if job_id not in jobs:
+                        raise ValueError(f"job {job_id} ends on machine {mid}, which does not compute it")
+                    jobs.clear()
+                    computing[mid] = False
+                    if unavailable and mid in unavailable:
+                        continue  # Batsim: an unavailable machine stays so (no idle state, no Paje line)
+                    freed += 1
+                    if trace:
+                        paje.append(f"{head}{mid} w\n")
+                    continue
+                previous = self._top(mid)
+                if job_id not in jobs:
+                    raise ValueError(f"job {job_id} ends on machine {mid}, which does not compute it")
+                del jobs[job_id]
                 top = self._top(mid)
-                if top != previous and self.schedule_trace:
+                if top != previous and trace:
                     self._paje_computing(mid, top, time, t)
+        finally:
+            self.nb_idle += freed
+            self.nb_computing -= freed
         self._keys.pop(job_id, None)  # ended: memory stays flat on long logs
         self._paje_jobs.discard(job_id)
         self._write_states(time)
