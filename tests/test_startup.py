@@ -291,8 +291,12 @@ NESTED_ZONES = """<?xml version='1.0'?>
 """
 
 
+SIBLING_ZONES = NESTED_ZONES.replace('<zone id="z1" routing="Full">\n      <prop id="b" value="z1"/>',
+                                     '<zone id="z1" routing="Full">')
+
+
 @pytest.mark.parametrize("platform", ["platforms/aris_cosched_small.xml", "platforms/dragonfly_small.xml",
-                                      "platforms/hetero_low16.xml", "platforms/kth_sp2.xml", "nested"])
+                                      "platforms/hetero_low16.xml", "platforms/kth_sp2.xml", "nested", "siblings"])
 def test_zone_properties_shortcut_is_the_walk(platform, tmp_path):
     """Hosts' zone properties (SIMULATION_BEGINS): the shortcut for platforms whose only zone
     properties are the root's gives what walking every zone gives, values and key order."""
@@ -300,15 +304,17 @@ def test_zone_properties_shortcut_is_the_walk(platform, tmp_path):
 
     root = Path(__file__).resolve().parents[1]
     path = root / platform
-    if platform == "nested":
-        path = tmp_path / "nested.xml"
-        path.write_text(NESTED_ZONES)
+    if platform in ("nested", "siblings"):
+        path = tmp_path / f"{platform}.xml"
+        path.write_text(NESTED_ZONES if platform == "nested" else SIBLING_ZONES)
     out = subprocess.run([sys.executable, str(root / "tests/tools/zone_props_check.py"), str(path)],
                          capture_output=True, text=True, check=True, cwd=root)
     got = json.loads(out.stdout)
     assert got["found"] == got["reference"] and all(got["orders"])
     if platform == "nested":
         assert got["found"]["h2"] == {"a": "root", "b": "z1", "c": "z11"}
+    if platform == "siblings":
+        assert got["found"]["h2"] == {"a": "root", "b": "root", "c": "z11"} and got["found"]["h3"]["b"] == "root"
     if platform == "platforms/aris_cosched_small.xml":
         assert got["found"]["n0_s0_h0"]["platform"] == "cosched"
 
@@ -331,3 +337,63 @@ def test_coburst_run_reads_the_workload_once(tmp_path):
     assert run.stderr.count("negative submission time -5") == 1, run.stderr
     rows = (tmp_path / "out_jobs.csv").read_text().splitlines()
     assert len(rows) == 3 and rows[0].startswith("job_id,")
+
+
+@settings(max_examples=200, deadline=None)
+@given(resources=st.lists(st.tuples(st.integers(0, 2**40), st.text(max_size=6),
+                                    st.dictionaries(st.text(max_size=4), st.text(max_size=4), max_size=4),
+                                    st.sampled_from([0, 1, 2, None])), min_size=1, max_size=6),
+       zones=st.lists(st.dictionaries(st.text(max_size=4), st.text(max_size=5), max_size=4), min_size=3, max_size=3))
+def test_resources_are_encoded_as_before(resources, zones):
+    """SIMULATION_BEGINS' resources written as text at once (zone properties shared by many
+    hosts encoded once) read as the dicts encode_value wrote before."""
+    from types import SimpleNamespace
+
+    from coburst.simulator.handlers import resource_json
+    from coburst.simulator.protocol import encode_text
+
+    zone_props = {name: zones[z] for _, name, _, z in resources if z is not None}
+    texts = {}
+    for rid, name, props, _ in resources:
+        r = SimpleNamespace(id=rid, name=name, properties=props)
+        before = encode_text({"id": r.id, "name": r.name, "state": "idle", "properties": dict(r.properties),
+                              "zone_properties": zone_props.get(r.name, {})})
+        assert resource_json(r, zone_props, texts) == before
+
+
+# ------------------------------------------------------------------ remembered platform scans
+def test_a_remembered_platform_scan_is_the_scan(tmp_path, monkeypatch):
+    """A well-formed platform file's scan (root, version, each host's zone routing, a
+    declaration after white space) is remembered by content: read back it is the scan; an
+    edited file is scanned again; a damaged record is ignored; nothing is remembered with
+    COBURST_CACHE=off or for a malformed file."""
+    from xml.parsers import expat
+
+    from coburst.simulator import platform as simplatform
+
+    monkeypatch.setenv("COBURST_CACHE", str(tmp_path / "cache"))
+    path = tmp_path / "p.xml"
+    path.write_text("\n" + NESTED_ZONES)  # white space before the declaration: decl_line 2
+
+    def fresh():
+        simplatform._SCANS.clear()
+        return simplatform._scan(path)
+
+    first = fresh()
+    records = list((tmp_path / "cache" / "platform-scans").glob("*.json"))
+    assert len(records) == 1 and first.decl_line == 2 and first.host_zone["h2"] == "Full"
+    again = fresh()
+    assert again == first
+    records[0].write_text("{not json")
+    assert fresh() == first
+    path.write_text("\n" + NESTED_ZONES.replace('<host id="h3" speed="1f"/>', '<host id="h4" speed="1f"/>'))
+    edited = fresh()
+    assert "h4" in edited.host_zone and "h3" not in edited.host_zone
+    path.write_text(NESTED_ZONES.replace("</platform>", ""))
+    with pytest.raises(expat.ExpatError):
+        fresh()
+    assert len(list((tmp_path / "cache" / "platform-scans").glob("*.json"))) == 2
+    monkeypatch.setenv("COBURST_CACHE", "off")
+    path.write_text(NESTED_ZONES)
+    assert fresh().decl_line == 0
+    assert len(list((tmp_path / "cache" / "platform-scans").glob("*.json"))) == 2

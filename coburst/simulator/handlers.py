@@ -29,6 +29,22 @@ _DEBUG = bool(os.environ.get("COBURST_DEBUG_SIM"))
 _json_string = json.encoder.encode_basestring
 
 
+_NO_ZONE_PROPERTIES: dict[str, str] = {}
+
+
+def resource_json(r, zone_props: dict[str, dict[str, str]], texts: dict[int, RawJSON]) -> RawJSON:
+    """A resource of SIMULATION_BEGINS, encoded as :func:`encode_value` encodes ``{"id", "name",
+    "state": "idle", "properties", "zone_properties"}``; the zone properties a host shares with
+    the others (one dict per zone) are encoded once (``texts``, by dict: start-up time on
+    platforms of thousands of hosts)."""
+    zone = zone_props.get(r.name, _NO_ZONE_PROPERTIES)
+    text = texts.get(id(zone))
+    if text is None:
+        text = texts[id(zone)] = encode_text(zone)
+    return RawJSON(f'{{"id":{encode_text(r.id)},"name":{encode_text(r.name)},"state":"idle",'
+                   f'"properties":{encode_text(dict(r.properties))},"zone_properties":{text}}}')
+
+
 class ProtocolHandlers:
     """Events to the scheduler (:meth:`append`) and the handling of every message the
     server receives (:meth:`handle`, :meth:`apply_decision`)."""
@@ -47,10 +63,10 @@ class ProtocolHandlers:
         storage = [r for r in self.resources if r.role == "storage"]
 
         zone_props = self.zone_properties()
+        texts: dict[int, RawJSON] = {}
 
         def res_json(r):
-            return {"id": r.id, "name": r.name, "state": "idle", "properties": dict(r.properties),
-                    "zone_properties": zone_props.get(r.name, {})}
+            return resource_json(r, zone_props, texts)
 
         return {
             "nb_resources": len(self.resources),
@@ -134,20 +150,31 @@ class ProtocolHandlers:
     def zone_properties(self) -> dict[str, dict[str, str]]:
         """Each host's ``zone_properties`` (``machines.cpp`` ``attach_zone_properties_to_machines``):
         the properties of the netzones from the root down to the host's own, deeper ones
-        overriding."""
+        overriding.
+
+        SimGrid lists a zone's hosts by going over every host of the platform, so asking each
+        of thousands of zones is quadratic: down a chain of single zones (SimGrid's root, the
+        file's root zone) each zone's own hosts take its properties, and once no zone further
+        down has properties of its own every host left takes them (``coburst platform cosched``:
+        the root's properties for all); otherwise every zone is asked."""
+        def scan(zone):  # (zone, own properties, children, some zone below has properties)
+            kids = [scan(child) for child in zone.get_children()]
+            return zone, dict(zone.get_properties()), kids, any(k[1] or k[3] for k in kids)
+
         out: dict[str, dict[str, str]] = {}
-        root = self.engine.netzone_root
-        props = dict(root.get_properties())
-        below = list(root.get_children())
-        while below:
-            zone = below.pop()
-            if zone.get_properties():
-                break  # a zone below the root has properties of its own: walk the tree
-            below.extend(zone.get_children())
-        else:
-            # only the root's (or none): every host has them (one look at each zone, not a
-            # pass over every host per zone: start-up time on platforms of thousands of zones)
-            return dict.fromkeys((host.name for host in self.engine.all_hosts), props) if props else out
+        node, acc = scan(self.engine.netzone_root), {}
+        while True:
+            zone, own, kids, below = node
+            acc = {**acc, **own}
+            if not below:
+                for host in self.engine.all_hosts:
+                    out.setdefault(host.name, acc)
+                return out
+            if len(kids) != 1:
+                break
+            for host in zone.all_hosts:
+                out[host.name] = acc
+            node = kids[0]
 
         def visit(zone, inherited: dict[str, str]) -> None:
             props = {**inherited, **dict(zone.get_properties())}
@@ -156,7 +183,8 @@ class ProtocolHandlers:
             for child in zone.get_children():
                 visit(child, props)
 
-        visit(root, {})
+        out.clear()
+        visit(self.engine.netzone_root, {})
         return out
 
     def submitted_data(self, sjob: SimJob) -> dict[str, Any]:
