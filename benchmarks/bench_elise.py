@@ -104,9 +104,10 @@ def run_elise_once(elise: Path, python: str, policy: str, workload_path: Path, n
     wall = run_elise(elise, python, listing, nodes, [(policy, name, bf)], tmp)
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-    report = (tmp / "reports" / "time_reports.csv").read_text().splitlines()
-    if len(report) != 2:
-        raise RunFailed(f"ELiSE {policy}: no time report in {tmp / 'reports'}")
+    path = tmp / "reports" / "time_reports.csv"
+    report = path.read_text().splitlines() if path.is_file() else []
+    if len(report) != 2:  # e.g. another ELiSE running: its progress server takes a fixed port (54321)
+        raise RunFailed(f"ELiSE {policy}: no time report ({path}); ELiSE runs cannot overlap (fixed port 54321)")
     row = report[1].split(",")
     return _seconds(row[4]), wall, cpu
 
