@@ -615,13 +615,15 @@ class Kernel:
         rate, few of them in cycles): ~5 % of a delay run's CPU time, no change in what is
         simulated."""
         thresholds = gc.get_threshold()
+        frozen_before = gc.get_freeze_count()  # (someone else's freeze is theirs to undo)
         gc.freeze()
         gc.set_threshold(max(thresholds[0], self.GC_THRESHOLD), *thresholds[1:])
         try:
             self._main()
         finally:
             gc.set_threshold(*thresholds)
-            gc.unfreeze()
+            if not frozen_before:
+                gc.unfreeze()
 
     def _main(self) -> None:
         clock, system = self.clock, self.system
