@@ -9,8 +9,9 @@ The names below are loaded on first use (PEP 562): importing one module of the p
 
 from __future__ import annotations
 
-import importlib
 from typing import TYPE_CHECKING, Any
+
+from coburst.lazy import module_getattr
 
 if TYPE_CHECKING:  # pragma: no cover - names for type checkers
     from coburst.core.cluster import Cluster, Node
@@ -35,10 +36,4 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
-    globals()[name] = value
-    return value
+__getattr__ = module_getattr(__name__, _LAZY)

@@ -21,11 +21,11 @@ the classes.
 
 from __future__ import annotations
 
-import importlib
 import re
 from typing import TYPE_CHECKING, Any
 
 from coburst.errors import InputError
+from coburst.lazy import load_class, module_getattr
 
 if TYPE_CHECKING:  # pragma: no cover - names for type checkers; loaded on first use at run time
     from coburst.policies.backfill import Backfill, BackfillSJF, NoFuture
@@ -70,13 +70,7 @@ ALIASES: dict[str, tuple[str, dict[str, Any]]] = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
-    globals()[name] = value
-    return value
+__getattr__ = module_getattr(__name__, _LAZY)
 
 
 def register(cls: type[Policy]) -> type[Policy]:
@@ -89,11 +83,7 @@ def register(cls: type[Policy]) -> type[Policy]:
 
 def _family(family: str) -> type[Policy] | None:
     """The class of a registered family name (its module imported on first use), else None."""
-    cls = _FAMILIES.get(family)
-    if cls is None and family in MODULES:
-        module, name = MODULES[family]
-        cls = _FAMILIES[family] = getattr(importlib.import_module(f"{__name__}.{module}"), name)
-    return cls
+    return load_class(__name__, MODULES, _FAMILIES, family)
 
 
 def _names() -> list[str]:

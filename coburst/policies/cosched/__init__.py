@@ -19,10 +19,10 @@ module when its name is resolved (start-up time of a run of one policy);
 
 from __future__ import annotations
 
-import importlib
 from typing import TYPE_CHECKING, Any
 
 from coburst.errors import InputError
+from coburst.lazy import load_class, module_getattr
 
 if TYPE_CHECKING:  # pragma: no cover - names for type checkers; loaded on first use at run time
     from coburst.policies.cosched.base import CoPolicy
@@ -66,21 +66,11 @@ LABELS = {"FCFS": "fcfs", "EASY": "easy", "Conservative": "conservative", "SJF":
           "Pop-Filler": "pop-filler", "Pair-Greedy": "pair-greedy", "FCS": "fcs"}
 
 
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
-    globals()[name] = value
-    return value
+__getattr__ = module_getattr(__name__, _LAZY)
 
 
 def _family(family: str) -> type[CoPolicy] | None:
-    cls = _FAMILIES.get(family)
-    if cls is None and family in MODULES:
-        module, name = MODULES[family]
-        cls = _FAMILIES[family] = getattr(importlib.import_module(f"{__name__}.{module}"), name)
-    return cls
+    return load_class(__name__, MODULES, _FAMILIES, family)
 
 
 def families() -> dict[str, type[CoPolicy]]:

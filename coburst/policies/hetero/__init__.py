@@ -22,10 +22,10 @@ module when its name is resolved; ``tests/test_startup.py`` checks the table (an
 
 from __future__ import annotations
 
-import importlib
 from typing import TYPE_CHECKING, Any
 
 from coburst.errors import InputError
+from coburst.lazy import load_class, module_getattr
 
 if TYPE_CHECKING:  # pragma: no cover - names for type checkers; loaded on first use at run time
     from coburst.policies.base import Policy
@@ -61,21 +61,11 @@ ALIASES: dict[str, tuple[str, dict[str, Any]]] = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
-    globals()[name] = value
-    return value
+__getattr__ = module_getattr(__name__, _LAZY)
 
 
 def _family(family: str) -> type[Policy]:
-    cls = _FAMILIES.get(family)
-    if cls is None:
-        module, name = MODULES[family]
-        cls = _FAMILIES[family] = getattr(importlib.import_module(f"{__name__}.{module}"), name)
-    return cls
+    return load_class(__name__, MODULES, _FAMILIES, family)
 
 
 def families() -> dict[str, type[Policy]]:
