@@ -187,43 +187,37 @@ def test_the_common_job_shortcut_builds_what_the_checks_build(obj):
             assert not full_err
 
 
+def _scan(events):
+    """The checking pass's outcome over an ijson event stream: top-level keys and the first
+    event of nb_res/jobs/profiles, or "fallback"."""
+    top, keys = {}, []
+    for event in events:
+        prefix = event[0]
+        if prefix == "":
+            if event[1] == "map_key":
+                keys.append(event[2])
+            elif event[1] not in ("start_map", "end_map"):
+                return "fallback"
+        elif len(prefix) > 10 * simworkload._STREAM_DEPTH:
+            return "fallback"
+        elif prefix in ("nb_res", "jobs", "profiles") and prefix not in top:
+            top[prefix] = event[1:]
+    return keys, top
+
+
 def _watch_reference(path):
     """The checking pass before the start-up work: every event through a Python generator."""
     import ijson
 
-    top, keys = {}, []
     with open(path, "rb") as f:
-        for event in ijson.parse(f, use_float=True):
-            prefix = event[0]
-            if prefix == "":
-                if event[1] == "map_key":
-                    keys.append(event[2])
-                elif event[1] not in ("start_map", "end_map"):
-                    return "fallback"
-            elif len(prefix) > 10 * simworkload._STREAM_DEPTH:
-                return "fallback"
-            elif prefix in ("nb_res", "jobs", "profiles") and prefix not in top:
-                top[prefix] = event[1:]
-    return keys, top
+        return _scan(ijson.parse(f, use_float=True))
 
 
 def _outline_now(path):
     import ijson
 
-    top, keys = {}, []
     with open(path, "rb") as f:
-        for event in simworkload._outline(ijson.parse(f, use_float=True)):
-            prefix = event[0]
-            if prefix == "":
-                if event[1] == "map_key":
-                    keys.append(event[2])
-                elif event[1] not in ("start_map", "end_map"):
-                    return "fallback"
-            elif len(prefix) > 10 * simworkload._STREAM_DEPTH:
-                return "fallback"
-            elif prefix in ("nb_res", "jobs", "profiles") and prefix not in top:
-                top[prefix] = event[1:]
-    return keys, top
+        return _scan(simworkload._outline(ijson.parse(f, use_float=True)))
 
 
 KEYS = st.sampled_from(["nb_res", "jobs", "profiles", "", "a", "nb_res2", "jobs.item", "profiles.x", "k" * 8,
