@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import json
 import logging
-from typing import Any, ClassVar, Mapping, Sequence
+from typing import Any, ClassVar, Sequence
 
 from coburst.adapter.bb import bb_metadata, bb_request
 from coburst.adapter.scheduler import CoburstScheduler

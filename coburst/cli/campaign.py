@@ -16,7 +16,6 @@ where it was by running the same command again.
 from __future__ import annotations
 
 import argparse
-import sys
 import time
 from pathlib import Path
 

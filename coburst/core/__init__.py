@@ -9,7 +9,7 @@ The names below are loaded on first use (PEP 562): importing one module of the p
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from coburst.lazy import module_getattr
 

@@ -33,7 +33,7 @@ from __future__ import annotations
 import math
 from bisect import bisect_left
 from itertools import repeat
-from operator import add, floordiv, sub
+from operator import floordiv
 from typing import Callable, Sequence
 
 import numpy as np

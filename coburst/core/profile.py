@@ -53,6 +53,21 @@ OVERDUE = 1e-6
 INF = math.inf
 
 
+
+def _bb_rows(cluster: Cluster, tarr: np.ndarray, ends: np.ndarray, use: np.ndarray) -> np.ndarray:
+    """Free BB bytes per segment (rows of ``tarr``, nodes in columns) while jobs holding
+    ``use`` (one row per job) run until ``ends`` (already moved past now when overdue; INF:
+    never released)."""
+    T = len(tarr)
+    rows = np.searchsorted(tarr, ends)  # T for never-ending jobs
+    release = np.zeros((T + 1, cluster.n_bb), dtype=np.int64)
+    np.add.at(release, rows, use)
+    release[0] -= use.sum(axis=0)
+    bb = cluster.bb_capacity[None, :] + np.cumsum(release[:T], axis=0)
+    if (bb[0] < 0).any():
+        raise ProfileConflict("running jobs exceed a burst-buffer node's capacity")
+    return bb
+
 class ProfileConflict(ValueError):
     """An occupation would take a resource that is not free."""
 
@@ -110,14 +125,7 @@ class Profile:
         prof._rows = np.count_nonzero(prof._free, axis=1).tolist()
         with_bb = [i for i, a in enumerate(allocs) if a.bb_use is not None]
         if B and with_bb:
-            use = np.stack([allocs[i].bb_use for i in with_bb])
-            rows = np.searchsorted(tarr, e[with_bb])  # T for never-ending jobs
-            release = np.zeros((T + 1, B), dtype=np.int64)
-            np.add.at(release, rows, use)
-            release[0] -= use.sum(axis=0)
-            prof._bb = cluster.bb_capacity[None, :] + np.cumsum(release[:T], axis=0)
-            if (prof._bb[0] < 0).any():
-                raise ProfileConflict("running jobs exceed a burst-buffer node's capacity")
+            prof._bb = _bb_rows(cluster, tarr, e[with_bb], np.stack([allocs[i].bb_use for i in with_bb]))
         else:
             prof._bb = np.repeat(cluster.bb_capacity[None, :], T, axis=0)
         prof._bbtot = prof._bb.sum(axis=1).tolist()
@@ -155,14 +163,7 @@ class Profile:
         if bb_jobs:
             e = np.array([end for end, _ in bb_jobs])
             e[e <= now] = over
-            use = np.stack([u for _, u in bb_jobs])
-            rows = np.searchsorted(tarr, e)  # T for never-ending jobs
-            release = np.zeros((T + 1, B), dtype=np.int64)
-            np.add.at(release, rows, use)
-            release[0] -= use.sum(axis=0)
-            prof._bb = cluster.bb_capacity[None, :] + np.cumsum(release[:T], axis=0)
-            if (prof._bb[0] < 0).any():
-                raise ProfileConflict("running jobs exceed a burst-buffer node's capacity")
+            prof._bb = _bb_rows(cluster, tarr, e, np.stack([u for _, u in bb_jobs]))
             prof._bbtot = prof._bb.sum(axis=1).tolist()
         else:
             prof._bb = np.repeat(cluster.bb_capacity[None, :], T, axis=0)

@@ -42,7 +42,6 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Generator, Sequence
 
 from procset import ProcInt, ProcSet

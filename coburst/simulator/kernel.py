@@ -38,7 +38,6 @@ from __future__ import annotations
 import gc
 import math
 import os
-import sys
 from collections import deque
 from dataclasses import dataclass, field
 from operator import truediv

@@ -38,7 +38,6 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import TYPE_CHECKING, Generator, Sequence
 
 from coburst.errors import InputError

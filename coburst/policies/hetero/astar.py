@@ -91,7 +91,6 @@ def astar_map(etc: np.ndarray, k: np.ndarray, avail: np.ndarray, now: float, max
     best_etc = np.where(fits, etc, math.inf).min(axis=1)
     smet_suffix = np.zeros(n_jobs + 1)
     smet_suffix[:-1] = np.cumsum((k * best_etc)[::-1])[::-1]
-    node_ids = np.arange(m)
     nodes_ok = [np.flatnonzero(fits[j]) for j in range(n_jobs)]
 
     # vertex store: id -> (parent id, node, depth); open leaves: id -> (avail, g, sum of avail)
