@@ -169,8 +169,10 @@ def run_sim(tmp_path: Path, *, workloads: Iterable[Path] = (), platform: Path | 
         if transcript:  # a recording proxy between the simulator and the scheduler
             record_path = tmp_path / f"transcript-{prefix}.jsonl"
             front = f"tcp://127.0.0.1:{free_port()}"
-            recorder = subprocess.Popen([sys.executable, str(TESTS / "tools" / "zmq_recorder.py"), front, endpoint,
-                                         str(record_path)])
+            recorder_log = tmp_path / f"recorder-{prefix}.log"
+            with open(recorder_log, "w") as log:
+                recorder = subprocess.Popen([sys.executable, str(TESTS / "tools" / "zmq_recorder.py"), front,
+                                             endpoint, str(record_path)], stderr=log)
             endpoint = front
         cmd = [str(COBURST), "sim", "-p", str(platform)] if engine == "coburst" else [BATSIM, "-p", str(platform)]
         for w in workloads:
@@ -183,7 +185,7 @@ def run_sim(tmp_path: Path, *, workloads: Iterable[Path] = (), platform: Path | 
         t0 = time.monotonic()
         proc = None
         try:
-            proc = subprocess.run(cmd, capture_output=True, text=True, timeout=wait, env=full_env, cwd=tmp_path)
+            proc = _run_simulator(cmd, full_env, tmp_path, wait, [p for p in (sched, recorder) if p is not None])
         finally:
             sched_rc = None
             if sched is not None:
@@ -203,11 +205,42 @@ def run_sim(tmp_path: Path, *, workloads: Iterable[Path] = (), platform: Path | 
                     recorder.wait()
         wall = time.monotonic() - t0
         sched_output = sched_log.read_text(errors="replace") if start_scheduler else ""
-        if "Address already in use" in sched_output and attempt < 2:
+        recorder_output = recorder_log.read_text(errors="replace") if recorder is not None else ""
+        if "Address already in use" in sched_output + recorder_output and attempt < 2:
             continue  # another test grabbed the port in between: retry on a new one
         return SimRun(proc.returncode, proc.stdout, proc.stderr, sched_rc, sched_output, out_prefix,
                       record_path, wall, cmd)
     raise AssertionError("no free port found")  # pragma: no cover
+
+
+#: how long a simulator may run on once the scheduler (or the recording proxy) has exited: the
+#: real Batsim waits for a scheduler that is gone forever (a port another test took in between)
+PEER_GONE_GRACE = 30.0
+
+
+def _run_simulator(cmd: list[str], env: dict, cwd: Path, wait: float,
+                   peers: list[subprocess.Popen]) -> subprocess.CompletedProcess:
+    """``subprocess.run(cmd, timeout=wait)``, except that the simulator is killed (returncode -9)
+    ``PEER_GONE_GRACE`` seconds after one of ``peers`` exited while it still runs, instead of
+    hanging until ``wait``: a scheduler that never bound its port leaves Batsim waiting."""
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, cwd=cwd)
+    deadline = time.monotonic() + wait
+    gone_at = None
+    while True:
+        try:
+            out, err = proc.communicate(timeout=0.5)
+            return subprocess.CompletedProcess(cmd, proc.returncode, out, err)
+        except subprocess.TimeoutExpired:
+            pass
+        now = time.monotonic()
+        if gone_at is None and any(p.poll() is not None for p in peers):
+            gone_at = now
+        if now > deadline or (gone_at is not None and now - gone_at > PEER_GONE_GRACE):
+            proc.kill()
+            out, err = proc.communicate()
+            if now > deadline:
+                raise subprocess.TimeoutExpired(cmd, wait, output=out, stderr=err)
+            return subprocess.CompletedProcess(cmd, proc.returncode, out, err)
 
 
 def run_cli(tmp_path: Path, args: list[str], wait: float = 30.0) -> subprocess.CompletedProcess:
