@@ -35,10 +35,11 @@ from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping, Sequence
 
 import numpy as np
-from procset import ProcInt, ProcSet
+from procset import ProcSet
 from sortedcontainers import SortedList
 
 from coburst.core.decisions import Decisions, Start
+from coburst.core.placement import procset_of
 from coburst.core.resources import indexed_resources
 from coburst.errors import InputError
 
@@ -99,39 +100,9 @@ class Placement:
         return arr
 
     def ids(self, cluster: "NodeSharingCluster") -> ProcSet:
-        """Batsim resource ids of the units (a ProcSet, as ``job.allocation``)."""
-        ids = np.sort(cluster.unit_ids[self.arrays()[1]]).tolist()
-        if not ids:
-            return ProcSet()
-        runs = []
-        first = prev = ids[0]
-        for x in ids[1:]:  # maximal runs of consecutive ids
-            if x != prev + 1:
-                runs.append((first, prev))
-                first = x
-            prev = x
-        runs.append((first, prev))
-        return _procset(runs)
-
-    def bb_bytes(self, cluster: "NodeSharingCluster") -> dict[int, int]:
-        """Burst-buffer resource id -> bytes taken there."""
-        out: dict[int, int] = {}
-        for b in self.bb_nodes:
-            rid = int(cluster.bb_ids[b])
-            out[rid] = out.get(rid, 0) + self.bb
-        return out
-
-
-def _procset(runs: list[tuple[int, int]]) -> ProcSet:
-    """The ProcSet of sorted, disjoint, non-adjacent runs ``(first, last)``.
-
-    ``ProcSet(*runs)`` merges its arguments one by one, which is quadratic (1.2 s for the 412
-    runs of a wide spread job); the runs here are already ProcSet's canonical form (its
-    documented invariant: a list of disjoint intervals in increasing order), so it is set
-    directly.  ``tests/test_cosched_policies.py`` checks equality with ``ProcSet(*ids)``."""
-    ps = ProcSet()
-    ps._itvs = [ProcInt(a, b) for a, b in runs]  # noqa: SLF001 - see docstring
-    return ps
+        """Batsim resource ids of the units (a ProcSet, as ``job.allocation``), built from
+        their runs of consecutive ids (:func:`~coburst.core.placement.procset_of`)."""
+        return procset_of(np.sort(cluster.unit_ids[self.arrays()[1]]).tolist())
 
 
 @dataclass(slots=True)
