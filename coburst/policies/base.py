@@ -135,16 +135,11 @@ def fill(profile: Profile, jobs: Iterable[Job], decisions: Decisions) -> list[Jo
     stays unfit, as starting jobs only takes resources away; none is tried when every job
     is wider than the nodes free now."""
     jobs = list(jobs)
-    if type(profile) is Profile:
-        idle = profile.idle_now()
-        if all(j.res > idle for j in jobs):
-            return jobs
+    if _all_too_wide(profile, jobs):
+        return jobs
     if len(jobs) < _BATCH or not hasattr(profile, "first_fit"):
         return [job for job in jobs if not try_start(profile, job, decisions)]
-    now = profile.now
-    res = np.fromiter((j.res for j in jobs), dtype=np.int64, count=len(jobs))
-    end = np.fromiter((now + j.walltime for j in jobs), dtype=float, count=len(jobs))
-    bb = np.fromiter((j.bb for j in jobs), dtype=np.int64, count=len(jobs))
+    res, end, bb = _fit_arrays(profile, jobs)
     left, i = [], 0
     while True:
         hit = profile.first_fit(res, end, bb, i)
@@ -162,17 +157,28 @@ def fits_any_now(profile: Profile, jobs: Sequence[Job]) -> bool:
     for its whole walltime), i.e. whether Algorithm 2 (:func:`fill`) would start any of them
     in any order: when none fits, none fits after another starts either, so greedy filling
     of every permutation starts nothing."""
-    if type(profile) is Profile:
-        idle = profile.idle_now()
-        if all(j.res > idle for j in jobs):
-            return False
+    if _all_too_wide(profile, jobs):
+        return False
     if len(jobs) < _BATCH or not hasattr(profile, "first_fit"):
         return any(profile.fits_now(j.res, j.walltime, j.bb) for j in jobs)
-    now = profile.now
-    res = np.fromiter((j.res for j in jobs), dtype=np.int64, count=len(jobs))
-    end = np.fromiter((now + j.walltime for j in jobs), dtype=float, count=len(jobs))
-    bb = np.fromiter((j.bb for j in jobs), dtype=np.int64, count=len(jobs))
-    return profile.first_fit(res, end, bb) >= 0
+    return profile.first_fit(*_fit_arrays(profile, jobs)) >= 0
+
+
+def _all_too_wide(profile: Profile, jobs: Sequence[Job]) -> bool:
+    """Every job is wider than the nodes free now (said without the profile's prefix tables;
+    only for :class:`Profile` itself)."""
+    if type(profile) is not Profile:
+        return False
+    idle = profile.idle_now()
+    return all(j.res > idle for j in jobs)
+
+
+def _fit_arrays(profile: Profile, jobs: Sequence[Job]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(res, end, bb)`` of ``jobs`` for :meth:`Profile.first_fit` (end: now + walltime)."""
+    now, n = profile.now, len(jobs)
+    return (np.fromiter((j.res for j in jobs), dtype=np.int64, count=n),
+            np.fromiter((now + j.walltime for j in jobs), dtype=float, count=n),
+            np.fromiter((j.bb for j in jobs), dtype=np.int64, count=n))
 
 
 def reserve(profile: Profile, job: Job, decisions: Decisions,
