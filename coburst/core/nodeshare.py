@@ -104,6 +104,14 @@ class Placement:
         their runs of consecutive ids (:func:`~coburst.core.placement.procset_of`)."""
         return procset_of(np.sort(cluster.unit_ids[self.arrays()[1]]).tolist())
 
+    def bb_bytes(self, cluster: "NodeSharingCluster") -> dict[int, int]:
+        """Burst-buffer resource id -> bytes taken there."""
+        out: dict[int, int] = {}
+        for b in self.bb_nodes:
+            rid = int(cluster.bb_ids[b])
+            out[rid] = out.get(rid, 0) + self.bb
+        return out
+
 
 @dataclass(slots=True)
 class RunningCoJob:
