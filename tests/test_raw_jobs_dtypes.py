@@ -7,7 +7,7 @@ from __future__ import annotations
 import tempfile
 from pathlib import Path
 
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from coburst.analysis.metrics import _read_raw_jobs_whole, read_raw_jobs
@@ -21,6 +21,7 @@ CELL = st.one_of(st.integers(-10**6, 10**6).map(str), st.sampled_from(["", "x", 
 
 @settings(max_examples=40, deadline=None)
 @given(st.lists(CELL, min_size=1, max_size=300), st.integers(200, 6000), st.booleans())
+@example(["0", "0", "0", "0", "0", "True"], 200, False)  # ints in one chunk, a boolean in the next
 def test_chunked_reading_types_like_the_whole_reading(extras, chunk_bytes, fractions):
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "out_jobs.csv"

@@ -343,11 +343,19 @@ def read_raw_jobs(path: str | Path, chunk_bytes: int = CHUNK_BYTES) -> pd.DataFr
     if len(parts) > 1:
         known = set(_TEXT_COLS) | set(_NUMBER_COLS)
         mixed = [c for c in df.columns if c not in known
-                 and not all(pd.api.types.is_numeric_dtype(p[c].dtype) for p in parts)]
+                 and {_cell_kind(p[c].dtype) for p in parts} not in ({"number"}, {"bool"})]
         for col in mixed:  # only this column of the file held as text (no other is parsed)
             df[col] = pd.read_csv(path, usecols=[col], dtype=str, keep_default_na=False,
                                   encoding="utf-8-sig")[col].to_numpy()
     return df
+
+def _cell_kind(dtype) -> str:
+    """How pandas typed a chunk's column: "bool", "number" (ints and floats mix as floats) or
+    "text"; a column whose chunks differ otherwise (e.g. ints and booleans) is text whole."""
+    if pd.api.types.is_bool_dtype(dtype):
+        return "bool"
+    return "number" if pd.api.types.is_numeric_dtype(dtype) else "text"
+
 
 def _read_raw_jobs_whole(path: str | Path) -> pd.DataFrame:
     """The whole-file reader :func:`read_raw_jobs` replaced (the reference of its errors and
