@@ -156,38 +156,45 @@ operation = st.one_of(
 @given(st.lists(operation, max_size=80))
 @example(ops=[("add", 0.0), ("add", 0.0), ("rate", 0, 0.0)])  # a paused action already at 0 (found in CI)
 def test_list_clock_is_the_array_clock_bit_for_bit(ops):
-    new, ref = Clock(), _ArrayClock()
+    """Also :meth:`Clock.advance` (the kernel's main loop: ``next_delta`` and ``step`` in one
+    call) against the two calls, on a third clock."""
+    new, ref, fused = Clock(), _ArrayClock(), Clock()
     made = 0
-    log_new, log_ref = [], []
+    log_new, log_ref, log_fused = [], [], []
     for op in ops + [("step", 100)]:
         kind = op[0]
         if kind == "add":
-            assert new.add(op[1], made) == ref.add(op[1], made)
+            assert new.add(op[1], made) == ref.add(op[1], made) == fused.add(op[1], made)
             made += 1
         elif kind == "work":
-            assert new.add_work(op[1], made, op[2]) == ref.add_work(op[1], made, op[2])
+            assert new.add_work(op[1], made, op[2]) == ref.add_work(op[1], made, op[2]) \
+                == fused.add_work(op[1], made, op[2])
             made += 1
         elif kind == "rate":
-            new.set_rate(op[1], op[2])
-            ref.set_rate(op[1], op[2])
+            for clock in (new, ref, fused):
+                clock.set_rate(op[1], op[2])
         elif kind == "cancel":
-            new.cancel(op[1])
-            ref.cancel(op[1])
+            for clock in (new, ref, fused):
+                clock.cancel(op[1])
         else:
             for _ in range(op[1]):
                 a, b = new.next_delta(), ref.next_delta()
                 assert a == b or (math.isnan(a) and math.isnan(b))
-                if a == math.inf or a != a:
+                if a == math.inf:
+                    assert fused.advance() is None
                     break
-                ended_new, ended_ref = new.step(a), ref.step(b)
+                if a != a:
+                    break
+                ended_new, ended_ref, ended_fused = new.step(a), ref.step(b), fused.advance()
                 log_new.append((new.now.hex(), ended_new))
                 log_ref.append((ref.now.hex(), ended_ref))
-        assert new.n == ref.n
+                log_fused.append((fused.now.hex(), ended_fused))
+        assert new.n == ref.n == fused.n
         for number in range(made):
-            left_new, left_ref = new.remains(number), ref.remains(number)
-            assert (left_new is None) == (left_ref is None)
-            assert left_new is None or left_new.hex() == left_ref.hex()
-    assert log_new == log_ref
+            left_new, left_ref, left_fused = new.remains(number), ref.remains(number), fused.remains(number)
+            assert (left_new is None) == (left_ref is None) == (left_fused is None)
+            assert left_new is None or left_new.hex() == left_ref.hex() == left_fused.hex()
+    assert log_new == log_ref == log_fused
 
 
 # ---------------------------------------------------------------------- the solver

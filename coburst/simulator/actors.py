@@ -83,10 +83,18 @@ class BatsimActors:
             return private_route(0.0, LOOPBACK_BANDWIDTH)
         return route
 
+    #: the route of a message from the master host to itself (worked out at its first use)
+    _master_route = None
+
     def to_server(self, message: tuple, host=None) -> Put:
         """A message to the server from a process on ``host`` (default: the master host)."""
-        master = self.machines.master
-        route = self.message_route(master if host is None else host, master)
+        if host is None:
+            route = self._master_route
+            if route is None:
+                master = self.machines.master
+                route = self._master_route = self.message_route(master, master)
+        else:
+            route = self.message_route(host, self.machines.master)
         return Put(self.server_box, message, route=route)
 
     def submitter(self, wl: Workload) -> Generator:

@@ -45,6 +45,17 @@ def resource_json(r, zone_props: dict[str, dict[str, str]], texts: dict[int, Raw
                    f'"properties":{encode_text(dict(r.properties))},"zone_properties":{text}}}')
 
 
+def completed_data(jid: str, sjob: SimJob) -> dict[str, Any] | RawJSON:
+    """JOB_COMPLETED's data ``{"job_id", "job_state", "return_code", "alloc"}``, as the JSON
+    text :func:`encode_value` makes of it (the dict itself for a return code of another
+    type than ``int``)."""
+    code = sjob.return_code
+    if type(code) is not int:
+        return {"job_id": jid, "job_state": sjob.state, "return_code": code, "alloc": sjob.alloc_text}
+    return RawJSON(f'{{"job_id":{_json_string(jid)},"job_state":{_json_string(sjob.state)},"return_code":{code},'
+                   f'"alloc":{_json_string(sjob.alloc_text)}}}')
+
+
 class ProtocolHandlers:
     """Events to the scheduler (:meth:`append`) and the handling of every message the
     server receives (:meth:`handle`, :meth:`apply_decision`)."""
@@ -121,8 +132,7 @@ class ProtocolHandlers:
             sjob: SimJob = message[1]
             self.nb_running -= 1
             self.nb_completed += 1
-            self.append("JOB_COMPLETED", {"job_id": sjob.id, "job_state": sjob.state,
-                                          "return_code": sjob.return_code, "alloc": sjob.alloc_text})
+            self.append("JOB_COMPLETED", completed_data(sjob.id, sjob))
             self.job_row(sjob)
             self.to_delete.append(sjob)
         elif kind == "FROM_JOB":  # a send profile (server_on_from_job_msg)
@@ -139,8 +149,7 @@ class ProtocolHandlers:
                     sjob = self.jobs[jid]
                     self.nb_running -= 1
                     self.nb_completed += 1
-                    self.append("JOB_COMPLETED", {"job_id": jid, "job_state": sjob.state,
-                                                  "return_code": sjob.return_code, "alloc": sjob.alloc_text})
+                    self.append("JOB_COMPLETED", completed_data(jid, sjob))
                     self.job_row(sjob)
                     self.to_delete.append(sjob)
             self.append("JOB_KILLED", {"job_ids": ids, "job_progress": progress})
@@ -187,16 +196,16 @@ class ProtocolHandlers:
         visit(self.engine.netzone_root, {})
         return out
 
-    def submitted_data(self, sjob: SimJob) -> dict[str, Any]:
-        """JOB_SUBMITTED's data (with the profile under --forward-profiles-on-submission)."""
+    def submitted_data(self, sjob: SimJob) -> dict[str, Any] | RawJSON:
+        """JOB_SUBMITTED's data (with the profile under --forward-profiles-on-submission), or
+        its JSON text when that is all it is."""
         job = sjob.job
         text = job.json_text
         if text is None:
             text = job.json_text = encode_text(job.json)
-        data = {"job_id": sjob.id, "job": text}
-        if self.options["forward_profiles_on_submission"]:
-            data["profile"] = self.profile_of(sjob).data
-        return data
+        if not self.options["forward_profiles_on_submission"]:
+            return RawJSON(f'{{"job_id":{_json_string(sjob.id)},"job":{text}}}')  # (as encode_value would)
+        return {"job_id": sjob.id, "job": text, "profile": self.profile_of(sjob).data}
 
     def _job(self, data: dict, etype: str, key: str = "job_id") -> SimJob:
         jid = data.get(key)
@@ -261,8 +270,8 @@ class ProtocolHandlers:
 
     def on_execute_job(self, data: dict) -> None:
         sjob = self._job(data, "EXECUTE_JOB")
-        extra = set(data) - {"job_id", "alloc"}
-        if len(extra) > 1 or not extra <= {"mapping", "storage_mapping", "additional_io_job"}:
+        extra = () if len(data) == 2 and "alloc" in data else set(data) - {"job_id", "alloc"}
+        if extra and (len(extra) > 1 or not extra <= {"mapping", "storage_mapping", "additional_io_job"}):
             raise ProtocolError(f"EXECUTE_JOB {sjob.id}: unexpected fields {sorted(extra)} (Batsim 4 accepts at "
                                 "most one of mapping, storage_mapping, additional_io_job)")
         if sjob.state != "SUBMITTED":
@@ -295,11 +304,13 @@ class ProtocolHandlers:
         if size != sjob.job.res and not self._total_profile(sjob, profile):
             raise ProtocolError(f"EXECUTE_JOB {sjob.id}: allocation {alloc} has {len(alloc)} resources but the job "
                                 f"requests {sjob.job.res}")
+        ids = list(alloc)
         share_compute = self.options["enable_compute_sharing"]
         share_storage = not self.options["disable_storage_sharing"]
-        for rid in alloc:
+        busy = self.machine_busy
+        for rid in (ids if max(map(busy.__getitem__, ids)) > 0 else ()):  # (none busy: the usual case)
             res = self.resources[rid]
-            if self.machine_busy[rid] > 0 and not (share_compute if res.role == "compute" else share_storage):
+            if busy[rid] > 0 and not (share_compute if res.role == "compute" else share_storage):
                 what = "compute" if res.role == "compute" else "storage"
                 option = "--enable-compute-sharing" if res.role == "compute" else "no --disable-storage-sharing"
                 raise ProtocolError(f"EXECUTE_JOB {sjob.id}: resource {rid} ({res.name}) is already computing "
@@ -315,10 +326,10 @@ class ProtocolHandlers:
                                         "storage resource")
             sjob.storage_mapping = dict(smap)
         sjob.alloc = alloc
+        sjob._ids, sjob._ids_of = ids, alloc  # (SimJob.machine_ids)
         if canonical:
             sjob._alloc_text = alloc_str
         sjob.mapping = mapping
-        ids = list(alloc)
         hosts = [self.resources[ids[mapping[i]]].host for i in range(len(mapping))] if mapping else \
             [self.resources[i].host for i in ids]
         # check the profile can run here before starting anything

@@ -261,6 +261,34 @@ class Clock:
             rem = self.rem = [r - delta for r in self.rem]
         else:
             rem = self.rem = [r - q * delta for r, q in zip(self.rem, self.rate)]
+        return self._ended(rem)
+
+    def advance(self) -> list | None:
+        """:meth:`next_delta` and :meth:`step` by it in one call (the same operations; the
+        kernel's main loop): the owners of the actions that ended, in creation order; None
+        (nothing done) when no action can ever end."""
+        if not self.n:
+            return None
+        rem = self.rem
+        if not self._nonunit:
+            delta = min(rem)
+            self.now = self.now + delta
+            rem = self.rem = [r - delta for r in rem]
+        else:
+            rate = self.rate
+            try:
+                delta = min(map(truediv, rem, rate))
+            except ZeroDivisionError:  # a rate of 0 never ends (SimGrid skips it)
+                delta = min((r / q for r, q in zip(rem, rate) if q > 0), default=math.inf)
+                if delta == math.inf:
+                    return None
+            self.now = self.now + delta
+            rem = self.rem = [r - q * delta for r, q in zip(rem, rate)]
+        return self._ended(rem)
+
+    def _ended(self, rem: list) -> list:
+        """Take out the actions a step left at 0 (``rem``: the amounts after it); their owners
+        in creation order."""
         prec = self.prec
         # double_update, then "<= 0: done" (PRECISION is the larger of the two precisions)
         ended = [i for i, r in enumerate(rem) if r < PRECISION and r < prec[i]]
@@ -283,7 +311,7 @@ class Clock:
 class Kernel:
     """Runs processes in simulated time (see the module docstring)."""
 
-    #: messages alone on their links skip the solver (:meth:`_enable_lone`); False: every
+    #: messages alone on their links skip the solver (:meth:`_enable_message`); False: every
     #: message goes through it (the reference path, kept for tests/test_sim_fastpaths.py)
     lone_messages = True
 
@@ -291,12 +319,10 @@ class Kernel:
         self.clock = Clock()
         self.network = network if network is not None else l07.Network()
         self.system = l07.FairBottleneck()
-        self._ready: deque = deque()
+        self._ready: list = []  # (process, value) to run in the next round, in that order
         self.stopped = False
-        #: the message counting down outside the solver, if any (see _enable_lone)
+        #: the message counting down outside the solver, if any (see _enable_message)
         self._lone: "_Flow | None" = None
-        #: (id of a message's element list, its bound) -> (value, mu) of its variable solved alone
-        self._alone: dict = {}
 
     @property
     def now(self) -> float:
@@ -376,7 +402,7 @@ class Kernel:
         """One scheduling round: every ready process runs until its next request, then the
         requests are carried out in that order (so a put made in this round is not yet in
         its mailbox for a process that looks at it later in the same round, as in SimGrid)."""
-        batch, self._ready = self._ready, deque()
+        batch, self._ready = self._ready, []
         requests = []
         append = requests.append
         for proc, value in batch:
@@ -410,45 +436,52 @@ class Kernel:
         """The variable takes part in the sharing from now on (``update_variable_penalty(1)``);
         its rate comes from the next solve."""
         flow.latent = False
+        if flow.action is None:  # a message whose action is made only if needed
+            self._enable_message(flow, number)
+            return
         flow.action.update_bound()
         var = flow.action.var
         var.owner = flow
         if self._lone is not None:
             self._join_lone()
-        elif flow.box is not None and self.lone_messages and self._enable_lone(flow, var, number):
-            return
         self.system.enable(var)
         flow.number = self.clock.add_work(0.0, flow, number=number)
 
-    def _enable_lone(self, flow: "_Flow", var: "l07.Variable", number: int) -> bool:
-        """A message whose links hold no other variable (none enabled, none freed but not yet
-        purged; most messages of a simulation without communicating parallel tasks) is its
-        own component: the next solve would give its variable the value ``_solve_alone``
-        gives it, a function of its elements and bound only.  That value is worked out once
-        per route and the message counts down at it without entering the solver (no enable,
-        solve, removal nor purge).  Should another variable be enabled while it runs, the
-        message first enters the system as the solve would have left it (:meth:`_join_lone`),
-        so what is shared from then on is what the solver would share.  False: not alone."""
-        elems = var.elems
-        for cnst, _ in elems:
-            if cnst.elems:
-                return False
-        key = (id(elems), var.bound)
-        solved = self._alone.get(key)
-        if solved is None:
-            l07._solve_alone(var)  # (the route keeps its element list: the id is never reused)
-            solved = self._alone[key] = (var.value, var.mu)
-        var.value, var.mu = solved
-        var.sat = False
-        self._lone = flow
-        flow.number = self.clock.add_work(var.value, flow, number=number)
-        return True
+    def _enable_message(self, flow: "_Flow", number: int) -> None:
+        """A message (:meth:`_start_transfer`) whose links hold no other variable (none
+        enabled, none freed but not yet purged; most messages of a simulation without
+        communicating parallel tasks) is its own component: the next solve would give its
+        variable the value ``_solve_alone`` gives it, a function of its elements and bound
+        only (:meth:`l07.MessageKind.solve_alone`, once per route).  It counts down at that
+        value without entering the solver (no action nor variable made, no enable, solve,
+        removal nor purge).  Should another variable be enabled while it runs, the message
+        first enters the system as the solve would have left it (:meth:`_join_lone`), so
+        what is shared from then on is what the solver would share.  Not alone (or another
+        message is): its action is made and enabled as any other."""
+        kind = flow.kind
+        if self._lone is not None:
+            self._join_lone()
+        else:
+            for cnst, _ in kind.elems:
+                if cnst.elems:
+                    break
+            else:
+                self._lone = flow
+                flow.number = self.clock.add_work((kind.solved or kind.solve_alone())[0], flow, number=number)
+                return
+        action = flow.action = kind.action(flow)
+        self.system.enable(action.var)
+        flow.number = self.clock.add_work(0.0, flow, number=number)
 
     def _join_lone(self) -> None:
         """The message counting down outside the solver enters it as its solve left it (its
-        value, its elements last on its links), before anything else is enabled or touched."""
+        value and mu, its elements last on its links), before anything else is enabled or
+        touched."""
         flow, self._lone = self._lone, None
-        var = flow.action.var
+        kind = flow.kind
+        action = flow.action = kind.action(flow)
+        var = action.var
+        var.value, var.mu = kind.solved
         self.system.variables[id(var)] = var
         for cnst, weight in var.elems:
             cnst.elems.append([var, weight])
@@ -456,7 +489,7 @@ class Kernel:
     def _latency_paid(self, flow: "_Flow") -> bool:
         """``HostL07Model::update_actions_state`` at the end of a latency: the variable is
         enabled; an action with nothing to do (no link, no flops) is over at once (True)."""
-        if flow.action.empty:
+        if (flow.action.empty if flow.action is not None else flow.kind.empty):
             flow.latent = False
             return True
         self._enable(flow, flow.number)
@@ -473,7 +506,7 @@ class Kernel:
         """An action's work is done (``Action::finish``, then the variable freed)."""
         if flow is self._lone:  # (its links left empty: the next solve would have nothing to do)
             self._lone = None
-        elif not flow.latent:
+        elif not flow.latent and flow.action is not None:
             self.system.remove(flow.action.var)
         flow.number = -1
         if flow.box is not None:
@@ -521,7 +554,20 @@ class Kernel:
         box.busy = True
         box.receiver_first = receiver_first
         req = box.pending[0][1]
-        self._start_flow(_Flow(l07.message(req.route, req.size), None, box))
+        if not self.lone_messages:  # (the reference path: every message's action made at once)
+            self._start_flow(_Flow(l07.message(req.route, req.size), None, box))
+            return
+        route, size = req.route, req.size
+        kind = route.kinds.get(size) or l07.message_kind(route, size)
+        flow = _Flow(None, None, box)
+        flow.kind = kind
+        if kind.latency > 0:  # as _start_flow, the action made only once needed (_enable_message)
+            flow.latent = True
+            flow.number = self.clock.add(kind.latency, flow)
+        elif kind.empty:
+            flow.number = self.clock.add(0.0, flow)
+        else:
+            self._enable(flow, -1)
 
     def _transfer_done(self, box: Mailbox) -> None:
         sender, req = box.pending.popleft()
@@ -633,13 +679,14 @@ class Kernel:
                     return
             if system.modified:
                 self._solve()
-            delta = clock.next_delta()
-            if delta == math.inf:
+            ended = clock.advance()  # (next_delta, then step by it)
+            if ended is None:
                 return  # nothing can ever happen again
-            self._advance(delta)
+            self._ended(ended)
 
-    def _advance(self, delta: float) -> None:
-        for owner in self.clock.step(delta):
+    def _ended(self, owners: list) -> None:
+        """The actions of a step that ended: their owners' processes go on."""
+        for owner in owners:
             kind = type(owner)
             if kind is _Flow:
                 if not owner.latent or self._latency_paid(owner):
@@ -685,13 +732,15 @@ class _Timeout:
 
 class _Flow:
     """An ``L07Action`` in the clock (the owner of its latency, then of its work): a parallel
-    task of process ``proc`` or the message of mailbox ``box``."""
+    task of process ``proc`` or the message of mailbox ``box`` (whose action may be made only
+    when it enters the solver: ``action`` None, ``kind`` its :class:`l07.MessageKind`)."""
 
-    __slots__ = ("action", "proc", "box", "number", "latent")
+    __slots__ = ("action", "proc", "box", "number", "latent", "kind")
 
-    def __init__(self, action: "l07.Action", proc: Process | None, box: Mailbox | None):
+    def __init__(self, action: "l07.Action | None", proc: Process | None, box: Mailbox | None):
         self.action = action
         self.proc = proc
         self.box = box
         self.number = -1
         self.latent = False
+        self.kind = None

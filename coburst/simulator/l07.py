@@ -365,12 +365,13 @@ def _unsaturate(var: Variable) -> None:
 class Route:
     """A route as ``L07Action`` uses it: its link constraints, in order, and its latency."""
 
-    __slots__ = ("links", "latency", "messages")
+    __slots__ = ("links", "latency", "messages", "kinds")
 
     def __init__(self, links: list, latency: float):
         self.links = links
         self.latency = latency
         self.messages: dict = {}  # size -> (elements, network bound) of a message (see message)
+        self.kinds: dict = {}  # size -> MessageKind (see message_kind)
 
 
 class Network:
@@ -698,6 +699,49 @@ def message(route: Route, size: float = 1.0, owner: Any = None) -> Action:
         known = route.messages[size] = ([(cnst, weight) for cnst, weight in weights.values()], net_bound)
     elems, net_bound = known
     return Action(route.latency, Variable(elems, -1.0, owner), not elems, [], net_bound)
+
+
+class MessageKind:
+    """What every ``size``-byte message over one route has in common (:func:`message_kind`):
+    the kernel counts a message down from this alone while it is alone on its links, and
+    makes its :class:`Action` (:meth:`action`) only when it must enter the solver."""
+
+    __slots__ = ("latency", "elems", "net_bound", "bound", "empty", "solved")
+
+    def __init__(self, latency: float, elems: list, net_bound: float):
+        self.latency = latency
+        self.elems = elems
+        self.net_bound = net_bound
+        #: the variable's bound once ``update_bound`` ran (no CPU: the network bound, -1 for none)
+        self.bound = net_bound if net_bound < DBL_MAX else -1.0
+        self.empty = not elems
+        #: (value, mu) of the variable solved alone on its links (worked out when first needed)
+        self.solved: tuple | None = None
+
+    def action(self, owner: Any = None) -> Action:
+        """The message's ``L07Action`` as :func:`message` makes it, its bound updated (as at
+        the end of its latency)."""
+        action = Action(self.latency, Variable(self.elems, -1.0, owner), self.empty, [], self.net_bound)
+        action.update_bound()
+        return action
+
+    def solve_alone(self) -> tuple:
+        """(value, mu) the solver gives the variable alone on its links (:func:`_solve_alone`)."""
+        if self.solved is None:
+            var = Variable(self.elems, self.bound)
+            _solve_alone(var)
+            self.solved = (var.value, var.mu)
+        return self.solved
+
+
+def message_kind(route: Route, size: float = 1.0) -> MessageKind:
+    """The :class:`MessageKind` of ``size``-byte messages over ``route`` (kept with the route)."""
+    kind = route.kinds.get(size)
+    if kind is None:
+        message(route, size)  # (its elements, worked out once)
+        elems, net_bound = route.messages[size]
+        kind = route.kinds[size] = MessageKind(route.latency, elems, net_bound)
+    return kind
 
 
 def private_route(latency: float, bandwidth: float) -> Route:
