@@ -1,6 +1,7 @@
 """Engines side by side: the real Batsim 4.2.1, ``coburst sim`` and ``coburst run --transport inprocess``.
 
     .venv/bin/python benchmarks/bench_engines.py [--repeat N] [--quick] [--scaling] [--batsim PATH]
+                                                 [--against DIR]
 
 Same inputs, same pybatsim scheduler, three engines:
 
@@ -30,6 +31,13 @@ Cases:
 ``kth-full``    the whole KTH log as delay jobs on ``kth_sp2.xml`` (28,467 jobs: on 100 nodes only
                 9 records are dropped; 28,453 on the 96-node dragonfly), ``easyBackfill``
                 (skipped with ``--quick``).
+
+``--against DIR``: two more engines, ``before-zmq`` and ``before-inprocess``: the same
+commands with another coburst source tree first on ``PYTHONPATH`` (e.g. ``git archive REV | tar
+-x -C DIR``: a copy of the tree before a change), interleaved with the others; each case then
+also prints coburst / before ratios (wall and CPU), i.e. a change's effect measured in the same
+minutes on a shared machine.  Both trees are byte-compiled first and the runs may write
+bytecode (``PYTHONDONTWRITEBYTECODE`` is dropped: a stale ``.pyc`` costs ~30 ms per run).
 
 Generated inputs are cached in ``benchmarks/.cache/`` (self-ignored by git: the folder
 holds a ``.gitignore`` of ``*``), rebuilt when older than their sources.
@@ -79,6 +87,9 @@ DRAGONFLY = ROOT / "platforms" / "dragonfly96.xml"
 ENGINES = ("batsim", "coburst-zmq", "coburst-inprocess")
 RUN_TIMEOUT = 4 * 3600.0  # seconds; a run past it is killed and reported as failed
 ENV = {**os.environ, "PYTHONHASHSEED": "0"}
+ENV.pop("PYTHONDONTWRITEBYTECODE", None)  # an edited module would be compiled at every run
+#: ``before-*`` engines' environment (``--against``)
+ENV_AGAINST: dict | None = None
 
 
 # ----------------------------------------------------------------------------- inputs
@@ -211,9 +222,9 @@ class RunFailed(RuntimeError):
     pass
 
 
-def _spawn(cmd: list[str], log: Path) -> Proc:
+def _spawn(cmd: list[str], log: Path, env: dict | None = None) -> Proc:
     with open(log, "w") as fh:
-        popen = subprocess.Popen(cmd, stdout=fh, stderr=subprocess.STDOUT, env=ENV, cwd=ROOT)
+        popen = subprocess.Popen(cmd, stdout=fh, stderr=subprocess.STDOUT, env=env or ENV, cwd=ROOT)
     return Proc(popen, log).start_reaper()
 
 
@@ -273,11 +284,14 @@ class Case:
 
 def run_engine(engine: str, case: Case, prefix: Path, batsim: str | None, extra: list[str] = ()) -> dict:
     out = prefix.parent
+    env = None
+    if engine.startswith("before-"):  # the --against tree
+        env, engine = ENV_AGAINST, engine.replace("before-", "coburst-")
     if engine == "coburst-inprocess":
         t0 = time.perf_counter()
         sim = _spawn([str(COBURST), "run", case.scheduler, "--transport", "inprocess", "-q",
                       "-p", str(case.platform), "-w", str(case.workload), "-e", str(prefix), *extra],
-                     out / f"{prefix.name}.sim.log")
+                     out / f"{prefix.name}.sim.log", env)
         _wait([sim], f"{case.name}/{engine}")
         return {"wall": sim.end - t0, "cpu_sim": sim.cpu, "cpu_sched": 0.0, "rss_sim": sim.rss_mb,
                 "rss_sched": 0.0, "one_process": True}
@@ -299,7 +313,7 @@ def run_engine(engine: str, case: Case, prefix: Path, batsim: str | None, extra:
     else:
         cmd = [str(COBURST), "sim", "-p", str(case.platform), "-w", str(case.workload), "-e", str(prefix),
                "-s", endpoint, "--timeout", "3600", "-q"]
-    sim = _spawn(cmd, out / f"{prefix.name}.sim.log")
+    sim = _spawn(cmd, out / f"{prefix.name}.sim.log", env if engine == "coburst-zmq" else None)
     _wait([sim, sched], f"{case.name}/{engine}")
     return {"wall": max(sim.end, sched.end) - t0, "cpu_sim": sim.cpu, "cpu_sched": sched.cpu,
             "rss_sim": sim.rss_mb, "rss_sched": sched.rss_mb, "one_process": False}
@@ -399,6 +413,12 @@ def bench_case(case: Case, engines: list[str], repeat: int, batsim: str | None, 
                       f"{_ratio(m['rss'], base['rss']):>6s} {_ratio(m['cpu_sim'], base['cpu_sim']):>6s}")
         print(f"   {engine:18s} {m['wall']:8.2f} {case.nb_jobs / m['wall']:7.0f} {m['cpu_sim']:8.2f} "
               f"{sched_cpu:>8s} {m['cpu']:8.2f} {m['rss_sim']:8.1f} {sched_rss:>8s} {m['rss']:8.1f}{ratios}")
+    for engine in ("coburst-zmq", "coburst-inprocess"):
+        before = meds.get(engine.replace("coburst-", "before-"))
+        if before and engine in meds:
+            m = meds[engine]
+            print(f"   {engine} / {engine.replace('coburst-', 'before-')}: wall {_ratio(m['wall'], before['wall'])}, "
+                  f"CPU {_ratio(m['cpu'], before['cpu'])} (simulator CPU {_ratio(m['cpu_sim'], before['cpu_sim'])})")
     if errors:
         print(f"   {len(errors)} failed run(s) (see above)")
     verdict = "yes" if identical else "no"
@@ -655,6 +675,8 @@ def main() -> None:
                         help="only these cases (repeatable)")
     parser.add_argument("--batsim", help="the real batsim binary (default $BATSIM, else ../shared/tools/batsim/batsim)")
     parser.add_argument("--no-batsim", action="store_true", help="coburst engines only")
+    parser.add_argument("--against", type=Path, default=None,
+                        help="another coburst source tree (before a change): before-zmq and before-inprocess engines")
     parser.add_argument("--keep", action="store_true", help="keep the run folder (printed)")
     args = parser.parse_args()
     repeat = args.repeat or (1 if args.quick else 3)
@@ -671,6 +693,17 @@ def main() -> None:
         print(f"real Batsim {why}: coburst figures only")
     print(f"coburst {facts['coburst']} on SimGrid {facts['coburst_simgrid']}; pybatsim {facts['pybatsim']}")
     engines = [e for e in ENGINES if batsim or e != "batsim"]
+    if args.against is not None:
+        global ENV_AGAINST
+        against = args.against.resolve()
+        if not (against / "coburst" / "__init__.py").is_file():
+            sys.exit(f"bench_engines: error: --against {args.against}: no coburst/ package there")
+        ENV_AGAINST = {**ENV, "PYTHONPATH": os.pathsep.join(filter(None, [str(against), ENV.get("PYTHONPATH")]))}
+        for tree in (ROOT, against):
+            subprocess.run([sys.executable, "-m", "compileall", "-q", str(tree / "coburst")], env=ENV, check=False,
+                           stdout=subprocess.DEVNULL)
+        engines += ["before-zmq", "before-inprocess"]
+        print(f"against: {against} (before-zmq, before-inprocess)")
 
     results, scaling = [], []
     tmp = Path(tempfile.mkdtemp(prefix="coburst-bench-engines-"))

@@ -1,0 +1,195 @@
+"""The protocol's fast paths (coburst/simulator/protocol.py, cli/main.py), each pinned against
+the code it replaces:
+
+* :func:`protocol.decode_json` (one decoder made once, its scanner called directly) reads
+  every text as ``json.loads(text, parse_float=rapidjson_double)`` does, errors included;
+* the in-process ``send`` hands the simulator pybatsim's message and leaves pybatsim an empty
+  dict to format into its INFO log line (only while that line is not printed);
+* :func:`protocol.check_reply` prints a message without text only when refusing it;
+* ``coburst sim`` / ``coburst run`` start with the automatic garbage collection paused, and
+  the kernel collects while it simulates.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import logging
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
+
+from coburst.errors import ProtocolError
+from coburst.simulator import protocol
+from coburst.simulator.protocol import batsim_dates, check_reply, decode_json, decode_reply, rapidjson_double
+
+from simharness import CLUSTER4, workload
+
+# ---------------------------------------------------------------------- decoding
+
+
+def _former_decode(text: str):
+    return json.loads(text, parse_float=rapidjson_double)
+
+
+def _outcome(fn, text):
+    try:
+        return "ok", fn(text)
+    except Exception as exc:  # the same exception, with the same message
+        return type(exc).__name__, str(exc)
+
+
+def _same(a, b) -> bool:
+    # NaN != NaN: compare the texts of the values
+    return repr(a) == repr(b)
+
+
+numbers = st.one_of(st.integers(-2**70, 2**70), st.floats(allow_nan=False, allow_infinity=False),
+                    st.floats(min_value=0, max_value=1e12).map(lambda x: round(x, 6)))
+values = st.recursive(
+    st.one_of(st.none(), st.booleans(), numbers, st.text(max_size=8)),
+    lambda kids: st.one_of(st.lists(kids, max_size=4), st.dictionaries(st.text(max_size=6), kids, max_size=4)),
+    max_leaves=20)
+
+
+@settings(max_examples=400, deadline=None)
+@given(values, st.sampled_from([(",", ":"), (", ", ": "), (",", ": ")]), st.sampled_from(["", " ", "\n", "\t "]),
+       st.sampled_from(["", " ", "\n", "x", "}", ",1", "]"]), st.integers(0, 60), st.data())
+@example({"now": 1.5, "events": []}, (", ", ": "), "", "", 0, None)
+def test_decoding_reads_what_json_loads_reads(value, seps, lead, trail, cut, data):
+    """Any text built from a JSON value (separators, surrounding whitespace, trailing
+    garbage, truncated, or a character replaced): same value or same error as
+    ``json.loads(text, parse_float=rapidjson_double)``."""
+    text = lead + json.dumps(value, separators=seps) + trail
+    variants = [text, text[:cut]]
+    if data is not None and text:
+        i = data.draw(st.integers(0, len(text) - 1))
+        variants.append(text[:i] + data.draw(st.sampled_from('{}[],:"0.-e x')) + text[i + 1:])
+    for t in variants:
+        new, old = _outcome(decode_json, t), _outcome(_former_decode, t)
+        assert new[0] == old[0] and _same(new[1], old[1]), (t, new, old)
+
+
+@pytest.mark.parametrize("text", ["", "nul", '{"a":1}x', ' {"now": 1.0, "events": []} ', "NaN", "-Infinity",
+                                  "1.7976931348623157e309", '"\\ud800"', "[" * 50 + "]" * 50,
+                                  '{"now": 100000000000.00003, "events": []}'])
+def test_decoding_edge_texts(text):
+    new, old = _outcome(decode_json, text), _outcome(_former_decode, text)
+    assert new[0] == old[0] and _same(new[1], old[1])
+
+
+def test_decode_reply_errors_unchanged():
+    with pytest.raises(ProtocolError, match=r"invalid JSON: Extra data at column 8\): '\{\"a\":1\}x'"):
+        decode_reply('{"a":1}x')
+    with pytest.raises(ProtocolError, match="expected an object with 'now' and 'events', got '\\[1\\]'"):
+        decode_reply("[1]")
+    # a message without text (in-process) is printed when refused, as before
+    with pytest.raises(ProtocolError, match=r"got \"\{'now': 1\.0\}\""):
+        check_reply({"now": 1.0})
+    msg = {"now": 1.0, "events": [{"timestamp": 1.0, "type": "X", "data": {}}]}
+    assert check_reply(msg) is msg
+
+
+# ---------------------------------------------------------------------- the in-process send
+
+events = st.lists(st.fixed_dictionaries(
+    {"timestamp": st.floats(0, 1e11, allow_nan=False), "type": st.sampled_from(["EXECUTE_JOB", "CALL_ME_LATER"]),
+     "data": st.one_of(st.fixed_dictionaries({"job_id": st.text(max_size=5), "alloc": st.just("0-3")}),
+                       st.fixed_dictionaries({"timestamp": st.floats(0, 1e12, allow_nan=False)}))}), max_size=5)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.floats(0, 1e11, allow_nan=False), events, st.booleans())
+def test_in_process_send_hands_over_what_it_handed_before(now, evts, info):
+    """The simulator gets the dates as Batsim reads them (``batsim_dates`` of pybatsim's
+    message, as before); pybatsim's dict is emptied only when its INFO line is not printed."""
+    class Network(protocol._MemoryNetwork):
+        channel = protocol._Channel()
+
+    msg = {"now": now, "events": evts}
+    expected = batsim_dates(copy.deepcopy(msg))
+    log = protocol._PYBATSIM_LOG
+    level = log.level
+    log.setLevel(logging.INFO if info else logging.WARNING)
+    try:
+        Network().send(msg)
+    finally:
+        log.setLevel(level)
+    assert Network.channel.outgoing == expected
+    assert msg == ({} if not info else expected)
+
+
+def test_pybatsim_logs_the_full_message_at_info(tmp_path, caplog):
+    """With pybatsim's INFO log on, the line of every message sent still shows its events."""
+    from coburst.simulator.protocol import InProcessLink
+
+    link = InProcessLink("fillerSched")
+    logging.getLogger("batsim").setLevel(logging.INFO)
+    try:
+        with caplog.at_level(logging.INFO, logger="batsim.batsim"):
+            begins = {"nb_resources": 1, "nb_compute_resources": 1, "nb_storage_resources": 0,
+                      "allow_compute_sharing": False, "allow_storage_sharing": True,
+                      "config": {"profiles-forwarded-on-submission": False, "dynamic-jobs-enabled": False,
+                                 "dynamic-jobs-acknowledged": False, "forward-unknown-events": False},
+                      "compute_resources": [{"id": 0, "name": "h0", "state": "idle", "properties": {}}],
+                      "storage_resources": [], "workloads": {}, "profiles": {}}
+            link.exchange(0.0, [{"timestamp": 0.0, "type": "SIMULATION_BEGINS", "data": begins}])
+            reply = link.exchange(1.0, [{"timestamp": 1.0, "type": "JOB_SUBMITTED", "data": {
+                "job_id": "w0!1", "job": {"id": "w0!1", "subtime": 0.0, "walltime": 10.0, "res": 1, "profile": "p"}}}])
+    finally:
+        logging.getLogger("batsim").setLevel(logging.WARNING)
+    assert [e["type"] for e in reply["events"]] == ["EXECUTE_JOB"]
+    sent = [r.getMessage() for r in caplog.records if r.getMessage().startswith("Message Sent")]
+    assert "EXECUTE_JOB" in sent[-1]
+
+
+# ---------------------------------------------------------------------- start-up garbage collection
+
+RECORDER = '''
+import gc, json, sys
+from batsim.batsim import BatsimScheduler
+AT_IMPORT = (gc.get_threshold()[0], gc.isenabled())
+
+class GcRecorder(BatsimScheduler):
+    def onSimulationBegins(self):
+        with open(self.options["out"], "w") as fh:
+            json.dump({"import": AT_IMPORT, "simulating": (gc.get_threshold()[0], gc.isenabled())}, fh)
+
+    def onJobSubmission(self, job):
+        from procset import ProcSet
+        job.allocation = ProcSet(0)
+        self.bs.execute_jobs([job])
+
+    def onJobCompletion(self, job):
+        pass
+'''
+
+
+@pytest.mark.timeout(120)
+@pytest.mark.parametrize("transport", ["inprocess", "zmq"])
+def test_start_up_pauses_the_collector_and_the_simulation_collects(tmp_path, transport):
+    """``coburst run``: the scheduler file is loaded (in-process) with automatic collection
+    paused (threshold 0); while the simulation runs it is on again (the kernel's threshold).
+    Over ZeroMQ the scheduler is another process: its collector is Python's default."""
+    from coburst.simulator.kernel import Kernel
+
+    sched = tmp_path / "gcRecorder.py"
+    sched.write_text(RECORDER)
+    out = tmp_path / "gc.json"
+    wl = workload(tmp_path / "w.json", [{"id": 1, "subtime": 0, "res": 1, "profile": "d"}],
+                  {"d": {"type": "delay", "delay": 5}})
+    proc = subprocess.run([sys.executable, "-m", "coburst", "run", str(sched), "--transport", transport, "-q",
+                           "-o", json.dumps({"out": str(out)}), "-p", str(CLUSTER4), "-w", str(wl),
+                           "-e", str(tmp_path / "o")], capture_output=True, text=True, timeout=100)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    seen = json.loads(out.read_text())
+    if transport == "inprocess":
+        assert seen["import"] == [0, True]
+        assert seen["simulating"][0] >= Kernel.GC_THRESHOLD and seen["simulating"][1]
+    else:
+        assert seen["import"][0] == seen["simulating"][0] == 700
+    assert Path(f"{tmp_path / 'o'}_jobs.csv").read_text().count("\n") == 2
