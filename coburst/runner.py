@@ -227,10 +227,65 @@ def check_scheduler_options(spec: str, options: dict) -> None:
         raise InputError("-o/--options", err.where, err.problem) from None
 
 
+#: pybatsim 3.2.1's ``batsim/__init__.py``: it only asks ``importlib.metadata`` for pybatsim's
+#: version (~18 ms of every run's start-up: the import of importlib.metadata and a scan of
+#: the installed distributions), which nothing in a run reads
+_PYBATSIM_INIT = b"""import sys
+
+if sys.version_info >= (3, 8):
+    from importlib import metadata
+else:
+    import importlib_metadata as metadata
+
+__version__ = metadata.version('pybatsim')
+
+__all__ = [__version__]
+"""
+
+
+def light_pybatsim() -> bool:
+    """Make ``import batsim`` skip the version lookup of pybatsim's package ``__init__`` when
+    that file is the known one (:data:`_PYBATSIM_INIT`): the package module is made from its
+    spec without running the file, and its two names (``__version__``, ``__all__``) are
+    computed as the file computes them when first read (PEP 562).  Every module of pybatsim
+    (``batsim.batsim``, its tools, a scheduler file's imports) loads as before.  True if done;
+    False (nothing changed) when pybatsim is already imported, absent or another version."""
+    if "batsim" in sys.modules:
+        return False
+    import importlib.util
+
+    spec = importlib.util.find_spec("batsim")
+    if spec is None or spec.loader is None or not spec.origin or spec.submodule_search_locations is None:
+        return False
+    try:
+        with open(spec.origin, "rb") as fh:
+            if fh.read() != _PYBATSIM_INIT:
+                return False
+    except OSError:
+        return False
+    module = importlib.util.module_from_spec(spec)
+
+    def __getattr__(name: str):
+        if name in ("__version__", "__all__", "metadata"):
+            from importlib import metadata
+
+            module.metadata = metadata
+            module.__version__ = metadata.version("pybatsim")
+            module.__all__ = [module.__version__]
+            return module.__dict__[name]
+        raise AttributeError(f"module 'batsim' has no attribute {name!r}")
+
+    module.__getattr__ = __getattr__
+    module.sys = sys
+    sys.modules["batsim"] = module
+    return True
+
+
 def run_args(args: argparse.Namespace):
     """Run what a parsed ``coburst run`` command line asks (``args.scheduler``, ``args.options``
     as JSON text, ``args.transport`` and Batsim's options); returns the
     :class:`~coburst.simulator.engine.SimResult`."""
+    light_pybatsim()
     from coburst.simulator.protocol import InProcessLink
 
     try:

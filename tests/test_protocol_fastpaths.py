@@ -193,3 +193,51 @@ def test_start_up_pauses_the_collector_and_the_simulation_collects(tmp_path, tra
     else:
         assert seen["import"][0] == seen["simulating"][0] == 700
     assert Path(f"{tmp_path / 'o'}_jobs.csv").read_text().count("\n") == 2
+
+
+# ---------------------------------------------------------------------- pybatsim's package start-up
+
+LIGHT_CHECK = r'''
+import sys, json
+sys.path.insert(0, sys.argv[1]) if len(sys.argv) > 1 else None
+from coburst.runner import light_pybatsim
+done = light_pybatsim()
+import batsim.batsim
+from batsim.tools.launcher import instanciate_scheduler
+import batsim
+from batsim import __version__
+print(json.dumps({"done": done, "version": __version__, "all": batsim.__all__, "metadata": hasattr(batsim, "metadata"),
+                  "sub": batsim.batsim.__name__, "again": light_pybatsim()}))
+'''
+
+
+def test_pybatsim_package_loads_lightly_and_the_same(tmp_path):
+    """``runner.light_pybatsim`` (the installed pybatsim's known ``__init__``): every module
+    loads, ``batsim.__version__`` / ``__all__`` are what the file computes, importlib.metadata
+    is imported only when they are read; a second call changes nothing."""
+    import importlib.metadata
+
+    script = tmp_path / "check.py"
+    script.write_text(LIGHT_CHECK)
+    proc = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    seen = json.loads(proc.stdout)
+    version = importlib.metadata.version("pybatsim")
+    assert seen == {"done": True, "version": version, "all": [version], "metadata": True,
+                    "sub": "batsim.batsim", "again": False}
+    # nothing reads the version in a run: importlib.metadata stays unimported
+    probe = ("import sys; from coburst.runner import light_pybatsim; light_pybatsim(); "
+             "import batsim.batsim, batsim.tools.launcher; print('importlib.metadata' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60)
+    assert out.stdout.strip() == "False", out.stderr
+
+
+def test_another_pybatsim_package_loads_as_it_is(tmp_path):
+    """A ``batsim`` package whose ``__init__`` is not the known one runs its own file."""
+    pkg = tmp_path / "other" / "batsim"
+    pkg.mkdir(parents=True)
+    (pkg / "__init__.py").write_text("__version__ = 'other'\nimport sys\nsys.ran_other_batsim_init = True\n")
+    probe = (f"import sys; sys.path.insert(0, {str(tmp_path / 'other')!r}); from coburst.runner import light_pybatsim; "
+             "print(light_pybatsim()); import batsim; print(batsim.__version__, getattr(sys, 'ran_other_batsim_init', 0))")
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60)
+    assert out.stdout.split() == ["False", "other", "True"], out.stderr
