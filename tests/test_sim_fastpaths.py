@@ -588,15 +588,76 @@ def test_job_rows_and_sums_as_before(rows):
     stats = ScheduleStats()
     for k, (sub, wait, run, state, walltime, energy) in enumerate(rows):
         start = sub + wait
+        alloc = ProcSet((0, 1), (3 + k, 3 + 2 * k))
         rec = JobRecord(job_number=str(k), workload="w0", profile="p", subtime=sub, res=2, walltime=walltime,
-                        final_state=state, start=start, finish=start + run, alloc=ProcSet((0, 1)),
+                        final_state=state, start=start, finish=start + run, alloc=alloc,
                         metadata='a "b"', consumed_energy=None if energy is None else LD(energy))
         assert rec.csv_row() == _former_csv_row(rec)
+        # the allocation's text given by the caller (SimJob.alloc_text), as formatted
+        given_text = JobRecord(job_number=str(k), workload="w0", profile="p", subtime=sub, res=2,
+                               walltime=walltime, final_state=state, start=start, finish=start + run, alloc=alloc,
+                               metadata='a "b"', consumed_energy=None if energy is None else LD(energy),
+                               alloc_text=str(alloc))
+        assert given_text.csv_row() == rec.csv_row()
         stats.add(rec)
         records.append(rec)
     new = [stats.sum_wait, stats.sum_turn, stats.sum_slow, stats.makespan, stats.max_wait, stats.max_turn,
            stats.max_slow]
     assert all(type(a) is type(b) and a == b for a, b in zip(new, _former_sums(records), strict=True))
+
+
+# ---------------------------------------------------------------------- the server's texts
+
+job_ids = st.text(min_size=1, max_size=12).map(lambda t: "w0!" + t)
+allocs = st.lists(st.integers(0, 300), min_size=1, max_size=30)
+
+
+@settings(max_examples=300, deadline=None)
+@given(job_ids, st.sampled_from(["COMPLETED_SUCCESSFULLY", "COMPLETED_FAILED", "COMPLETED_WALLTIME_REACHED",
+                                 "COMPLETED_KILLED"]),
+       st.one_of(st.integers(-3, 3), st.integers(-2**70, 2**70), st.just(True), st.just(0.5)), allocs)
+def test_completed_and_submitted_texts_as_encode_value_makes_them(jid, state, code, ids):
+    """JOB_COMPLETED's and JOB_SUBMITTED's data written as text directly
+    (``handlers.completed_data``, ``submitted_data``) and the event around it
+    (``ProtocolHandlers.append`` of a text): what :func:`encode_value` makes of the dicts,
+    byte for byte (any id text, any return code: one of another type than ``int`` keeps the
+    dict)."""
+    from types import SimpleNamespace
+
+    from procset import ProcSet
+
+    from coburst.simulator.handlers import ProtocolHandlers, completed_data
+    from coburst.simulator.jobs import SimJob
+    from coburst.simulator.protocol import RawJSON, encode_text, encode_value
+
+    alloc = ProcSet(*ids)
+    sjob = SimJob(job=SimpleNamespace(id=jid, json_text=RawJSON('{"id":"1","subtime":0.000000}')),
+                  state=state, alloc=alloc, return_code=code)
+    as_dict = {"job_id": jid, "job_state": state, "return_code": code, "alloc": str(alloc)}
+    assert encode_text(completed_data(jid, sjob)) == encode_text(as_dict)
+    fake = SimpleNamespace(options={"forward_profiles_on_submission": False}, kernel=SimpleNamespace(now=12.25),
+                           events=[])
+    submitted = ProtocolHandlers.submitted_data(fake, sjob)
+    assert encode_text(submitted) == encode_text({"job_id": jid, "job": sjob.job.json_text})
+    for etype, data in (("JOB_COMPLETED", completed_data(jid, sjob)), ("JOB_SUBMITTED", submitted)):
+        ProtocolHandlers.append(fake, etype, data)
+        out = ['{"timestamp":', "%6f" % 12.25, ',"type":', encode_text(etype), ',"data":']  # (the general path)
+        encode_value(data, out)
+        assert fake.events.pop() == "".join(out) + "}"
+
+
+@settings(max_examples=300, deadline=None)
+@given(allocs)
+def test_allocation_ids_from_intervals_as_listed(ids):
+    """``SimJob.machine_ids`` (and EXECUTE_JOB's ids) from the ProcSet's intervals: ``list(alloc)``."""
+    from types import SimpleNamespace
+
+    from procset import ProcSet
+
+    from coburst.simulator.jobs import SimJob
+
+    alloc = ProcSet(*ids)
+    assert SimJob(job=SimpleNamespace(id="w0!1"), alloc=alloc).machine_ids() == list(alloc) == sorted(set(ids))
 
 
 # ---------------------------------------------------------------------- ZeroMQ monitor events

@@ -189,14 +189,15 @@ class BatsimActors:
         box = self.server_box
         while not self.done:
             message = yield Get(box)
-            if message[0] == "COMPLETED" and self.workflows is not None:
+            if self.workflows is not None and message[0] == "COMPLETED":
                 callback = self.workflows.callback(message[1].id)  # a workflow's job: its submitter first
                 if callback is not None:
                     yield callback
             self.handle(message)
             if self.done:
                 break
-            if self.sched_ready and not self.end_sent and box.empty():
+            if self.sched_ready and not self.end_sent and (not box.pending or (box.busy and len(box.pending) == 1)):
+                # (box.empty())
                 if self.events:
                     self._call_scheduler()
                 elif self.is_finished():

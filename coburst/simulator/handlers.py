@@ -56,6 +56,15 @@ def completed_data(jid: str, sjob: SimJob) -> dict[str, Any] | RawJSON:
                    f'"alloc":{_json_string(sjob.alloc_text)}}}')
 
 
+#: the scheduler's event types and the handler method of each
+_DECISION_HANDLERS = {
+    "EXECUTE_JOB": "on_execute_job", "REJECT_JOB": "on_reject_job", "KILL_JOB": "on_kill_job",
+    "CALL_ME_LATER": "on_call_me_later", "REGISTER_JOB": "on_register_job",
+    "REGISTER_PROFILE": "on_register_profile", "SET_JOB_METADATA": "on_set_job_metadata",
+    "CHANGE_JOB_STATE": "on_change_job_state", "NOTIFY": "on_notify", "TO_JOB_MSG": "on_to_job_msg",
+}
+
+
 class ProtocolHandlers:
     """Events to the scheduler (:meth:`append`) and the handling of every message the
     server receives (:meth:`handle`, :meth:`apply_decision`)."""
@@ -63,6 +72,10 @@ class ProtocolHandlers:
     def append(self, etype: str, data: dict[str, Any]) -> None:
         """Queue an event for the scheduler, encoded at once (Batsim's writer appends it to the
         message being built, dated now)."""
+        if type(data) is RawJSON:  # (encode_value would copy it as it is)
+            self.events.append(RawJSON(f'{{"timestamp":{"%6f" % self.kernel.now},"type":{_json_string(etype)},'
+                                       f'"data":{data}}}'))
+            return
         out = ['{"timestamp":', "%6f" % self.kernel.now, ',"type":', _json_string(etype), ',"data":']
         encode_value(data, out)
         out.append("}")
@@ -100,7 +113,20 @@ class ProtocolHandlers:
         kind = message[0]
         if _DEBUG:
             print(f"{self.kernel.now!r} {kind} {str(message[1:])[:100]}", file=sys.stderr)
-        if kind == "SUBMIT":
+        if kind == "DECISION":  # (the most frequent first)
+            self.apply_decision(message[1])
+        elif kind == "READY":
+            self.sched_ready = True
+            if self.end_sent:
+                self.done = True
+        elif kind == "COMPLETED":
+            sjob: SimJob = message[1]
+            self.nb_running -= 1
+            self.nb_completed += 1
+            self.append("JOB_COMPLETED", completed_data(sjob.id, sjob))
+            self.job_row(sjob)
+            self.to_delete.append(sjob)
+        elif kind == "SUBMIT":
             if self.workflows is not None:
                 if self.workflows.ignores_submissions():  # --ignore-beyond-last-workflow
                     return
@@ -122,19 +148,6 @@ class ProtocolHandlers:
                 self.append("NOTIFY", {"type": "no_more_static_job_to_submit"})
         elif kind in ("EVENTS", "EVENTS_BYE"):
             self.external.handle(message)
-        elif kind == "DECISION":
-            self.apply_decision(message[1])
-        elif kind == "READY":
-            self.sched_ready = True
-            if self.end_sent:
-                self.done = True
-        elif kind == "COMPLETED":
-            sjob: SimJob = message[1]
-            self.nb_running -= 1
-            self.nb_completed += 1
-            self.append("JOB_COMPLETED", completed_data(sjob.id, sjob))
-            self.job_row(sjob)
-            self.to_delete.append(sjob)
         elif kind == "FROM_JOB":  # a send profile (server_on_from_job_msg)
             self.append("FROM_JOB_MSG", {"job_id": message[1].id, "msg": message[2]})
         elif kind == "WAITING_DONE":
@@ -222,14 +235,8 @@ class ProtocolHandlers:
         data = event.get("data")
         if not isinstance(data, dict):
             raise ProtocolError(f"{etype} event without a 'data' object: {json.dumps(event)[:200]}")
-        handler = {
-            "EXECUTE_JOB": self.on_execute_job, "REJECT_JOB": self.on_reject_job, "KILL_JOB": self.on_kill_job,
-            "CALL_ME_LATER": self.on_call_me_later, "REGISTER_JOB": self.on_register_job,
-            "REGISTER_PROFILE": self.on_register_profile, "SET_JOB_METADATA": self.on_set_job_metadata,
-            "CHANGE_JOB_STATE": self.on_change_job_state, "NOTIFY": self.on_notify,
-            "TO_JOB_MSG": self.on_to_job_msg,
-        }.get(etype)
-        if handler is None:
+        name = _DECISION_HANDLERS.get(etype) if type(etype) is str else None
+        if name is None:
             if etype in ("SET_RESOURCE_STATE", "QUERY"):
                 if self.power is None:
                     raise ProtocolError(f"{etype} received, but energy is not simulated: run the simulator with "
@@ -242,7 +249,7 @@ class ProtocolHandlers:
                     self.power.set_resource_state(data)
                 return
             raise ProtocolError(f"unknown event type {etype!r} from the scheduler")
-        handler(data)
+        getattr(self, name)(data)
 
     def on_query(self, data: dict) -> None:
         """``QUERY`` (``handle_query``): only ``consumed_energy`` (with an empty object) exists."""
@@ -304,7 +311,7 @@ class ProtocolHandlers:
         if size != sjob.job.res and not self._total_profile(sjob, profile):
             raise ProtocolError(f"EXECUTE_JOB {sjob.id}: allocation {alloc} has {len(alloc)} resources but the job "
                                 f"requests {sjob.job.res}")
-        ids = list(alloc)
+        ids = [i for lo, hi in alloc.intervals() for i in range(lo, hi + 1)]  # list(alloc), faster
         share_compute = self.options["enable_compute_sharing"]
         share_storage = not self.options["disable_storage_sharing"]
         busy = self.machine_busy

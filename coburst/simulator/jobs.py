@@ -47,7 +47,7 @@ class SimJob:
         """The allocation's ids as a sorted list (worked out once: a ProcSet is slow to iterate)."""
         ids = self._ids
         if ids is None or self._ids_of is not self.alloc:
-            ids = self._ids = list(self.alloc)
+            ids = self._ids = [i for lo, hi in self.alloc.intervals() for i in range(lo, hi + 1)]  # list(alloc)
             self._ids_of = self.alloc
         return ids
 

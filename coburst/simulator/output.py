@@ -73,6 +73,8 @@ class JobRecord:
     alloc: ProcSet | None = None
     metadata: str = ""
     consumed_energy: object = None  # -E: the job's energy (long double, printed %Lf); None: -1
+    #: ``str(alloc)`` when the caller has it already (a ProcSet's formatting is slow)
+    alloc_text: str | None = None
 
     @property
     def success(self) -> int:
@@ -115,7 +117,7 @@ class JobRecord:
         start, runtime, completion, wait, turnaround, stretch = self.derived()
         return (f"{head},{self.success},{self.final_state},{float(start):.6f},{float(runtime):.6f},"
                 f"{float(completion):.6f},{float(wait):.6f},{float(turnaround):.6f},"
-                f"{float(stretch):.6f},{self.alloc},"
+                f"{float(stretch):.6f},{self.alloc if self.alloc_text is None else self.alloc_text},"
                 f"{f6(-1) if self.consumed_energy is None else fmt_Lf(self.consumed_energy)},"
                 f"{quote_metadata(self.metadata)}")
 
