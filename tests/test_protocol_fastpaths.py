@@ -94,6 +94,84 @@ def test_decode_reply_errors_unchanged():
     assert check_reply(msg) is msg
 
 
+def _former_check_reply(msg, raw=None):
+    """check_reply as it was (every check for every event)."""
+    if raw is None:
+        raw = repr(msg)
+    if not isinstance(msg, dict) or "now" not in msg or "events" not in msg:
+        raise ProtocolError(f"malformed message from the scheduler: expected an object with 'now' and "
+                            f"'events', got {raw[:200]!r}")
+    now = msg["now"]
+    if isinstance(now, bool) or not isinstance(now, (int, float)):
+        raise ProtocolError(f"malformed message from the scheduler: 'now' is not a number: {now!r}")
+    events = msg["events"]
+    if not isinstance(events, list):
+        raise ProtocolError("malformed message from the scheduler: 'events' is not a list")
+    for i, event in enumerate(events):
+        if not isinstance(event, dict) or "type" not in event or "timestamp" not in event:
+            raise ProtocolError(f"malformed event #{i} from the scheduler (needs 'timestamp' and 'type'): "
+                                f"{json.dumps(event)[:200]}")
+        ts = event["timestamp"]
+        if isinstance(ts, bool) or not isinstance(ts, (int, float)):
+            raise ProtocolError(f"event #{i} ({event['type']}) has a non-numeric timestamp {ts!r}")
+        if ts > now + 1e-9:
+            raise ProtocolError(f"event #{i} ({event['type']}) is dated {ts} after the message's now={now}")
+    return msg
+
+
+stamps = st.one_of(st.floats(), st.integers(-5, 10**20), st.booleans(), st.none(), st.text(max_size=2),
+                   st.just(10**400))
+any_event = st.one_of(
+    st.fixed_dictionaries({"timestamp": stamps, "type": st.sampled_from(["EXECUTE_JOB", "NOTIFY"])},
+                          optional={"data": st.dictionaries(st.text(max_size=3), st.integers(), max_size=2)}),
+    st.fixed_dictionaries({"timestamp": stamps}), st.fixed_dictionaries({"type": st.just("X")}),
+    st.integers(), st.lists(st.integers(), max_size=2))
+
+
+@settings(max_examples=600, deadline=None)
+@given(stamps, st.lists(any_event, max_size=4), st.sampled_from(["now", "events", "both"]), st.booleans())
+@example(1.0, [{"timestamp": 1.0 + 1e-9, "type": "X"}], "both", False)
+@example(10**400, [{"timestamp": 1.0, "type": "X"}], "both", False)
+@example(1.0, [{"timestamp": float("nan"), "type": "X"}], "both", False)
+def test_check_reply_decides_and_says_what_it_said(now, evts, keys, textless):
+    """Same message accepted, or the same error, as the former check (every event checked
+    in full); dates near ``now``, NaN, integers, booleans, huge integers, malformed events."""
+    msg = {"now": now, "events": evts} if keys == "both" else {keys: now}
+    raw = None if textless else repr(msg)
+    new, old = _outcome(lambda m: check_reply(m, raw), msg), _outcome(lambda m: _former_check_reply(m, raw), msg)
+    assert new[0] == old[0] and (new[0] == "ok" or new[1] == old[1]), (new, old)
+
+
+@settings(max_examples=2000, deadline=None)
+@given(st.one_of(st.floats(), st.floats(0, 1e11), st.floats(0, 1e11).map(lambda x: round(x, 6)),
+                 st.integers(-10, 10), st.floats(min_value=1e15, max_value=1e20)))
+@example(100000000000.00003)
+@example(-0.0)
+@example(0.30000000000000004)
+def test_batsim_date_is_rapidjson_of_the_repr(value):
+    """``batsim_date``'s shortcut (a short repr: the value itself) against the former
+    ``rapidjson_double(repr(value))``, bit for bit (NaN as NaN)."""
+    import math
+    import struct
+
+    got = protocol.batsim_date(value)
+    if type(value) is not float:
+        assert got is value
+        return
+    want = rapidjson_double(repr(value))
+    assert type(got) is float
+    assert (math.isnan(got) and math.isnan(want)) or struct.pack("<d", got) == struct.pack("<d", want)
+
+
+@settings(max_examples=300, deadline=None)
+@given(values)
+def test_in_process_reading_is_json_loads(value):
+    """pybatsim's reading of the in-process message (the plain decoder, scanned directly)
+    gives ``json.loads``'s value for the text :func:`encode_message` writes."""
+    text = protocol.encode_message(1.0, [{"timestamp": 1.0, "type": "X", "data": value}])
+    assert repr(decode_json(text, protocol._PLAIN)) == repr(json.loads(text))
+
+
 # ---------------------------------------------------------------------- the in-process send
 
 events = st.lists(st.fixed_dictionaries(

@@ -331,8 +331,13 @@ def rapidjson_double(text: str) -> float:
 
 def batsim_date(value: float | int) -> float:
     """A number of a scheduler message as Batsim gets it: pybatsim writes it with Python's
-    ``repr`` (``json.dumps``), Batsim reads it back with RapidJSON (:func:`rapidjson_double`)."""
-    return rapidjson_double(repr(value)) if type(value) is float else value
+    ``repr`` (``json.dumps``), Batsim reads it back with RapidJSON (:func:`rapidjson_double`).
+    A ``repr`` of at most 16 characters without an exponent is read back as the float it
+    came from (``rapidjson_double`` is ``float`` there, and ``float(repr(x)) == x``)."""
+    if type(value) is float:
+        text = repr(value)
+        return value if len(text) <= 16 and "e" not in text else rapidjson_double(text)
+    return value
 
 
 def batsim_dates(msg: Any) -> Any:
@@ -353,20 +358,22 @@ def batsim_dates(msg: Any) -> Any:
 #: the reading of scheduler messages, made once: ``json.loads(raw, parse_float=...)`` builds a
 #: decoder and its scanner at every call (~1.5 us of each ZeroMQ exchange's ~3 us of decoding)
 _DECODER = json.JSONDecoder(parse_float=rapidjson_double)  # Batsim's RapidJSON reading of numbers
-_SCAN = _DECODER.scan_once
+#: ``json.loads(raw)``'s decoder (Python's ``float`` for numbers: how pybatsim reads Batsim)
+_PLAIN = json.JSONDecoder()
 
 
-def decode_json(raw: str) -> Any:
-    """``json.loads(raw, parse_float=rapidjson_double)``, its errors included: a text with no
-    whitespace around its value (what pybatsim sends) is scanned directly, anything else (or
-    an error) goes through the decoder's own reading."""
+def decode_json(raw: str, decoder: json.JSONDecoder = _DECODER) -> Any:
+    """``json.loads(raw, parse_float=rapidjson_double)`` (``decoder=_PLAIN``: ``json.loads(raw)``),
+    its errors included: a text with no whitespace around its value (what pybatsim and
+    :func:`encode_message` write) is scanned directly, anything else (or an error) goes
+    through the decoder's own reading."""
     try:
-        value, end = _SCAN(raw, 0)
+        value, end = decoder.scan_once(raw, 0)
     except (StopIteration, json.JSONDecodeError, RecursionError):
         end = -1
     if end == len(raw):
         return value
-    return _DECODER.decode(raw)
+    return decoder.decode(raw)
 
 
 def decode_reply(raw: str) -> dict[str, Any]:
@@ -393,18 +400,31 @@ def check_reply(msg: Any, raw: str | None = None) -> dict[str, Any]:
     events = msg["events"]
     if not isinstance(events, list):
         raise ProtocolError("malformed message from the scheduler: 'events' is not a list")
+    if type(now) is not float:  # (an integer date: every check, event by event)
+        for i, event in enumerate(events):
+            _check_event(i, event, now)
+        return msg
+    limit = now + 1e-9
     for i, event in enumerate(events):
-        if not isinstance(event, dict) or "type" not in event or "timestamp" not in event:
-            raise ProtocolError(f"malformed event #{i} from the scheduler (needs 'timestamp' and 'type'): "
-                                f"{json.dumps(event)[:200]}")
-        ts = event["timestamp"]
-        if isinstance(ts, bool) or not isinstance(ts, (int, float)):
-            raise ProtocolError(f"event #{i} ({event['type']}) has a non-numeric timestamp {ts!r}")
-        if ts > now + 1e-9:
-            raise ProtocolError(f"event #{i} ({event['type']}) is dated {ts} after the message's now={now}")
-        # (Batsim 4.2 accepts events out of chronological order: an event dated before the
-        # current time is applied at once, like coburst's request-reply actor does)
+        # the usual event (a dict with a type, a float date not after now) in one test each
+        ts = event.get("timestamp") if type(event) is dict and "type" in event else None
+        if type(ts) is not float or ts > limit:
+            _check_event(i, event, now)
     return msg
+
+
+def _check_event(i: int, event: Any, now: float) -> None:
+    """:func:`check_reply`'s checks of one event (every check, in their order)."""
+    if not isinstance(event, dict) or "type" not in event or "timestamp" not in event:
+        raise ProtocolError(f"malformed event #{i} from the scheduler (needs 'timestamp' and 'type'): "
+                            f"{json.dumps(event)[:200]}")
+    ts = event["timestamp"]
+    if isinstance(ts, bool) or not isinstance(ts, (int, float)):
+        raise ProtocolError(f"event #{i} ({event['type']}) has a non-numeric timestamp {ts!r}")
+    if ts > now + 1e-9:
+        raise ProtocolError(f"event #{i} ({event['type']}) is dated {ts} after the message's now={now}")
+    # (Batsim 4.2 accepts events out of chronological order: an event dated before the
+    # current time is applied at once, like coburst's request-reply actor does)
 
 
 class _Channel:
@@ -450,7 +470,7 @@ class _MemoryNetwork:
         raw = self.recv_string(blocking)
         if raw is None:
             return None
-        msg = json.loads(raw)
+        msg = decode_json(raw, _PLAIN)
         if not _PYBATSIM_LOG.isEnabledFor(logging.INFO):
             # pybatsim formats every message into an INFO log line, printed or not: a message
             # whose text is the JSON it came from costs nothing to format (same content)
