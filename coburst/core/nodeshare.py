@@ -346,41 +346,6 @@ class Board:
         self.take(handle, pl, check=False)
         return pl
 
-    def validate(self, pl: Placement) -> None:
-        """Raise ValueError if ``pl`` cannot be taken on this board; change nothing.
-
-        :meth:`take`'s checks (free units, node limits, geometry, burst buffers) computed
-        without changing the board, and the form :meth:`place` gives every placement (nodes
-        and units ascending without repeats, the units on those nodes: a compact placement
-        exactly the units of its nodes), which the counting checks of ``take`` let through
-        when broken.  After it, ``take(pl, check=False)`` leaves the board a checked ``take``
-        would."""
-        c = self.cluster
-        nodes, units = pl.arrays()
-        if not (len(nodes) and (nodes[1:] > nodes[:-1]).all() and (units[1:] > units[:-1]).all()):
-            raise ValueError("placement nodes and units must be ascending, without repeats")
-        if not self.free.reshape(-1)[units].all():
-            raise ValueError("placement takes a unit that is not free")
-        if pl.mode == COMPACT:
-            if not self.compact_mask(nodes).all():
-                raise ValueError("compact placement on a node that is not idle")
-            if len(units) != len(nodes) * c.units_per_node or not np.array_equal(units, c.unit_grid[nodes].reshape(-1)):
-                raise ValueError("compact placement must take every unit of its nodes")
-        else:
-            if not self.spread_mask(nodes).all():
-                raise ValueError("spread placement on a node that cannot take one more spread job")
-            if len(units) != len(nodes) * c.sockets * c.half:
-                raise ValueError("spread placement must take half of every socket of its nodes")
-        if pl.bb_nodes:
-            use = np.bincount(np.asarray(pl.bb_nodes), minlength=len(self.bb_free)) * pl.bb
-            if (use > self.bb_free).any():
-                raise ValueError("placement over a burst-buffer node's free capacity")
-        if pl.mode == SPREAD:
-            taken = np.bincount(units // c.k, minlength=c.n * c.sockets).reshape(c.n, c.sockets)[nodes]
-            if (self.per_socket[nodes] - taken != c.k - c.half * (self.jobs_on[nodes] + 1)[:, None]).any() \
-                    or int(taken.sum()) != len(units):
-                raise ValueError("spread placement must take exactly half of every socket")
-
     def take(self, handle: int, pl: Placement, check: bool = True) -> None:
         """Occupy a placement's units, validated (free units, node limits, geometry, burst
         buffers) unless ``check`` is false (placements :meth:`place` computed itself)."""
@@ -580,8 +545,7 @@ class NodeSharingState:
         for st in decisions.starts:
             if st.job.id not in self._queue:
                 raise ValueError(f"starting job {st.job.id!r} which is not waiting")
-            trial.validate(st.alloc)  # raises on any conflict
-            trial.take(st.job.seq, st.alloc, check=False)
+            trial.take(st.job.seq, st.alloc)  # raises on any conflict
         self._board = trial
         for st in decisions.starts:
             job = self._unqueue(st.job.id)
