@@ -390,6 +390,30 @@ def test_lone_messages_outside_the_solver_as_through_it(hosts, scripts):
     assert _kernel_log(hosts, scripts, lone=True) == _kernel_log(hosts, scripts, lone=False)
 
 
+@settings(max_examples=200, deadline=None)
+@given(platforms(), st.lists(st.lists(request, max_size=8), min_size=1, max_size=5))
+def test_component_search_by_marks_as_by_ids(hosts, scripts):
+    """The solver's component search marking what it met (``FairBottleneck._component``) finds
+    the variables the former search by ids found, in the same order, at every solve of random
+    mixes of messages and parallel tasks (both engines' paths for messages)."""
+    searched = []
+    by_marks = l07.FairBottleneck._component
+
+    def both(self, seeds):
+        reference = self._component_by_ids(list(seeds))
+        found = by_marks(self, seeds)
+        assert [id(var) for var in found] == [id(var) for var in reference]
+        searched.append(len(found))
+        return found
+
+    l07.FairBottleneck._component = both
+    try:
+        _kernel_log(hosts, scripts, lone=True)
+        _kernel_log(hosts, scripts, lone=False)
+    finally:
+        l07.FairBottleneck._component = by_marks
+
+
 def test_a_lone_message_joins_the_solver_when_a_task_crosses_its_link():
     """A message on a 1 B/s link (1 s long) alone, then a parallel task across that link half
     way: from then on they share it (the message ends later than alone), as through the

@@ -42,6 +42,7 @@ are never FATPIPE, where a zero weight would matter.
 
 from __future__ import annotations
 
+import itertools
 import math
 import sys
 from collections import Counter
@@ -62,7 +63,7 @@ DBL_MAX = sys.float_info.max
 class Constraint:
     """An lmm constraint: a host's CPU or a link."""
 
-    __slots__ = ("name", "bound", "fatpipe", "elems", "remaining", "usage", "nb", "alive")
+    __slots__ = ("name", "bound", "fatpipe", "elems", "remaining", "usage", "nb", "alive", "mark")
 
     def __init__(self, name: str, bound: float, fatpipe: bool):
         self.name = name
@@ -75,6 +76,7 @@ class Constraint:
         self.usage = 0.0
         self.nb = 0
         self.alive = False
+        self.mark = 0  # the last component search that met it (FairBottleneck._component)
 
     def load(self) -> float:
         """``Constraint::get_usage``: what the enabled variables take of it."""
@@ -92,7 +94,7 @@ class Variable:
     """An lmm variable (one L07 action's share): ``value`` is its rate, in fractions of the
     action per second."""
 
-    __slots__ = ("elems", "bound", "value", "mu", "sat", "owner")
+    __slots__ = ("elems", "bound", "value", "mu", "sat", "owner", "mark")
 
     def __init__(self, elems: list, bound: float, owner: Any = None):
         self.elems = elems  # [(constraint, weight > 0)] in SimGrid's expansion order
@@ -101,6 +103,12 @@ class Variable:
         self.mu = 0.0
         self.sat = False
         self.owner = owner
+        self.mark = 0  # the last component search that met it (FairBottleneck._component)
+
+
+#: numbers of the component searches (one sequence for every system: a constraint met by two
+#: systems' searches never carries another search's number)
+_searches = itertools.count(1)
 
 
 class FairBottleneck:
@@ -158,7 +166,38 @@ class FairBottleneck:
         return left
 
     def _component(self, seeds: list) -> list:
-        """The enabled variables connected to ``seeds`` (variables and constraints)."""
+        """The enabled variables connected to ``seeds`` (variables and constraints), in the
+        order they are met (what was met is marked with the search's number)."""
+        variables = self.variables
+        mark = next(_searches)
+        found: list[Variable] = []
+        todo = []
+        for item in seeds:
+            if type(item) is Variable:
+                if item.mark != mark and id(item) in variables:
+                    item.mark = mark
+                    found.append(item)
+                    for cnst, _ in item.elems:
+                        if cnst.mark != mark:
+                            cnst.mark = mark
+                            todo.append(cnst)
+            elif item.mark != mark:
+                item.mark = mark
+                todo.append(item)
+        while todo:
+            for var, _ in todo.pop().elems:
+                if var.mark != mark:
+                    var.mark = mark
+                    found.append(var)
+                    for cnst, _ in var.elems:
+                        if cnst.mark != mark:
+                            cnst.mark = mark
+                            todo.append(cnst)
+        return found
+
+    def _component_by_ids(self, seeds: list) -> list:
+        """:meth:`_component` as it was (ids in a dict and a set): the reference of
+        tests/test_sim_fastpaths.py."""
         variables = self.variables
         found: dict[int, Variable] = {}
         seen: set[int] = set()
