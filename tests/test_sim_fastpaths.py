@@ -630,6 +630,20 @@ def test_job_rows_and_sums_as_before(rows):
     assert all(type(a) is type(b) and a == b for a, b in zip(new, _former_sums(records), strict=True))
 
 
+@settings(max_examples=500, deadline=None)
+@given(st.one_of(st.floats(allow_nan=True, allow_infinity=True, allow_subnormal=True),
+                 st.sampled_from([0.0, -0.0, 5e-324, -5e-324, 1e308, 2.0**53 + 1, 0.1]),
+                 st.integers(-2**70, 2**70)))
+def test_to_ld_is_ld(value):
+    """``output.to_ld`` (``-0.0 + x`` for a float) is ``np.longdouble(x)``, every bit (signed zeros,
+    subnormals, infinities, NaN; integers go through ``np.longdouble`` itself)."""
+    from coburst.simulator.output import LD, to_ld
+
+    fast, reference = to_ld(value), LD(value)
+    assert type(fast) is type(reference)
+    assert np.array([fast]).tobytes()[:10] == np.array([reference]).tobytes()[:10]  # (the 80 bits used)
+
+
 # ---------------------------------------------------------------------- the server's texts
 
 job_ids = st.text(min_size=1, max_size=12).map(lambda t: "w0!" + t)

@@ -12,7 +12,7 @@ import sys
 from typing import TYPE_CHECKING
 
 from coburst.simulator.jobs import SimJob
-from coburst.simulator.output import LD, JobRecord
+from coburst.simulator.output import JobRecord, to_ld
 
 if TYPE_CHECKING:  # pragma: no cover
     from coburst.simulator.execution import JobRun
@@ -30,7 +30,7 @@ class JobAccounting:
         storage machine shared by several jobs, compute sharing): the interval is then added
         in two parts, which changes the last bits of the long double sums; at a job end only
         when the machine becomes idle."""
-        now = LD(self.kernel.now)
+        now = to_ld(self.kernel.now)
         busy_list, last = self.machine_busy, self.machine_last_change
         idle, computing = self.machine_idle, self.machine_computing
         unavailable = self.external.unavailable if self.external is not None else None

@@ -27,7 +27,7 @@ from coburst.errors import ProtocolError
 from coburst.simulator.kernel import Get, Put, Sleep
 from coburst.simulator.l07 import LOOPBACK_BANDWIDTH, Route, private_route
 from coburst.simulator.platform import master_zone_routing
-from coburst.simulator.output import LD
+from coburst.simulator.output import to_ld
 from coburst.simulator.workload import Job, Workload
 
 #: the routings whose hosts without a route to themselves use SimGrid 3.32's loopback link
@@ -109,7 +109,7 @@ class BatsimActors:
                 if batch:
                     yield self.to_server(("SUBMIT", batch))
                     batch = []
-                yield Sleep(float(LD(job.subtime) - LD(current)))  # Batsim: long double dates
+                yield Sleep(float(to_ld(job.subtime) - to_ld(current)))  # Batsim: long double dates
                 current = self.kernel.now
             batch.append(job)
             if first:

@@ -33,6 +33,14 @@ SCHEDULE_KEYS = (
 #: C's ``long double`` (80-bit on x86-64), in which Batsim computes job times and sums
 LD = np.longdouble
 EPSILON_RUNTIME = np.longdouble("1e-5")
+_LD_NEGATIVE_ZERO = LD(-0.0)
+
+
+def to_ld(value) -> LD:
+    """``LD(value)``, five times faster for a ``float``: ``-0.0 + x`` is ``x`` exactly for every
+    double (zeros keep their sign; infinities, NaN), and a double converts to a long double
+    exactly (other types: ``LD`` itself)."""
+    return _LD_NEGATIVE_ZERO + value if type(value) is float else LD(value)
 
 #: the version string coburst writes in ``batsim_version`` (Batsim compatibility level)
 BATSIM_VERSION = "4.2.1-coburst"
@@ -90,8 +98,8 @@ class JobRecord:
     def _compute_times(self) -> tuple[LD, LD, LD]:
         """Batsim's long-double (start, runtime, completion): ``runtime = end clock - start``,
         ``1e-5`` when null (``jobs_execution.cpp``), ``completion = start + runtime``."""
-        start = LD(self.start)
-        runtime = LD(self.finish) - start
+        start = to_ld(self.start)
+        runtime = to_ld(self.finish) - start
         if runtime == 0:
             runtime = EPSILON_RUNTIME
         return start, runtime, start + runtime
@@ -104,7 +112,7 @@ class JobRecord:
         ``stretch = turnaround / runtime``): worked out once for the row and the sums."""
         if self._derived is None:
             start, runtime, completion = self.times()
-            sub = LD(self.subtime)
+            sub = to_ld(self.subtime)
             turnaround = completion - sub
             self._derived = (start, runtime, completion, start - sub, turnaround, turnaround / runtime)
         return self._derived
