@@ -307,11 +307,11 @@ class ProtocolHandlers:
             raise ProtocolError(f"EXECUTE_JOB {sjob.id}: its composed profile {profile.name!r} was registered during "
                                 "the simulation, and Batsim 4.2.1 never resolves the sequence of such a profile (it "
                                 "reads an empty profile_sequence when the job starts and crashes)")
-        size = len(mapping) if mapping is not None else len(alloc)
+        ids = [i for lo, hi in alloc.intervals() for i in range(lo, hi + 1)]  # list(alloc), faster
+        size = len(mapping) if mapping is not None else len(ids)
         if size != sjob.job.res and not self._total_profile(sjob, profile):
             raise ProtocolError(f"EXECUTE_JOB {sjob.id}: allocation {alloc} has {len(alloc)} resources but the job "
                                 f"requests {sjob.job.res}")
-        ids = [i for lo, hi in alloc.intervals() for i in range(lo, hi + 1)]  # list(alloc), faster
         share_compute = self.options["enable_compute_sharing"]
         share_storage = not self.options["disable_storage_sharing"]
         busy = self.machine_busy
