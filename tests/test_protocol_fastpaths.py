@@ -87,6 +87,10 @@ def test_decode_reply_errors_unchanged():
         decode_reply('{"a":1}x')
     with pytest.raises(ProtocolError, match="expected an object with 'now' and 'events', got '\\[1\\]'"):
         decode_reply("[1]")
+    # a number no double holds: refused with the message (was an IndexError from the reader)
+    with pytest.raises(ProtocolError, match=r"number too big to be stored in a double: 2e400\)"):
+        decode_reply('{"now": 2e400, "events": []}')
+    assert decode_reply('{"now": 0.1e309, "events": []}')["now"] == pytest.approx(1e308)
     # a message without text (in-process) is printed when refused, as before
     with pytest.raises(ProtocolError, match=r"got \"\{'now': 1\.0\}\""):
         check_reply({"now": 1.0})

@@ -322,6 +322,8 @@ def rapidjson_double(text: str) -> float:
     def fast_path(x: float, e: int) -> float:
         if e < -308:
             return 0.0
+        if e > 308:  # (RapidJSON: kParseErrorNumberTooBig)
+            raise ValueError(f"number too big to be stored in a double: {text[:40]}")
         return x * _POW10[e] if e >= 0 else x / _POW10[-e]
 
     p = exp + exp_frac
@@ -383,6 +385,8 @@ def decode_reply(raw: str) -> dict[str, Any]:
     except json.JSONDecodeError as exc:
         raise ProtocolError(f"malformed message from the scheduler (invalid JSON: {exc.msg} at "
                             f"column {exc.colno}): {raw[:200]!r}") from None
+    except ValueError as exc:  # a number Batsim's reader refuses (rapidjson_double)
+        raise ProtocolError(f"malformed message from the scheduler ({exc}): {raw[:200]!r}") from None
     return check_reply(msg, raw)
 
 
