@@ -13,6 +13,13 @@
 * :class:`coburst.simulator.l07.PairTable` (a ``parallel_homogeneous`` task's links counted
   from numpy tables of the host pairs' routes) against the routes taken one by one, on
   random platforms (links repeated in a route, FATPIPE links, hosts listed twice).
+* Session 11: ``Clock.advance`` (``next_delta`` and ``step`` in one call) on the same random
+  operations; messages alone on their links counted down without an action
+  (``Kernel._enable_message``, ``l07.MessageKind``) against every message through the solver;
+  the solver's component search by marks against the search by ids; ``output.to_ld``
+  against ``np.longdouble``; the server's JOB_COMPLETED / JOB_SUBMITTED texts against
+  ``encode_value``; a row's allocation text given by the caller; ids from a ProcSet's
+  intervals against ``list(alloc)``.
 
 The kernel as a whole against SimGrid 3.32 and Batsim is tests/test_sim_l07.py and the
 cross-engine suite; these tests pin the fast paths on inputs those do not reach.
