@@ -10,6 +10,12 @@ taken, random remaining walltimes) plus the waiting queue -- and times one compl
 ``make_decisions`` call per state, availability profile construction included (best of
 ``--repeat`` calls, to shed noise of a shared machine).  It prints the median over states.
 
+``fast`` is the policy as it runs (the bit-mask profile, :class:`coburst.core.maskprofile.
+MaskProfile`, for FCFS / filling / EASY / conservative); ``numpy`` the same policy on the
+numpy :class:`coburst.core.profile.Profile` (``bit_masks = False``, the former path), timed
+on the same states; ``--sizes`` adds larger dragonflies (240 = 3x10x3x3, 1000 = 5x25x9x1,
+as benchmarks/bench_optimisers.py).
+
 Baseline, measured in the same run: the same policy code on
 :class:`coburst.core.profile.ReferenceProfile` (pure-Python lists and sets, every query
 rescans all occupations).  Both must take identical decisions; the benchmark checks it.
@@ -19,6 +25,7 @@ in [5 min, 36 h], BB request per node from the thesis' lognormal (Kopański 2020
 KiB per node), at least 100 MB, at most what an empty platform can place.
 
     python benchmarks/bench_decisions.py [--states 50] [--queues 20 100 500] [--seed 0]
+                                         [--sizes 96 240 1000]
 """
 
 from __future__ import annotations
@@ -40,6 +47,7 @@ from coburst.core.profile import Profile, ReferenceProfile  # noqa: E402
 from coburst.core.state import Job, RunningJob, SchedulerState  # noqa: E402
 
 GB = 1_000_000_000
+PLATFORMS = {96: (3, 4, 3, 3), 240: (3, 10, 3, 3), 1000: (5, 25, 9, 1)}
 
 
 def draw_job(rng: np.random.Generator, cluster: Cluster, jid: str, subtime: float) -> Job:
@@ -95,7 +103,7 @@ def naive_copy(state: SchedulerState) -> NaiveState:
 def time_decision(policy, state, repeat: int) -> tuple[float, object]:
     best, decisions = math.inf, None
     for _ in range(repeat):
-        state._profile = None  # rebuild the profile: part of a decision's cost
+        state._profile = state._mprofile = None  # rebuild the profile: part of a decision's cost
         t0 = time.perf_counter()
         decisions = policy.make_decisions(state)
         best = min(best, time.perf_counter() - t0)
@@ -119,22 +127,40 @@ def main(argv=None) -> int:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--replay", type=int, default=2000, metavar="N",
                     help="also time every decision of a replay of N random jobs (0: skip)")
+    ap.add_argument("--sizes", type=int, nargs="+", choices=sorted(PLATFORMS), default=[96],
+                    help="compute nodes of the dragonflies to run on")
     args = ap.parse_args(argv)
+    for i, size in enumerate(args.sizes):
+        if i:
+            print()
+        code = bench_size(args, Cluster.dragonfly(*PLATFORMS[size]), replay=args.replay if size == 96 else 0)
+        if code:
+            return code
+    return 0
 
-    cluster = Cluster.dragonfly()
+
+def bench_size(args, cluster: Cluster, replay: int) -> int:
     policy = policies.get(args.policy)
+    numpy_policy = policies.get(args.policy)
+    numpy_policy.bit_masks = False  # the same policy on the numpy Profile
     rng = np.random.default_rng(args.seed)
     print(f"{policy.name} on {cluster!r}, median over {args.states} random states "
           f"(best of {args.repeat} calls each), seed {args.seed}")
-    print(f"{'queue':>6} {'fast ms':>9} {'p90 ms':>8} {'naive ms':>9} {'speed-up':>9} "
-          f"{'started':>8} {'running':>8} {'earliest() us':>14}")
+    print(f"{'queue':>6} {'fast ms':>9} {'p90 ms':>8} {'numpy ms':>9} {'fast/numpy':>10} {'naive ms':>9} "
+          f"{'speed-up':>9} {'started':>8} {'running':>8} {'earliest() us':>14}")
     for q in args.queues:
         states = [random_state(rng, cluster, q) for _ in range(args.states)]
-        fast, naive, started, running = [], [], [], []
+        fast, numpy_t, naive, started, running = [], [], [], [], []
         n_naive = args.naive_states if args.naive_states is not None else (args.states if q < 500 else 10)
         for i, st in enumerate(states):
+            # interleaved: the numpy path, then the fast one, on the same state
+            tn, decn = time_decision(numpy_policy, st, args.repeat)
             t, dec = time_decision(policy, st, args.repeat)
+            if signature(dec) != signature(decn):
+                print(f"MISMATCH between fast and numpy decisions (queue {q}, state {i})")
+                return 1
             fast.append(t)
+            numpy_t.append(tn)
             started.append(len(dec.starts))
             running.append(len(st.running))
             if i < n_naive:
@@ -152,12 +178,15 @@ def main(argv=None) -> int:
         per_query = (time.perf_counter() - t0) / len(jobs)
         med = statistics.median(fast)
         p90 = sorted(fast)[int(0.9 * (len(fast) - 1))]
+        npmed = statistics.median(numpy_t)
         nmed = statistics.median(naive) if naive else float("nan")
-        print(f"{q:>6} {med * 1e3:>9.3f} {p90 * 1e3:>8.3f} {nmed * 1e3:>9.2f} {nmed / med:>8.1f}x "
+        print(f"{q:>6} {med * 1e3:>9.3f} {p90 * 1e3:>8.3f} {npmed * 1e3:>9.3f} {med / npmed:>9.2f}x "
+              f"{nmed * 1e3:>9.2f} {nmed / med:>8.1f}x "
               f"{statistics.median(started):>8.0f} {statistics.median(running):>8.0f} {per_query * 1e6:>14.1f}")
-    print("fast = numpy Profile; naive = ReferenceProfile (same policy code, same decisions: checked)")
-    if args.replay:
-        replay_section(cluster, policy, args.replay, rng)
+    print("fast = the policy (bit-mask profile); numpy = the same on the numpy Profile; naive = "
+          "ReferenceProfile (same policy code, same decisions: checked); earliest() on the numpy Profile")
+    if replay:
+        replay_section(cluster, policy, replay, rng)
     return 0
 
 

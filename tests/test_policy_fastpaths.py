@@ -3,6 +3,8 @@ it replaced: same decisions, same allocations, same ProcSets."""
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytest
 from hypothesis import example, given, settings
@@ -76,7 +78,8 @@ def _same_decisions(a, b):
 
 
 def _former(policy):
-    """The same policy taking the former path (the search at every call)."""
+    """The same policy taking the former path (the search at every call: plan-based and
+    maxutil)."""
     policy.skip_unfit = False
     return policy
 
@@ -130,13 +133,51 @@ def test_plan_replay_equals_former(data, family, depth, execute):
         _same_decisions(a.decisions, b.decisions)
 
 
+def test_maxutil_skips_search_when_nothing_fits():
+    """A full machine: maxutil's fast path fills no permutation, the former path tries them
+    all, both decide nothing."""
+    state = _full_machine_state()
+    fast = policies.get("maxutil-1.0-0")
+    former = _former(policies.get("maxutil-1.0-0"))
+    a, b = fast.make_decisions(state), former.make_decisions(state)
+    _same_decisions(a, b)
+    assert not a.starts and fast.last_tried == 0 and former.last_tried > 0
+
+
+@settings(max_examples=150, deadline=None)
+@given(states(max_queue=12), st.sampled_from([0.5, 1.0, 2.0]), st.integers(0, 2), st.integers(0, 6))
+def test_maxutil_decision_equals_former(state, beta, depth, exhaustive):
+    """One maxutil decision on a random state: the same starts, allocations and reservations
+    as the former path (the search at every call), whether it is skipped or not."""
+    kw = dict(beta=beta, depth=depth, steps=200, exhaustive=exhaustive)
+    _same_decisions(policies.get("maxutil", **kw).make_decisions(state),
+                    _former(policies.get("maxutil", **kw)).make_decisions(state))
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.data(), st.integers(0, 1))
+def test_maxutil_replay_equals_former(data, depth):
+    """Whole maxutil replays: every decision of the run equal to the former path's."""
+    cluster = data.draw(clusters(max_compute=8, max_bb=3))
+    jobs, runtimes = data.draw(workloads(cluster, max_jobs=16))
+    kw = dict(depth=depth, steps=200, exhaustive=3)
+    fast = replay(cluster, jobs, policies.get("maxutil", **kw), runtimes)
+    former = replay(cluster, jobs, _former(policies.get("maxutil", **kw)), runtimes)
+    assert len(fast.decisions) == len(former.decisions)
+    for a, b in zip(fast.decisions, former.decisions):
+        _same_decisions(a.decisions, b.decisions)
+
+
 @settings(max_examples=200, deadline=None)
 @given(states(max_queue=14))
 def test_fits_any_now_is_some_fits_now(state):
-    """fits_any_now (batched for long lists) answers as Profile.fits_now job by job."""
+    """fits_any_now (batched for long lists; job by job on the bit-mask profile) answers as
+    Profile.fits_now job by job."""
     prof = state.profile()
     queue = state.queue
-    assert fits_any_now(prof, queue) == any(prof.fits_now(j.res, j.walltime, j.bb) for j in queue)
+    want = any(prof.fits_now(j.res, j.walltime, j.bb) for j in queue)
+    assert fits_any_now(prof, queue) == want
+    assert fits_any_now(state.mask_profile(), queue) == want
 
 
 # ----------------------------------------------------------------------------- state profile
@@ -149,11 +190,25 @@ def _profile_arrays(prof):
 def test_state_profile_equals_from_running(data):
     """The profile SchedulerState builds from the node ends RunningJobs keeps equals
     Profile.from_running over the running jobs (breakpoints, masks, BB rows, counts) after
-    any sequence of starts, ends (early, on time, overdue), direct assignments and dates."""
-    from coburst.core.decisions import Decisions
+    any sequence of starts, ends (early, on time, overdue), direct assignments and dates;
+    the same for the bit-mask profile, and for node_end when its writes were deferred over
+    several changes or rebuilt from the masks."""
+    from coburst.core.state import RunningJobs
 
     cluster = data.draw(clusters(max_compute=10, max_bb=3))
     state = SchedulerState(cluster, 0.0)
+    default = RunningJobs.DEFER_SLACK
+    slack = data.draw(st.sampled_from([default, 0, -3]))  # small: node_end rebuilt from the masks
+    RunningJobs.DEFER_SLACK = slack
+    try:
+        _state_profile_ops(data, cluster, state, slack != default)
+    finally:
+        RunningJobs.DEFER_SLACK = default
+
+
+def _state_profile_ops(data, cluster, state, skip_reads):
+    from coburst.core.decisions import Decisions
+
     k = 0
     for _ in range(data.draw(st.integers(1, 25))):
         op = data.draw(st.sampled_from(["start", "start", "finish", "advance", "advance", "assign", "pop"]))
@@ -161,7 +216,8 @@ def test_state_profile_equals_from_running(data):
             res = data.draw(st.integers(1, cluster.n_compute))
             wall = data.draw(st.sampled_from([float(data.draw(st.integers(1, 30))), 0.5, float("inf")]))
             bb = data.draw(st.integers(0, 2)) * (cluster.max_bb_capacity // 4) if cluster.n_bb else 0
-            alloc = state.profile().alloc_now(res, wall, bb)
+            prof = state.mask_profile() if skip_reads else state.profile()  # the former reads node_end
+            alloc = prof.alloc_now(res, wall, bb)
             if alloc is None:
                 continue
             job = Job(f"j{k}", state.now, res, wall, bb if alloc.bb_use is not None else 0)
@@ -185,9 +241,12 @@ def test_state_profile_equals_from_running(data):
         elif op == "advance":
             state.advance(state.now + data.draw(st.sampled_from([0.0, 0.25, 1.0, 5.0, 40.0, 0.9999995, 1e-7])))
         run = state.running
+        if skip_reads and data.draw(st.booleans()):
+            continue  # node_end not read: its writes pile up (or a rebuild is due)
         assert run.in_step()
         ref = Profile.from_running(cluster, state.now, ((r.expected_end, r.alloc) for r in run.values()))
         assert _profile_arrays(state.profile()) == _profile_arrays(ref)
+        assert run.masks_in_step() and _profile_arrays(state.mask_profile().to_profile()) == _profile_arrays(ref)
 
 
 def test_state_profile_falls_back_when_untracked():
@@ -280,3 +339,145 @@ def test_width_screen_same_starts(state, reserve_head):
     (a, left_a, fit_a), (b, left_b, fit_b) = out
     _same_decisions(a, b)
     assert left_a == left_b and fit_a == fit_b is False
+
+
+# ----------------------------------------------------------------------------- bit-mask profile
+MASK_POLICIES = ["fcfs", "filler", "filler-sjf", "conservative"] + \
+    [f"{f}-{d}" for f in ("backfill", "backfill-sjf", "no-future") for d in (1, 2)]
+
+
+def _alloc_key(alloc):
+    if alloc is None:
+        return None
+    use = None if alloc.bb_use is None else alloc.bb_use.tolist()
+    return (alloc.nodes.dtype.str, alloc.nodes.tolist(), alloc.bb_nodes.tolist(), alloc.bb, use)
+
+
+def _found_key(found):
+    return None if found is None else (found[0], _alloc_key(found[1]))
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.integers(0, 1 << 140))
+def test_node_mask_and_indices_round_trip(mask):
+    """mask_indices gives the set bits ascending; node_mask of an allocation of those nodes
+    gives the mask back (one run or not)."""
+    from coburst.core.placement import mask_indices, node_mask
+
+    idx = mask_indices(mask)
+    assert idx.dtype == np.int64 and idx.tolist() == [i for i in range(mask.bit_length()) if mask >> i & 1]
+    assert node_mask(Allocation.make(0, idx)) == mask
+
+
+@settings(max_examples=300, deadline=None)
+@given(states(max_queue=6, min_bb=0), st.data())
+def test_mask_profile_equals_profile(state, data):
+    """MaskProfile answers every query as Profile and follows every occupation (conflicts
+    included) into the same breakpoints, masks and BB rows, on a random state."""
+    from coburst.core.maskprofile import MaskProfile
+    from coburst.core.profile import ProfileConflict
+
+    cluster = state.cluster
+    ref = state.profile()
+    fast = state.mask_profile()
+    assert type(fast) is MaskProfile
+    assert _profile_arrays(fast.to_profile()) == _profile_arrays(ref)
+    assert _profile_arrays(MaskProfile.from_profile(ref).to_profile()) == _profile_arrays(ref)
+    now, cap = state.now, cluster.max_bb_capacity
+    for _ in range(data.draw(st.integers(1, 12))):
+        op = data.draw(st.sampled_from(["alloc", "fits", "earliest", "earliest", "occupy", "conflict", "copy"]))
+        res = data.draw(st.integers(0, cluster.n_compute + 1))
+        wall = data.draw(st.sampled_from([1.0, 2.5, 7.0, 19.0, 40.0, 1e-7, math.inf]))
+        bb = data.draw(st.integers(0, 3)) * (cap // 4) if cluster.n_bb else 0
+        storage = data.draw(st.booleans())
+        if op == "alloc":
+            assert _alloc_key(fast.alloc_now(res, wall, bb, storage)) == _alloc_key(ref.alloc_now(res, wall, bb, storage))
+        elif op == "fits":
+            assert fast.fits_now(res, wall, bb, storage) == ref.fits_now(res, wall, bb, storage)
+            assert fast.idle_now() == ref.idle_now()
+        elif op == "earliest":
+            nb = data.draw(st.sampled_from([None, now - 1.0, now + 3.0, now + 11.5]))
+            a, b = fast.earliest(res, wall, bb, storage, nb), ref.earliest(res, wall, bb, storage, nb)
+            assert _found_key(a) == _found_key(b)
+            if a is not None and data.draw(st.booleans()):
+                fast.occupy(a[0], a[0] + wall, a[1])
+                ref.occupy(b[0], b[0] + wall, b[1])
+        elif op in ("occupy", "conflict"):
+            nodes = sorted(data.draw(st.sets(st.integers(0, cluster.n_compute - 1), max_size=cluster.n_compute)))
+            bb_nodes = [data.draw(st.integers(0, cluster.n_bb - 1)) for _ in nodes] if cluster.n_bb and bb else None
+            alloc = Allocation.make(cluster.n_bb, np.array(nodes, dtype=np.int64),
+                                    None if bb_nodes is None else np.array(bb_nodes), bb)
+            start = data.draw(st.sampled_from([now - 2.0, now, now + 1.0, now + 5.5, now + 30.0]))
+            end = start + data.draw(st.sampled_from([0.0, 1.0, 4.0, 25.0, math.inf]))
+            out = []
+            for prof in (fast, ref):
+                try:
+                    prof.occupy(start, end, alloc)
+                    out.append("ok")
+                except ProfileConflict:
+                    out.append("conflict")
+                except ValueError:
+                    out.append("value")
+            assert out[0] == out[1]
+        else:  # a copy is independent of its original
+            before = _profile_arrays(ref)
+            fcopy, rcopy = fast.copy(), ref.copy()
+            a = fcopy.earliest(max(res, 1), wall, bb, storage)
+            if a is not None:
+                fcopy.occupy(a[0], a[0] + wall, a[1])
+                b = rcopy.earliest(max(res, 1), wall, bb, storage)
+                rcopy.occupy(b[0], b[0] + wall, b[1])
+                assert _profile_arrays(fcopy.to_profile()) == _profile_arrays(rcopy)
+            assert _profile_arrays(fast.to_profile()) == before == _profile_arrays(ref)
+        assert _profile_arrays(fast.to_profile()) == _profile_arrays(ref)
+
+
+def _numpy_path(policy):
+    """The same policy on the numpy Profile (the former path)."""
+    policy.bit_masks = False
+    return policy
+
+
+@settings(max_examples=250, deadline=None)
+@given(states(max_queue=14, min_bb=0), st.sampled_from(MASK_POLICIES))
+def test_mask_policies_decision_equals_numpy(state, name):
+    """One decision of FCFS / filling / EASY / conservative backfilling on a random state:
+    the same starts, allocations and reservations on the bit-mask profile as on numpy's."""
+    _same_decisions(policies.get(name).make_decisions(state), _numpy_path(policies.get(name)).make_decisions(state))
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.data(), st.sampled_from(MASK_POLICIES))
+def test_mask_policies_replay_equals_numpy(data, name):
+    """Whole replays (submissions, early ends, kills): every decision of the run equal."""
+    cluster = data.draw(clusters(max_compute=12, max_bb=3))
+    jobs, runtimes = data.draw(workloads(cluster, max_jobs=24))
+    fast = replay(cluster, jobs, policies.get(name), runtimes)
+    former = replay(cluster, jobs, _numpy_path(policies.get(name)), runtimes)
+    assert len(fast.decisions) == len(former.decisions)
+    for a, b in zip(fast.decisions, former.decisions):
+        _same_decisions(a.decisions, b.decisions)
+
+
+def test_mask_profile_falls_back_when_untracked():
+    """Untracked changes (update), a plain dict of running jobs or a state whose profile()
+    is overridden: mask_profile is that profile (converted), not the kept masks."""
+    from coburst.core.maskprofile import MaskProfile
+    from coburst.core.profile import ReferenceProfile
+
+    cluster = Cluster.build(4, [])
+    state = SchedulerState(cluster, 0.0)
+    alloc = Profile(cluster, 0.0).alloc_now(2, 10.0)
+    state.running.update({"a": RunningJob(Job("a", 0.0, 2, 10.0), 0.0, alloc)})
+    assert not state.running.masks_in_step()
+    assert state.mask_profile()._rows == [2, 4]
+    state.running = {"a": RunningJob(Job("a", 0.0, 2, 10.0), 0.0, alloc)}
+    state._profile = None
+    got = state.mask_profile()
+    assert type(got) is MaskProfile and got._rows == [2, 4]
+
+    class Naive(SchedulerState):
+        def profile(self):
+            return ReferenceProfile(self.cluster, self.now)
+
+    assert type(Naive(cluster, 0.0).mask_profile()) is ReferenceProfile

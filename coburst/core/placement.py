@@ -22,7 +22,8 @@ from dataclasses import dataclass
 import numpy as np
 from procset import ProcInt, ProcSet
 
-__all__ = ["Allocation", "select_nodes", "place_bb", "bb_slots", "procset_of"]
+__all__ = ["Allocation", "select_nodes", "place_bb", "bb_slots", "procset_of", "node_mask", "select_mask",
+           "mask_indices"]
 
 _EMPTY = np.zeros(0, dtype=np.int64)
 
@@ -41,6 +42,7 @@ class Allocation:
     bb_nodes: np.ndarray
     bb: int
     bb_use: np.ndarray | None
+    mask: int | None = None  # ``nodes`` as a bit mask once known (:func:`node_mask`)
 
     @classmethod
     def make(cls, n_bb: int, nodes: np.ndarray, bb_nodes: np.ndarray | None = None, bb: int = 0) -> "Allocation":
@@ -75,6 +77,81 @@ class Allocation:
 
     def __repr__(self) -> str:
         return f"Allocation(nodes={self.nodes.tolist()}, bb_nodes={self.bb_nodes.tolist()}, bb={self.bb})"
+
+
+def node_mask(alloc: Allocation) -> int:
+    """``alloc.nodes`` as a bit mask (bit i: compute index i), computed once per allocation."""
+    m = alloc.mask
+    if m is None:
+        nodes = alloc.nodes
+        n = len(nodes)
+        if not n:
+            m = 0
+        else:
+            ids = nodes.tolist()
+            lo = ids[0]
+            if ids[-1] - lo == n - 1 and ids == list(range(lo, lo + n)):  # one run
+                m = ((1 << n) - 1) << lo
+            else:
+                m = 0
+                for i in ids:
+                    m |= 1 << i
+        object.__setattr__(alloc, "mask", m)
+    return m
+
+
+def mask_indices(mask: int) -> np.ndarray:
+    """The set bits of ``mask`` as ascending int64 indices (:func:`node_mask`'s inverse)."""
+    if not mask:
+        return _EMPTY
+    lo = (mask & -mask).bit_length() - 1
+    run = mask >> lo
+    if not run & (run + 1):  # one run of ones
+        return np.arange(lo, lo + run.bit_length(), dtype=np.int64)
+    ids: list[int] = []
+    x = mask
+    while x:  # run by run
+        low = x & -x
+        y = x + low  # clears the lowest run of ones
+        s = low.bit_length() - 1
+        ids.extend(range(s, s + (x & ~y).bit_count()))
+        x &= y
+    return np.array(ids, dtype=np.int64)
+
+
+def select_mask(mask: int, count: int) -> int | None:
+    """:func:`select_nodes` over a bit mask: the chosen nodes as a bit mask (same choice: the
+    smallest run of consecutive free indices that fits, lowest index first; else the longest
+    runs first, lowest index on ties, the last one cut), or None when fewer than ``count``
+    are free."""
+    c = mask.bit_count()
+    if c < count:
+        return None
+    if c == count:
+        return mask
+    runs = []   # (start, length) in index order
+    x = mask
+    best_s = best_l = -1
+    while x:
+        low = x & -x
+        y = x + low                  # clears the lowest run of ones
+        ln = (x & ~y).bit_count()
+        s = low.bit_length() - 1
+        runs.append((s, ln))
+        if ln >= count and (best_l < 0 or ln < best_l):
+            best_s, best_l = s, ln
+        x &= y
+    if best_l >= 0:
+        return ((1 << count) - 1) << best_s
+    runs.sort(key=lambda r: (-r[1], r[0]))
+    out, left = 0, count
+    for s, ln in runs:
+        take = ln if ln < left else left
+        out |= ((1 << take) - 1) << s
+        left -= take
+        if not left:
+            break
+    return out
 
 
 def procset_of(ids: list[int]) -> ProcSet:

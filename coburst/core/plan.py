@@ -38,7 +38,7 @@ from typing import Callable, Sequence
 
 import numpy as np
 
-from coburst.core.placement import Allocation
+from coburst.core.placement import Allocation, select_mask  # noqa: F401 - re-exported
 from coburst.core.profile import Profile
 from coburst.core.state import Job
 
@@ -63,41 +63,6 @@ def bits_of(mask: int) -> list[int]:
         low = mask & -mask
         out.append(low.bit_length() - 1)
         mask ^= low
-    return out
-
-
-def select_mask(mask: int, count: int) -> int | None:
-    """:func:`~coburst.core.placement.select_nodes` over a bit mask: the chosen nodes as a
-    bit mask (same choice: the smallest run of consecutive free indices that fits, lowest
-    index first; else the longest runs first, lowest index on ties, the last one cut), or
-    None when fewer than ``count`` are free."""
-    c = mask.bit_count()
-    if c < count:
-        return None
-    if c == count:
-        return mask
-    runs = []   # (start, length) in index order
-    x = mask
-    best_s = best_l = -1
-    while x:
-        low = x & -x
-        y = x + low                  # clears the lowest run of ones
-        ln = (x & ~y).bit_count()
-        s = low.bit_length() - 1
-        runs.append((s, ln))
-        if ln >= count and (best_l < 0 or ln < best_l):
-            best_s, best_l = s, ln
-        x &= y
-    if best_l >= 0:
-        return ((1 << count) - 1) << best_s
-    runs.sort(key=lambda r: (-r[1], r[0]))
-    out, left = 0, count
-    for s, ln in runs:
-        take = ln if ln < left else left
-        out |= ((1 << take) - 1) << s
-        left -= take
-        if not left:
-            break
     return out
 
 

@@ -203,6 +203,7 @@ class Profile:
             raise ValueError(f"empty interval [{start}, {end})")
         ks = self._split(max(float(start), self.now))
         ke = self._split(float(end)) if end != INF else len(self._times)
+        self._acc = None  # rows may have been inserted, even if the checks below fail
         nodes = alloc.nodes
         if not self._free[ks:ke, nodes].all():
             raise ProfileConflict(f"compute nodes {nodes.tolist()} not free during [{start}, {end})")
@@ -212,7 +213,6 @@ class Profile:
         self._free[ks:ke, nodes] = False
         if use is not None:
             self._bb[ks:ke] -= use
-        self._acc = None
         rows, n = self._rows, len(nodes)
         for r in range(ks, ke):
             rows[r] -= n

@@ -10,6 +10,7 @@ availability profile of the running jobs.  It is changed only by events
 from __future__ import annotations
 
 import math
+from bisect import bisect_left, insort
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -17,7 +18,8 @@ import numpy as np
 
 from coburst.core.cluster import Cluster
 from coburst.core.job import Job
-from coburst.core.placement import Allocation
+from coburst.core.maskprofile import MaskProfile
+from coburst.core.placement import Allocation, mask_indices, node_mask
 from coburst.core.profile import Profile
 
 if TYPE_CHECKING:
@@ -40,44 +42,100 @@ class RunningJob:
 class RunningJobs(dict):
     """The running jobs (job id -> :class:`RunningJob`) that also keep, as they change, what
     :meth:`Profile.from_node_ends` builds the profile from: each compute node's expected end
-    (``-inf``: free), the multiset of expected ends and the BB use of the jobs with one.
+    (``-inf``: free), the multiset of expected ends and the BB use of the jobs with one; and
+    what :meth:`MaskProfile.from_end_masks` builds it from: the nodes of the jobs ending at
+    every expected end and their union, as bit masks.
 
     Only item assignment, ``del`` and ``pop`` are followed; any other change (and two jobs
     on one node) sets ``exact`` to False for good, and the profile is then built from the
     jobs themselves (:meth:`Profile.from_running`), as before."""
 
-    __slots__ = ("node_end", "ends", "bb", "nbusy", "exact")
+    __slots__ = ("_node_end", "_pending", "ends", "bb", "nbusy", "exact", "end_masks", "busy", "version",
+                 "sorted_ends")
+
+    #: node_end writes kept beyond one per expected end before a rebuild is cheaper
+    DEFER_SLACK = 16
 
     def __init__(self, n_compute: int):
         super().__init__()
-        self.node_end = np.full(n_compute, -math.inf)
+        self._node_end = np.full(n_compute, -math.inf)
+        self._pending: list | None = []  # node_end writes not done yet (None: rebuild it)
         self.ends: dict[float, int] = {}
         self.bb: dict[str, tuple[float, np.ndarray]] = {}
         self.nbusy = 0
         self.exact = True
+        self.end_masks: dict[float, int] = {}
+        self.sorted_ends: list[float] = []  # the keys of ends, ascending
+        self.busy = 0
+        self.version = 0  # counts the followed changes (the mask profile's cache key)
+
+    @property
+    def node_end(self) -> np.ndarray:
+        """Each compute node's expected end (``-inf``: free), brought up to date when read:
+        the writes of the starts and ends since the last read, or, when there were more of
+        them than expected ends, rebuilt from ``end_masks`` (the same array while ``exact``;
+        policies on :meth:`SchedulerState.mask_profile` never read it)."""
+        ne = self._node_end
+        pending = self._pending
+        if pending is None:
+            ne.fill(-math.inf)
+            for end, m in self.end_masks.items():
+                if m:
+                    ne[mask_indices(m)] = end
+            self._pending = []
+        elif pending:
+            for nodes, value in pending:
+                ne[nodes] = value
+            pending.clear()
+        return ne
+
+    def _defer(self, nodes: np.ndarray, value: float) -> None:
+        pending = self._pending
+        if pending is not None:
+            if len(pending) > len(self.end_masks) + self.DEFER_SLACK:
+                self._pending = None  # a rebuild costs less than these writes
+            else:
+                pending.append((nodes, value))
 
     def _add(self, key: str, run: RunningJob) -> None:
-        nodes = run.alloc.nodes
+        alloc = run.alloc
         end = float(run.expected_end)
-        ne = self.node_end
-        if len(nodes) and (ne[nodes] != -math.inf).any():
+        self.version += 1
+        m = node_mask(alloc)
+        if self.busy & m:  # a node held twice (while exact: a node whose end is not -inf)
             self.exact = False
-        ne[nodes] = end
-        self.nbusy += len(nodes)
-        self.ends[end] = self.ends.get(end, 0) + 1
-        if run.alloc.bb_use is not None:
-            self.bb[key] = (end, run.alloc.bb_use)
+        self.busy |= m
+        self.nbusy += len(alloc.nodes)
+        ends = self.ends
+        count = ends.get(end, 0)
+        ends[end] = count + 1
+        em = self.end_masks
+        if count:
+            em[end] |= m
+        else:
+            em[end] = m
+            insort(self.sorted_ends, end)
+        self._defer(alloc.nodes, end)
+        if alloc.bb_use is not None:
+            self.bb[key] = (end, alloc.bb_use)
 
     def _remove(self, key: str, run: RunningJob) -> None:
-        nodes = run.alloc.nodes
+        alloc = run.alloc
         end = float(run.expected_end)
-        self.node_end[nodes] = -math.inf
-        self.nbusy -= len(nodes)
+        self.version += 1
+        m = node_mask(alloc)
+        self.busy &= ~m
+        self.nbusy -= len(alloc.nodes)
         left = self.ends[end] - 1
         if left:
             self.ends[end] = left
+            self.end_masks[end] &= ~m
         else:
             del self.ends[end]
+            del self.end_masks[end]
+            se = self.sorted_ends
+            del se[bisect_left(se, end)]
+        self._defer(alloc.nodes, -math.inf)
         self.bb.pop(key, None)
 
     def __setitem__(self, key, run) -> None:
@@ -121,6 +179,10 @@ class RunningJobs(dict):
         held twice)."""
         return self.exact and self.nbusy == int(np.count_nonzero(self.node_end != -math.inf))
 
+    def masks_in_step(self) -> bool:
+        """:meth:`in_step` for the bit masks (the same answer, without numpy)."""
+        return self.exact and self.nbusy == self.busy.bit_count()
+
 
 class SchedulerState:
     """Date, queue, running jobs and cluster (module doc)."""
@@ -132,6 +194,8 @@ class SchedulerState:
         self.running: dict[str, RunningJob] = RunningJobs(cluster.n_compute)
         self._profile: Profile | None = None
         self._profile_now: float | None = None
+        self._mprofile: MaskProfile | None = None
+        self._mprofile_key: tuple | None = None
 
     # ------------------------------------------------------------------ views
     @property
@@ -158,6 +222,23 @@ class SchedulerState:
             self._profile_now = self.now
         return self._profile.copy()
 
+    def mask_profile(self) -> "MaskProfile | Profile":
+        """:meth:`profile` as a :class:`MaskProfile` (the same profile, cheaper to query
+        on a few hundred nodes), built from the running jobs' node masks when they are in
+        step, else converted from :meth:`profile`.  A subclass that overrides
+        :meth:`profile` gets its own profile (the policy then sees that one)."""
+        if type(self).profile is not SchedulerState.profile:
+            return self.profile()
+        run = self.running
+        if type(run) is not RunningJobs or not run.masks_in_step():
+            return MaskProfile.from_profile(self.profile())
+        key = (self.now, run.version, id(run))
+        if self._mprofile is None or self._mprofile_key != key:
+            self._mprofile = MaskProfile.from_end_masks(self.cluster, self.now, run.end_masks, run.busy,
+                                                        run.bb.values(), run.sorted_ends)
+            self._mprofile_key = key
+        return self._mprofile.copy()
+
     # ------------------------------------------------------------------ events
     def advance(self, now: float) -> None:
         if now < self.now:
@@ -172,7 +253,7 @@ class SchedulerState:
     def finish(self, job_id: str) -> RunningJob:
         """A running job ended (completed or killed): release its resources."""
         run = self.running.pop(job_id)
-        self._profile = None
+        self._profile = self._mprofile = None
         return run
 
     def drop(self, job_id: str) -> Job:
@@ -190,13 +271,13 @@ class SchedulerState:
                 if st.job.id not in self._queue:
                     raise ValueError(f"starting job {st.job.id!r} which is not waiting")
             # validates the whole batch against running jobs and each other
-            prof = self.profile()
+            prof = self.mask_profile()
             for st in decisions.starts:
                 prof.occupy(self.now, self.now + st.job.walltime, st.alloc)
             for st in decisions.starts:
                 del self._queue[st.job.id]
                 self.running[st.job.id] = RunningJob(st.job, self.now, st.alloc)
-            self._profile = None
+            self._profile = self._mprofile = None
 
     def __repr__(self) -> str:
         return f"SchedulerState(now={self.now}, queue={len(self._queue)}, running={len(self.running)})"

@@ -28,6 +28,7 @@ from typing import Any, Callable, ClassVar, Iterable, Sequence
 import numpy as np
 
 from coburst.core.decisions import Decisions
+from coburst.core.maskprofile import MaskProfile
 from coburst.core.placement import Allocation
 from coburst.core.profile import Profile
 from coburst.core.state import Job, SchedulerState
@@ -36,6 +37,7 @@ from coburst.errors import InputError
 __all__ = ["Param", "Policy", "start_in_order", "fill", "try_start", "reserve", "fits_any_now"]
 
 _BATCH = 8  # fill() screens lists at least this long with Profile.first_fit
+_SCREENED = (Profile, MaskProfile)  # profiles whose idle_now() is the free nodes now
 
 
 @dataclass(frozen=True)
@@ -76,6 +78,15 @@ class Policy(ABC):
                 raise InputError(f"policy {self.family!r}", p.name, f"invalid value {value!r}: {p.doc}")
             setattr(self, p.name, value)
 
+    #: the steps below run on the availability profile as bit masks
+    #: (:meth:`SchedulerState.mask_profile`, the same answers); False: the numpy
+    #: :class:`Profile` (the former path, kept as the tests' reference)
+    bit_masks: bool = True
+
+    def availability(self, state: SchedulerState) -> Profile | MaskProfile:
+        """The availability profile of ``state`` the policy's steps run on (a fresh copy)."""
+        return state.mask_profile() if self.bit_masks else state.profile()
+
     def get_params(self) -> dict[str, Any]:
         return {p.name: getattr(self, p.name) for p in self.params}
 
@@ -108,7 +119,7 @@ def try_start(profile: Profile, job: Job, decisions: Decisions) -> bool:
 
     A job wider than the nodes free now is refused before the profile's prefix tables are
     (re)computed (:meth:`Profile.idle_now`; the same answer as ``alloc_now``)."""
-    if type(profile) is Profile and job.res > profile.idle_now():
+    if type(profile) in _SCREENED and job.res > profile.idle_now():
         return False
     alloc = profile.alloc_now(job.res, job.walltime, job.bb)
     if alloc is None:
@@ -137,6 +148,17 @@ def fill(profile: Profile, jobs: Iterable[Job], decisions: Decisions) -> list[Jo
     jobs = list(jobs)
     if _all_too_wide(profile, jobs):
         return jobs
+    if type(profile) is MaskProfile:  # the same screen, job by job in Python
+        left, i = [], 0
+        while True:
+            hit = profile.first_fit_jobs(jobs, i)
+            if hit < 0:
+                left.extend(jobs[i:])
+                return left
+            left.extend(jobs[i:hit])
+            if not try_start(profile, jobs[hit], decisions):  # cannot happen: same test
+                left.append(jobs[hit])
+            i = hit + 1
     if len(jobs) < _BATCH or not hasattr(profile, "first_fit"):
         return [job for job in jobs if not try_start(profile, job, decisions)]
     res, end, bb = _fit_arrays(profile, jobs)
@@ -159,6 +181,8 @@ def fits_any_now(profile: Profile, jobs: Sequence[Job]) -> bool:
     of every permutation starts nothing."""
     if _all_too_wide(profile, jobs):
         return False
+    if type(profile) is MaskProfile:
+        return profile.first_fit_jobs(jobs) >= 0
     if len(jobs) < _BATCH or not hasattr(profile, "first_fit"):
         return any(profile.fits_now(j.res, j.walltime, j.bb) for j in jobs)
     return profile.first_fit(*_fit_arrays(profile, jobs)) >= 0
@@ -166,8 +190,8 @@ def fits_any_now(profile: Profile, jobs: Sequence[Job]) -> bool:
 
 def _all_too_wide(profile: Profile, jobs: Sequence[Job]) -> bool:
     """Every job is wider than the nodes free now (said without the profile's prefix tables;
-    only for :class:`Profile` itself)."""
-    if type(profile) is not Profile:
+    only for :class:`Profile` and :class:`MaskProfile`)."""
+    if type(profile) not in _SCREENED:
         return False
     idle = profile.idle_now()
     return all(j.res > idle for j in jobs)

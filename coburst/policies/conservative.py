@@ -25,7 +25,7 @@ class Conservative(Policy):
 
     def make_decisions(self, state: SchedulerState) -> Decisions:
         decisions = Decisions(state.now)
-        profile = state.profile()
+        profile = self.availability(state)
         for job in state.queue:
             reserve(profile, job, decisions)
         return decisions

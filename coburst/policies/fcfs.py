@@ -19,5 +19,5 @@ class FCFS(Policy):
 
     def make_decisions(self, state: SchedulerState) -> Decisions:
         decisions = Decisions(state.now)
-        start_in_order(state.profile(), state.queue, decisions)
+        start_in_order(self.availability(state), state.queue, decisions)
         return decisions
