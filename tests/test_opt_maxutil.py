@@ -15,7 +15,7 @@ from coburst.core.decisions import Decisions
 from coburst.core.plan import NowFiller, candidate_orders
 from coburst.core.replay import replay
 from coburst.errors import InputError
-from coburst.policies.base import fill
+from coburst.policies.base import fill, fits_any_now
 from coburst.policies.maxutil import compute_first, hill_climb, util_score
 from coburst.policies.plan import reserve_head
 from opt_support import reference_fill, states
@@ -100,7 +100,13 @@ def test_exhaustive_is_the_optimum(state):
     best = max(util_score(jobs, [idx[x] for x in reference_fill(state.profile(), jobs, p)], state.now, cfirst)
                for p in itertools.permutations(range(len(jobs))))
     assert util_score(jobs, [idx[x] for x in d.started_ids], state.now, cfirst) == best
-    assert pol.last_tried == len(list(itertools.permutations(range(len(jobs)))))
+    # nothing fits now: every permutation starts nothing, the search is skipped (skip_unfit)
+    tried = len(list(itertools.permutations(range(len(jobs))))) if fits_any_now(state.profile(), jobs) else 0
+    assert pol.last_tried == tried
+    former = policies.get("maxutil-1.0-0")
+    former.skip_unfit = False  # the search at every call: every permutation tried
+    assert former.make_decisions(state).started_ids == d.started_ids
+    assert former.last_tried == len(list(itertools.permutations(range(len(jobs)))))
 
 
 @st.composite
