@@ -30,11 +30,10 @@ import logging
 import math
 from typing import Any, ClassVar, Mapping, Sequence
 
-from procset import ProcSet
-
 from coburst.adapter.scheduler import CoburstScheduler
 from coburst.core.decisions import Start
 from coburst.core.hetero import HeteroCluster, HeteroDecisions, HeteroState, HJob, job_work, nonneg_number
+from coburst.core.placement import procset_of
 from coburst.policies import hetero
 
 __all__ = ["HeteroScheduler"]
@@ -88,7 +87,7 @@ class HeteroScheduler(CoburstScheduler):
 
     def _write_trace(self, decisions: HeteroDecisions) -> None:
         line = {"now": decisions.now, "map": {j.id: n for j, n in decisions.maps},
-                "start": {st.job.id: str(ProcSet(*st.alloc.ids)) for st in decisions.starts},
+                "start": {st.job.id: str(procset_of(list(st.alloc.ids))) for st in decisions.starts},
                 "reject": [r.job.id for r in decisions.rejects]}
         self._trace.write(json.dumps(line, separators=(",", ":")) + "\n")
         self._trace.flush()
@@ -104,6 +103,6 @@ class HeteroScheduler(CoburstScheduler):
         jobs = []
         for st in starts:
             job = self._jobs[st.job.id]
-            job.allocation = ProcSet(*st.alloc.ids)
+            job.allocation = procset_of(list(st.alloc.ids))  # ProcSet(*ids), built by runs
             jobs.append(job)
         self.bs.execute_jobs(jobs)
