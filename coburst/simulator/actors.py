@@ -187,8 +187,9 @@ class BatsimActors:
         self.append("SIMULATION_BEGINS", self.simulation_begins())
         self._call_scheduler()
         box = self.server_box
+        get = Get(box)  # (the kernel only reads a request: one for every message)
         while not self.done:
-            message = yield Get(box)
+            message = yield get
             if self.workflows is not None and message[0] == "COMPLETED":
                 callback = self.workflows.callback(message[1].id)  # a workflow's job: its submitter first
                 if callback is not None:

@@ -44,6 +44,9 @@ if TYPE_CHECKING:  # pragma: no cover
     from coburst.simulator.workload import Profile
 
 
+_SUSPEND = Suspend()  # (the kernel only reads a request: one for every job)
+
+
 @dataclass
 class Leaf:
     """The leaf task being executed right now."""
@@ -172,7 +175,7 @@ class JobRun(OtherLeaves):
         leaf.chunk_rate = self.rate
         self.rate_changed = self.rate != 1.0  # the exact Batsim arithmetic applies at rate 1
         self._plan_delay(self.leaf_start)
-        yield Suspend()  # woken by the timer _plan_delay set
+        yield _SUSPEND  # woken by the timer _plan_delay set
         outcome = self._sleep_outcome
         power = self.sim.power
         if power is not None:
