@@ -60,6 +60,10 @@ class HeatmapSpeedup:
         self._node_count: dict[str, dict[str, int]] = {}  # running job id -> node -> units
         self._compact: dict[str, bool] = {}  # running job id -> holds every unit of its nodes
         self._pairs: dict[tuple, float] = {}  # (app, neighbour app) -> effective speedup
+        #: running job id -> {neighbour id: nodes shared}: the jobs sharing any of its nodes,
+        #: kept up to date at starts and ends (what ``factor`` would otherwise collect node by node)
+        self._near: dict[str, dict[str, int]] = {}
+        self._app: dict[str, Any] = {}  # running job id -> its application (None: unknown)
         self._alone_best: dict[str, float] = {}  # app -> speed of a spread job alone ("best")
         for wl in sim.workloads.values():
             for job in wl.iter_jobs():
@@ -91,16 +95,29 @@ class HeatmapSpeedup:
         if self._compact[sjob.id]:
             return 1.0  # compact
         best = None
-        sid, on_node, pairs = sjob.id, self.on_node, self._pairs
-        for node in nodes:
-            for jid, other in on_node[node].items():
-                if jid == sid:
-                    continue
-                value = pairs.get((app, other.job.json.get("app")))
+        sid, pairs = sjob.id, self._pairs
+        near = self._near.get(sid)
+        if near is not None:
+            # the distinct neighbours (the minimum of finite values does not depend on the order)
+            apps = self._app
+            for jid in near:
+                other_app = apps[jid]
+                value = pairs.get((app, other_app))
                 if value is None:
-                    value = self._pair(app, other)
+                    value = self._pair_of(app, other_app)
                 if best is None or value < best:
                     best = value
+        else:  # a job not started through on_job_start: its nodes' residents
+            on_node = self.on_node
+            for node in nodes:
+                for jid, other in on_node[node].items():
+                    if jid == sid:
+                        continue
+                    value = pairs.get((app, other.job.json.get("app")))
+                    if value is None:
+                        value = self._pair(app, other)
+                    if best is None or value < best:
+                        best = value
         if best is None:  # no neighbour
             if self.alone == "best":
                 value = self._alone_best.get(app)
@@ -111,7 +128,9 @@ class HeatmapSpeedup:
         return best
 
     def _pair(self, app: str, other: "SimJob") -> float:
-        other_app = other.job.json.get("app")
+        return self._pair_of(app, other.job.json.get("app"))
+
+    def _pair_of(self, app: str, other_app: Any) -> float:
         key = (app, other_app)
         value = self._pairs.get(key)
         if value is None:
@@ -140,11 +159,26 @@ class HeatmapSpeedup:
 
     def on_job_start(self, sjob: "SimJob") -> None:
         nodes = self._nodes(sjob)
-        affected = {sjob.id: sjob}
+        sid = sjob.id
+        all_near = self._near
+        if sid in all_near:  # started again: its former neighbours forgotten first
+            self._forget_near(sid)
+        affected = {sid: sjob}
+        near: dict[str, int] = {}
+        all_near[sid] = near
+        self._app[sid] = sjob.job.json.get("app")
         for node in nodes:
-            affected.update(self.on_node[node])
-            self.on_node[node][sjob.id] = sjob
-        self.weighted[sjob.id] = 0.0
+            residents = self.on_node[node]
+            affected.update(residents)
+            for jid in residents:
+                if jid == sid:
+                    continue
+                near[jid] = near.get(jid, 0) + 1
+                theirs = all_near.get(jid)
+                if theirs is not None:
+                    theirs[sid] = theirs.get(sid, 0) + 1
+            residents[sid] = sjob
+        self.weighted[sid] = 0.0
         self._update(affected)
 
     def on_job_end(self, sjob: "SimJob") -> None:
@@ -153,6 +187,7 @@ class HeatmapSpeedup:
         for node in self._nodes(sjob):
             self.on_node[node].pop(sjob.id, None)
             affected.update(self.on_node[node])
+        self._forget_near(sjob.id)
         factor = self.speed.pop(sjob.id, 1.0)
         total = self.weighted.pop(sjob.id, 0.0) + factor * (now - self.since.pop(sjob.id, now))
         elapsed = now - sjob.start
@@ -162,6 +197,17 @@ class HeatmapSpeedup:
         self._node_count.pop(sjob.id, None)
         self._compact.pop(sjob.id, None)
         self._update(affected)
+
+    def _forget_near(self, sid: str) -> None:
+        """Take a job out of the neighbour maps (it ended, or starts again)."""
+        mine = self._near.pop(sid, None)
+        self._app.pop(sid, None)
+        if mine:
+            all_near = self._near
+            for jid in mine:
+                theirs = all_near.get(jid)
+                if theirs is not None:
+                    theirs.pop(sid, None)
 
 
 def make_hook(sim: Any) -> Any:
