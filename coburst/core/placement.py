@@ -108,6 +108,9 @@ def mask_indices(mask: int) -> np.ndarray:
     run = mask >> lo
     if not run & (run + 1):  # one run of ones
         return np.arange(lo, lo + run.bit_length(), dtype=np.int64)
+    if (mask & ~(mask << 1)).bit_count() > 8:  # many runs: numpy's unpacking
+        raw = np.frombuffer(mask.to_bytes((mask.bit_length() + 7) // 8, "little"), dtype=np.uint8)
+        return np.flatnonzero(np.unpackbits(raw, bitorder="little")).astype(np.int64, copy=False)
     ids: list[int] = []
     x = mask
     while x:  # run by run
