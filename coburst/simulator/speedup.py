@@ -22,7 +22,7 @@ factors) is appended to its ``metadata`` as ``speedup=<x>``.
 
 from __future__ import annotations
 
-from collections import defaultdict
+from collections import Counter, defaultdict
 from typing import TYPE_CHECKING, Any
 
 from coburst.errors import InputError
@@ -53,6 +53,10 @@ class HeatmapSpeedup:
             self.node_of[res.id] = node
             units[node] += 1
         self.units = dict(units)
+        #: node_of as a list by resource id (None: not a compute resource), counted slice by slice
+        self._node_list: list = [None] * (max(self.node_of, default=-1) + 1)
+        for rid, node in self.node_of.items():
+            self._node_list[rid] = node
         self.on_node: dict[str, dict] = defaultdict(dict)  # node -> {job id: running SimJob}
         self.speed: dict[str, float] = {}  # job id -> current factor
         self.since: dict[str, float] = {}  # job id -> date of the last factor change
@@ -77,11 +81,16 @@ class HeatmapSpeedup:
         """node -> units of a running job (computed once per job: its allocation is fixed)."""
         count = self._node_count.get(sjob.id)
         if count is None:
-            count = defaultdict(int)
-            node_of = self.node_of
+            count = Counter()
+            node_list = self._node_list
             for itv in sjob.alloc.intervals():
-                for rid in range(itv.inf, itv.sup + 1):
-                    count[node_of[rid]] += 1
+                part = node_list[itv.inf:itv.sup + 1]
+                if itv.sup >= len(node_list) or None in part:  # not only compute resources: as before
+                    node_of = self.node_of
+                    for rid in range(itv.inf, itv.sup + 1):
+                        count[node_of[rid]] += 1
+                else:
+                    count.update(part)  # (first-seen order, as the loop)
             self._node_count[sjob.id] = count
             self._compact[sjob.id] = all(n == self.units[node] for node, n in count.items())
         return count
