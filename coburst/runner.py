@@ -227,9 +227,10 @@ def check_scheduler_options(spec: str, options: dict) -> None:
         raise InputError("-o/--options", err.where, err.problem) from None
 
 
-#: pybatsim 3.2.1's ``batsim/__init__.py``: it only asks ``importlib.metadata`` for pybatsim's
-#: version (~18 ms of every run's start-up: the import of importlib.metadata and a scan of
-#: the installed distributions), which nothing in a run reads
+#: pybatsim 3.2.1's ``batsim/__init__.py`` and ``schedulers/__init__.py`` (its bundled
+#: schedulers): both only ask ``importlib.metadata`` for pybatsim's version (~10 ms CPU of
+#: every run's start-up: the import of importlib.metadata and a scan of the installed
+#: distributions), which nothing in a run reads
 _PYBATSIM_INIT = b"""import sys
 
 if sys.version_info >= (3, 8):
@@ -241,30 +242,43 @@ __version__ = metadata.version('pybatsim')
 
 __all__ = [__version__]
 """
+#: the packages of pybatsim whose ``__init__`` is :data:`_PYBATSIM_INIT`
+PYBATSIM_PACKAGES = ("batsim", "schedulers")
 
 
-def light_pybatsim() -> bool:
-    """Make ``import batsim`` skip the version lookup of pybatsim's package ``__init__`` when
-    that file is the known one (:data:`_PYBATSIM_INIT`): the package module is made from its
-    spec without running the file, and its two names (``__version__``, ``__all__``) are
-    computed as the file computes them when first read (PEP 562).  Every module of pybatsim
-    (``batsim.batsim``, its tools, a scheduler file's imports) loads as before.  True if done;
-    False (nothing changed) when pybatsim is already imported, absent or another version."""
-    if "batsim" in sys.modules:
-        return False
+def light_pybatsim() -> list[str]:
+    """Make ``import batsim`` (and pybatsim's bundled ``schedulers``) skip the version lookup
+    of their package ``__init__`` when that file is the known one (:data:`_PYBATSIM_INIT`):
+    the package module is made from its spec without running the file, and the file's names
+    (``__version__``, ``__all__``, ``metadata``) are computed as the file computes them when
+    first read (PEP 562).  Every module of the packages (``batsim.batsim``, its tools,
+    ``schedulers.easyBackfill``, a scheduler file's imports) loads as before.  Returns the
+    packages so made; a package already imported, absent or not pybatsim 3.2.1's (another
+    file, a namespace folder) is left to the ordinary import."""
     import importlib.util
 
-    spec = importlib.util.find_spec("batsim")
-    if spec is None or spec.loader is None or not spec.origin or spec.submodule_search_locations is None:
-        return False
-    try:
-        with open(spec.origin, "rb") as fh:
-            if fh.read() != _PYBATSIM_INIT:
-                return False
-    except OSError:
-        return False
-    module = importlib.util.module_from_spec(spec)
+    done = []
+    for name in PYBATSIM_PACKAGES:
+        if name in sys.modules:
+            continue
+        spec = importlib.util.find_spec(name)
+        if spec is None or spec.loader is None or not spec.origin or spec.submodule_search_locations is None:
+            continue
+        try:
+            with open(spec.origin, "rb") as fh:
+                if fh.read() != _PYBATSIM_INIT:
+                    continue
+        except OSError:
+            continue
+        module = importlib.util.module_from_spec(spec)
+        module.__getattr__ = _lazy_version(module)
+        module.sys = sys
+        sys.modules[name] = module
+        done.append(name)
+    return done
 
+
+def _lazy_version(module):
     def __getattr__(name: str):
         if name in ("__version__", "__all__", "metadata"):
             from importlib import metadata
@@ -273,12 +287,9 @@ def light_pybatsim() -> bool:
             module.__version__ = metadata.version("pybatsim")
             module.__all__ = [module.__version__]
             return module.__dict__[name]
-        raise AttributeError(f"module 'batsim' has no attribute {name!r}")
+        raise AttributeError(f"module {module.__name__!r} has no attribute {name!r}")
 
-    module.__getattr__ = __getattr__
-    module.sys = sys
-    sys.modules["batsim"] = module
-    return True
+    return __getattr__
 
 
 def run_args(args: argparse.Namespace):

@@ -281,22 +281,24 @@ def test_start_up_pauses_the_collector_and_the_simulation_collects(tmp_path, tra
 
 LIGHT_CHECK = r'''
 import sys, json
-sys.path.insert(0, sys.argv[1]) if len(sys.argv) > 1 else None
 from coburst.runner import light_pybatsim
 done = light_pybatsim()
 import batsim.batsim
 from batsim.tools.launcher import instanciate_scheduler
-import batsim
+sched = instanciate_scheduler("easyBackfill", {})
+import batsim, schedulers
 from batsim import __version__
 print(json.dumps({"done": done, "version": __version__, "all": batsim.__all__, "metadata": hasattr(batsim, "metadata"),
-                  "sub": batsim.batsim.__name__, "again": light_pybatsim()}))
+                  "sched_version": schedulers.__version__, "sched_all": schedulers.__all__,
+                  "sub": batsim.batsim.__name__, "sched": type(sched).__module__, "again": light_pybatsim()}))
 '''
 
 
-def test_pybatsim_package_loads_lightly_and_the_same(tmp_path):
-    """``runner.light_pybatsim`` (the installed pybatsim's known ``__init__``): every module
-    loads, ``batsim.__version__`` / ``__all__`` are what the file computes, importlib.metadata
-    is imported only when they are read; a second call changes nothing."""
+def test_pybatsim_packages_load_lightly_and_the_same(tmp_path):
+    """``runner.light_pybatsim`` (the installed pybatsim's known ``__init__`` files): every
+    module loads, a bundled scheduler too, ``__version__`` / ``__all__`` are what the files
+    compute, importlib.metadata is imported only when they are read; a second call changes
+    nothing."""
     import importlib.metadata
 
     script = tmp_path / "check.py"
@@ -305,11 +307,13 @@ def test_pybatsim_package_loads_lightly_and_the_same(tmp_path):
     assert proc.returncode == 0, proc.stderr
     seen = json.loads(proc.stdout)
     version = importlib.metadata.version("pybatsim")
-    assert seen == {"done": True, "version": version, "all": [version], "metadata": True,
-                    "sub": "batsim.batsim", "again": False}
+    assert seen == {"done": ["batsim", "schedulers"], "version": version, "all": [version], "metadata": True,
+                    "sched_version": version, "sched_all": [version], "sub": "batsim.batsim",
+                    "sched": "schedulers.easyBackfill", "again": []}
     # nothing reads the version in a run: importlib.metadata stays unimported
     probe = ("import sys; from coburst.runner import light_pybatsim; light_pybatsim(); "
-             "import batsim.batsim, batsim.tools.launcher; print('importlib.metadata' in sys.modules)")
+             "import batsim.batsim, batsim.tools.launcher, schedulers.easyBackfill; "
+             "print('importlib.metadata' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60)
     assert out.stdout.strip() == "False", out.stderr
 
@@ -322,4 +326,4 @@ def test_another_pybatsim_package_loads_as_it_is(tmp_path):
     probe = (f"import sys; sys.path.insert(0, {str(tmp_path / 'other')!r}); from coburst.runner import light_pybatsim; "
              "print(light_pybatsim()); import batsim; print(batsim.__version__, getattr(sys, 'ran_other_batsim_init', 0))")
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60)
-    assert out.stdout.split() == ["False", "other", "True"], out.stderr
+    assert out.stdout.split() == ["['schedulers']", "other", "True"], out.stderr
