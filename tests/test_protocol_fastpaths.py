@@ -327,3 +327,21 @@ def test_another_pybatsim_package_loads_as_it_is(tmp_path):
              "print(light_pybatsim()); import batsim; print(batsim.__version__, getattr(sys, 'ran_other_batsim_init', 0))")
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60)
     assert out.stdout.split() == ["['schedulers']", "other", "True"], out.stderr
+
+
+def test_main_gives_the_collector_back(tmp_path):
+    """``coburst.cli.main.main`` called in a process that goes on (tests, scripts): the
+    caller's thresholds are back after a simulation, also after one that fails."""
+    import gc
+
+    from coburst.cli.main import main
+
+    wl = workload(tmp_path / "w.json", [{"id": 1, "subtime": 0, "res": 1, "profile": "d"}],
+                  {"d": {"type": "delay", "delay": 5}})
+    before = gc.get_threshold()
+    assert main(["run", "fcfs", "-q", "--transport", "inprocess", "-p", str(CLUSTER4), "-w", str(wl),
+                 "-e", str(tmp_path / "o")]) == 0
+    assert gc.get_threshold() == before
+    assert main(["run", "fcfs", "-q", "-p", str(tmp_path / "missing.xml"), "-w", str(wl),
+                 "-e", str(tmp_path / "p")]) == 2
+    assert gc.get_threshold() == before

@@ -70,8 +70,12 @@ def main(argv: list[str] | None = None) -> int:
         # no automatic garbage collection during the start-up (imports, workload and platform
         # reading: ~160 young and one full collection, ~20 ms of a delay5000 run, few cycles
         # to find): the kernel collects every GC_THRESHOLD allocations while it simulates
-        # (``Kernel.main`` raises a threshold of 0 to it and restores it after the run)
-        gc.set_threshold(0, *gc.get_threshold()[1:])
+        # (``Kernel.main`` raises a threshold of 0 to it and restores it after the run); the
+        # caller's thresholds are back when main returns (main called in a process that goes on)
+        thresholds = gc.get_threshold()
+        gc.set_threshold(0, *thresholds[1:])
+    else:
+        thresholds = None
     try:
         parser = build_parser(argv[0] if argv else None)
         args = parser.parse_args(argv)
@@ -87,6 +91,8 @@ def main(argv: list[str] | None = None) -> int:
         return 128 + signum
     finally:
         signals.finish()  # a signal during the interpreter's exit must not print a traceback
+        if thresholds is not None:
+            gc.set_threshold(*thresholds)
 
 
 if __name__ == "__main__":
