@@ -1,11 +1,14 @@
-"""The protocol's fast paths (coburst/simulator/protocol.py, cli/main.py), each pinned against
+"""The protocol's fast paths (coburst/simulator/protocol.py, cli/main.py, runner.py), each pinned against
 the code it replaces:
 
 * :func:`protocol.decode_json` (one decoder made once, its scanner called directly) reads
-  every text as ``json.loads(text, parse_float=rapidjson_double)`` does, errors included;
+  every text as ``json.loads(text, parse_float=rapidjson_double)`` does (``plain``: as
+  ``json.loads(text)``), errors included; a date's short repr is kept (``batsim_date``);
+* :func:`protocol.check_reply` accepts and refuses what every check of every event did;
 * the in-process ``send`` hands the simulator pybatsim's message and leaves pybatsim an empty
   dict to format into its INFO log line (only while that line is not printed);
 * :func:`protocol.check_reply` prints a message without text only when refusing it;
+* pybatsim's ``batsim`` / ``schedulers`` packages made from their specs (``runner.light_pybatsim``);
 * ``coburst sim`` / ``coburst run`` start with the automatic garbage collection paused, and
   the kernel collects while it simulates.
 """
@@ -57,7 +60,7 @@ values = st.recursive(
 
 
 @settings(max_examples=400, deadline=None)
-@given(values, st.sampled_from([(",", ":"), (", ", ": "), (",", ": ")]), st.sampled_from(["", " ", "\n", "\t "]),
+@given(values, st.sampled_from([(",", ":"), (", ", ": "), (",", ": ")]), st.sampled_from(["", " ", "\n", "\t ", "\ufeff"]),
        st.sampled_from(["", " ", "\n", "x", "}", ",1", "]"]), st.integers(0, 60), st.data())
 @example({"now": 1.5, "events": []}, (", ", ": "), "", "", 0, None)
 def test_decoding_reads_what_json_loads_reads(value, seps, lead, trail, cut, data):
@@ -72,13 +75,17 @@ def test_decoding_reads_what_json_loads_reads(value, seps, lead, trail, cut, dat
     for t in variants:
         new, old = _outcome(decode_json, t), _outcome(_former_decode, t)
         assert new[0] == old[0] and _same(new[1], old[1]), (t, new, old)
+        new, old = _outcome(lambda x: decode_json(x, plain=True), t), _outcome(json.loads, t)
+        assert new[0] == old[0] and _same(new[1], old[1]), (t, new, old)
 
 
 @pytest.mark.parametrize("text", ["", "nul", '{"a":1}x', ' {"now": 1.0, "events": []} ', "NaN", "-Infinity",
-                                  "1.7976931348623157e309", '"\\ud800"', "[" * 50 + "]" * 50,
+                                  "1.7976931348623157e309", '"\\ud800"', '\ufeff{"now": 1.0, "events": []}', "[" * 50 + "]" * 50,
                                   '{"now": 100000000000.00003, "events": []}'])
 def test_decoding_edge_texts(text):
     new, old = _outcome(decode_json, text), _outcome(_former_decode, text)
+    assert new[0] == old[0] and _same(new[1], old[1])
+    new, old = _outcome(lambda x: decode_json(x, plain=True), text), _outcome(json.loads, text)
     assert new[0] == old[0] and _same(new[1], old[1])
 
 
@@ -173,7 +180,7 @@ def test_in_process_reading_is_json_loads(value):
     """pybatsim's reading of the in-process message (the plain decoder, scanned directly)
     gives ``json.loads``'s value for the text :func:`encode_message` writes."""
     text = protocol.encode_message(1.0, [{"timestamp": 1.0, "type": "X", "data": value}])
-    assert repr(decode_json(text, protocol._PLAIN)) == repr(json.loads(text))
+    assert repr(decode_json(text, plain=True)) == repr(json.loads(text))
 
 
 # ---------------------------------------------------------------------- the in-process send

@@ -364,18 +364,18 @@ _DECODER = json.JSONDecoder(parse_float=rapidjson_double)  # Batsim's RapidJSON 
 _PLAIN = json.JSONDecoder()
 
 
-def decode_json(raw: str, decoder: json.JSONDecoder = _DECODER) -> Any:
-    """``json.loads(raw, parse_float=rapidjson_double)`` (``decoder=_PLAIN``: ``json.loads(raw)``),
-    its errors included: a text with no whitespace around its value (what pybatsim and
-    :func:`encode_message` write) is scanned directly, anything else (or an error) goes
-    through the decoder's own reading."""
+def decode_json(raw: str, plain: bool = False) -> Any:
+    """``json.loads(raw, parse_float=rapidjson_double)`` (``plain``: ``json.loads(raw)``), its
+    errors included: a text with no whitespace around its value (what pybatsim and
+    :func:`encode_message` write) is scanned directly by a decoder made once; anything else
+    (or an error) is read by ``json.loads`` itself."""
     try:
-        value, end = decoder.scan_once(raw, 0)
+        value, end = (_PLAIN if plain else _DECODER).scan_once(raw, 0)
     except (StopIteration, json.JSONDecodeError, RecursionError):
         end = -1
     if end == len(raw):
         return value
-    return decoder.decode(raw)
+    return json.loads(raw) if plain else json.loads(raw, parse_float=rapidjson_double)
 
 
 def decode_reply(raw: str) -> dict[str, Any]:
@@ -474,7 +474,7 @@ class _MemoryNetwork:
         raw = self.recv_string(blocking)
         if raw is None:
             return None
-        msg = decode_json(raw, _PLAIN)
+        msg = decode_json(raw, plain=True)
         if not _PYBATSIM_LOG.isEnabledFor(logging.INFO):
             # pybatsim formats every message into an INFO log line, printed or not: a message
             # whose text is the JSON it came from costs nothing to format (same content)
