@@ -50,9 +50,11 @@ CACHE = HERE / ".cache"
 ROOT = HERE.parent
 HEATMAP = ROOT / "models" / "heatmaps" / "grvingt-nas.heatmap.csv"
 #: ELiSE's own simulation-loop times recorded on this kind of machine (tests/data/elise/
-#: g800_1000_t0/time_reports.csv for 1000 jobs; issue 20 for 10,000)
+#: g800_1000_t0/time_reports.csv for 1000 jobs; issue 20 for EASY / EASY-Co at 10,000; FIFO and
+#: Filler at 10,000: this bench on 2026-11-27, load 2-5 -- the same day EASY took 123-130 s)
 ELISE_RECORDED = {("fifo", 1000): 0.92, ("easy", 1000): 1.03, ("easy-co", 1000): 12.7, ("filler", 1000): 10.8,
-                  ("easy", 10000): 77.0, ("easy-co", 10000): 181.0}
+                  ("fifo", 10000): 133.4, ("easy", 10000): 77.0, ("easy-co", 10000): 181.0,
+                  ("filler", 10000): 291.4}
 POLICIES = ("fifo", "easy", "easy-co", "filler")
 LABEL = {"fifo": "FIFO", "easy": "EASY", "easy-co": "EASY-Co", "filler": "Filler"}
 ENTRY = {"fifo": ROOT / "schedulers" / "coschedFcfs.py", "easy": ROOT / "schedulers" / "coschedEasy.py",
