@@ -260,8 +260,9 @@ def test_master_in_a_nested_full_zone_identical_to_batsim(tmp_path):
 
 
 # ------------------------------------------------------------------ Batsim's own corpus
-#: coburst's documented gaps (issue 22, deliverable 3): workloads using them are refused by name
-NOT_IMPLEMENTED = ('profile type "smpi"', 'profile type "usage_trace"')
+#: coburst's documented gap (issue 22, deliverable 3): workloads using it are refused by name, with
+#: the reason (coburst.simulator.workload.UNSUPPORTED_TYPES; usage_trace is simulated since 7ad1a93)
+NOT_IMPLEMENTED = ("profile type 'smpi': SMPI trace replay is not simulated",)
 
 
 @pytest.mark.skipif(not (os.environ.get("BATSIM_REPO") and BATSIM),
