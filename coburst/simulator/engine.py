@@ -357,53 +357,8 @@ class Simulator(BatsimActors, ProtocolHandlers, ParallelTasks, JobAccounting):
     def now(self) -> float:
         return self.kernel.now
 
-
-
     def profile_of(self, sjob: SimJob) -> Profile:
         return self.workloads[sjob.job.workload].profiles[sjob.job.profile]
 
     def profile_named(self, sjob: SimJob, name: str) -> Profile:
         return self.workloads[sjob.job.workload].profiles[name]
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
