@@ -32,7 +32,7 @@ import numpy as np
 
 from coburst.core.cluster import Cluster
 from coburst.core.placement import Allocation, bb_slots, mask_indices, node_mask, place_bb, select_mask
-from coburst.core.profile import INF, OVERDUE, Profile, ProfileConflict, _bb_rows, _dup_row
+from coburst.core.profile import INF, OVERDUE, JobQueries, Profile, ProfileConflict, _bb_rows, _dup_row
 
 __all__ = ["MaskProfile"]
 
@@ -44,7 +44,7 @@ def _alloc(n_bb: int, mask: int, bb_nodes: np.ndarray | None = None, bb: int = 0
     return alloc
 
 
-class MaskProfile:
+class MaskProfile(JobQueries):
     """Availability profile over bit masks (module doc); the query and occupation interface
     of :class:`~coburst.core.profile.Profile` that the steps of
     :mod:`coburst.policies.base` use."""
@@ -329,19 +329,6 @@ class MaskProfile:
                     return s, alloc
             k += 1
         return None
-
-    def earliest_start(self, job, not_before: float | None = None,
-                       storage: bool = True) -> tuple[float, Allocation] | None:
-        """:meth:`earliest` for a :class:`~coburst.core.state.Job`."""
-        return self.earliest(job.res, job.walltime, job.bb, storage, not_before)
-
-    def allocation_now(self, job, storage: bool = True) -> Allocation | None:
-        """:meth:`alloc_now` for a :class:`~coburst.core.state.Job`."""
-        return self.alloc_now(job.res, job.walltime, job.bb, storage)
-
-    @property
-    def breakpoints(self) -> list[float]:
-        return list(self._times)
 
     def __repr__(self) -> str:
         return f"MaskProfile(now={self.now}, {len(self._times)} segments)"

@@ -81,7 +81,28 @@ def _dup_row(a: np.ndarray, i: int) -> np.ndarray:
     return out
 
 
-class Profile:
+class JobQueries:
+    """What both availability profiles (:class:`Profile`, :class:`~coburst.core.maskprofile.
+    MaskProfile`) answer alike: the queries by :class:`~coburst.core.state.Job` and the
+    breakpoints."""
+
+    __slots__ = ()
+
+    def earliest_start(self, job, not_before: float | None = None,
+                       storage: bool = True) -> tuple[float, Allocation] | None:
+        """:meth:`earliest` for a :class:`~coburst.core.state.Job`."""
+        return self.earliest(job.res, job.walltime, job.bb, storage, not_before)
+
+    def allocation_now(self, job, storage: bool = True) -> Allocation | None:
+        """:meth:`alloc_now` for a :class:`~coburst.core.state.Job`."""
+        return self.alloc_now(job.res, job.walltime, job.bb, storage)
+
+    @property
+    def breakpoints(self) -> list[float]:
+        return list(self._times)
+
+
+class Profile(JobQueries):
     """Numpy-backed availability profile (see module doc)."""
 
     __slots__ = ("cluster", "now", "_times", "_free", "_bb", "_acc", "_rows", "_bbtot")
@@ -320,20 +341,7 @@ class Profile:
             k += 1
         return None
 
-    def earliest_start(self, job, not_before: float | None = None,
-                       storage: bool = True) -> tuple[float, Allocation] | None:
-        """:meth:`earliest` for a :class:`~coburst.core.state.Job`."""
-        return self.earliest(job.res, job.walltime, job.bb, storage, not_before)
-
-    def allocation_now(self, job, storage: bool = True) -> Allocation | None:
-        """:meth:`alloc_now` for a :class:`~coburst.core.state.Job`."""
-        return self.alloc_now(job.res, job.walltime, job.bb, storage)
-
     # ------------------------------------------------------------------ inspection
-    @property
-    def breakpoints(self) -> list[float]:
-        return list(self._times)
-
     def segments(self) -> Iterator[tuple[float, float, np.ndarray, np.ndarray]]:
         """``(start, end, free_mask, bb_free)`` of every segment (end of the last: inf)."""
         times = self._times

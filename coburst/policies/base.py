@@ -149,22 +149,18 @@ def fill(profile: Profile, jobs: Iterable[Job], decisions: Decisions) -> list[Jo
     if _all_too_wide(profile, jobs):
         return jobs
     if type(profile) is MaskProfile:  # the same screen, job by job in Python
-        left, i = [], 0
-        while True:
-            hit = profile.first_fit_jobs(jobs, i)
-            if hit < 0:
-                left.extend(jobs[i:])
-                return left
-            left.extend(jobs[i:hit])
-            if not try_start(profile, jobs[hit], decisions):  # cannot happen: same test
-                left.append(jobs[hit])
-            i = hit + 1
-    if len(jobs) < _BATCH or not hasattr(profile, "first_fit"):
+        def next_fit(i: int) -> int:
+            return profile.first_fit_jobs(jobs, i)
+    elif len(jobs) < _BATCH or not hasattr(profile, "first_fit"):
         return [job for job in jobs if not try_start(profile, job, decisions)]
-    res, end, bb = _fit_arrays(profile, jobs)
+    else:
+        res, end, bb = _fit_arrays(profile, jobs)
+
+        def next_fit(i: int) -> int:
+            return profile.first_fit(res, end, bb, i)
     left, i = [], 0
     while True:
-        hit = profile.first_fit(res, end, bb, i)
+        hit = next_fit(i)
         if hit < 0:
             left.extend(jobs[i:])
             return left
