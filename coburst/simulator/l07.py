@@ -195,34 +195,6 @@ class FairBottleneck:
                             todo.append(cnst)
         return found
 
-    def _component_by_ids(self, seeds: list) -> list:
-        """:meth:`_component` as it was (ids in a dict and a set): the reference of
-        tests/test_sim_fastpaths.py."""
-        variables = self.variables
-        found: dict[int, Variable] = {}
-        seen: set[int] = set()
-        todo = []
-        for item in seeds:
-            if type(item) is Variable:
-                if id(item) in variables and id(item) not in found:
-                    found[id(item)] = item
-                    for cnst, _ in item.elems:
-                        if id(cnst) not in seen:
-                            seen.add(id(cnst))
-                            todo.append(cnst)
-            elif id(item) not in seen:
-                seen.add(id(item))
-                todo.append(item)
-        while todo:
-            for var, _ in todo.pop().elems:
-                if id(var) not in found:
-                    found[id(var)] = var
-                    for cnst, _ in var.elems:
-                        if id(cnst) not in seen:
-                            seen.add(id(cnst))
-                            todo.append(cnst)
-        return list(found.values())
-
     def solve(self) -> list:
         """``FairBottleneck::do_solve`` on the variables whose values may change; returns
         them."""
