@@ -13,7 +13,8 @@ import pytest
 from analyze_support import campaign, outputs
 from simharness import COBURST
 
-from coburst.analysis.report import build_report
+from coburst.analysis import plots
+from coburst.analysis.report import build_report, report_outputs
 from coburst.analysis.tables import analyze
 
 pytestmark = pytest.mark.timeout(300)
@@ -49,6 +50,22 @@ def test_report_self_contained_and_deterministic(report, tmp_path):
     again = tmp_path / "again.html"
     build_report(runs, jobs, again, baseline="fcfs")
     assert again.read_bytes() == html.read_bytes()
+
+
+def test_streamed_report_is_the_same_page(report, tmp_path):
+    """``report_outputs`` (what ``coburst report`` and ``coburst campaign report`` call) keeps
+    only the distribution columns of every job and re-reads the runs drawn whole: the page is
+    byte for byte the one built from the whole per-job table."""
+    camp, runs, jobs, html, manifest = report
+    chosen = plots.detail_runs(runs, plots.KINDS, max_gantt=3, max_timeseries=2)
+    assert 0 < len(chosen) < len(runs)  # some runs are read only through their distribution columns
+    out = tmp_path / "streamed.html"
+    assert report_outputs([camp], out, baseline="fcfs") == manifest
+    assert out.read_bytes() == html.read_bytes()
+    only_boxes = tmp_path / "boxes.html"
+    report_outputs([camp], only_boxes, baseline="fcfs", kinds=["boxen", "ci"])
+    assert len(_manifest(only_boxes.read_text())["figures"]) == 2
+    assert plots.detail_runs(runs, ["boxen", "ci"]) == set()
 
 
 def test_cli_report_and_bad_baseline(report, tmp_path):

@@ -161,14 +161,43 @@ def _jobs_with_policy(runs: pd.DataFrame, jobs: pd.DataFrame) -> pd.DataFrame:
     return jobs.merge(runs[["run", "policy"]], on="run", how="left")
 
 
+#: per-job columns that the distribution figures (boxen, tail, ci) read; the other kinds read
+#: every column, but only of the runs :func:`detail_runs` names
+DISTRIBUTION_COLUMNS = ("run", "policy", "job_id", "waiting", "bounded_slowdown")
+
+
+def _gantt_runs(runs: pd.DataFrame, max_runs: int) -> pd.DataFrame:
+    """The runs drawn as Gantt charts: one per policy of the first setting."""
+    label = settings(runs)
+    return runs[label == label.iloc[0]].drop_duplicates("policy").head(max_runs)
+
+
+def _timeseries_settings(runs: pd.DataFrame, max_runs: int) -> list[tuple[str, pd.DataFrame]]:
+    """The first ``max_runs`` settings with their runs (one per policy) drawn over time."""
+    label = settings(runs)
+    return [(setting, runs[label == setting].drop_duplicates("policy"))
+            for setting in list(dict.fromkeys(label))[:max_runs]]
+
+
+def detail_runs(runs: pd.DataFrame, kinds: Sequence[str], *, max_gantt: int = 5, max_timeseries: int = 5) -> set:
+    """Ids of the runs whose whole per-job rows the figures of ``kinds`` read (Gantt charts and
+    time series); the other figures read :data:`DISTRIBUTION_COLUMNS` of every job."""
+    out = set()
+    if "gantt" in kinds:
+        out.update(_gantt_runs(runs, max_gantt)["run"])
+    if "timeseries" in kinds:
+        for _, sel in _timeseries_settings(runs, max_timeseries):
+            out.update(sel["run"])
+    return out
+
+
 # --------------------------------------------------------------------- kinds
 def gantt(runs, jobs, *, max_runs: int = 5, **_) -> list[Figure]:
     from coburst.analysis import evalys_compat
 
     _plt()
-    label = settings(runs)
-    first = label.iloc[0]
-    chosen = runs[label == first].drop_duplicates("policy").head(max_runs)
+    first = settings(runs).iloc[0]
+    chosen = _gantt_runs(runs, max_runs)
     out = []
     for k, (_, r) in enumerate(chosen.iterrows()):
         sub = jobs[jobs["run"] == r["run"]]
@@ -321,14 +350,12 @@ def timeseries_plot(runs, jobs, *, baseline=None, max_runs: int = 5, points: int
     plt = _plt()
     order = policies(runs, baseline)
     pal = _policy_palette(order)
-    label = settings(runs)
     out = []
     titles = {"queue_compute": "queue compute load (requested nodes / nodes)",
               "queue_storage": "queue storage load (requested BB / BB capacity)",
               "util_compute": "compute utilisation", "util_bb": "burst-buffer utilisation"}
     by_run = {r: g for r, g in jobs.groupby("run", sort=False)}
-    for k, setting in enumerate(list(dict.fromkeys(label))[:max_runs]):
-        sel = runs[label == setting].drop_duplicates("policy")
+    for k, (setting, sel) in enumerate(_timeseries_settings(runs, max_runs)):
         sel = sel.set_index("policy").reindex([p for p in order if p in set(sel["policy"])]).reset_index()
         with_jobs = [r for r in sel["run"] if r in by_run and len(by_run[r])]
         if not with_jobs:

@@ -26,6 +26,7 @@ import numpy as np
 import pandas as pd
 
 from coburst.analysis import plots
+from coburst.analysis.metrics import TAU
 from coburst.analysis.tables import group_columns, metric_columns
 from coburst.errors import InputError
 
@@ -156,7 +157,8 @@ def _img(fig: plots.Figure) -> str:
 
 def build_report(runs_df: pd.DataFrame, jobs_df: pd.DataFrame, out_html: str | Path, baseline: str | None = None,
                  *, title: str = "coburst report", kinds: Sequence[str] = plots.KINDS, max_gantt: int = 3,
-                 max_timeseries: int = 2, seed: int = 0) -> dict:
+                 max_timeseries: int = 2, seed: int = 0, detail_jobs: pd.DataFrame | None = None,
+                 n_jobs: int | None = None) -> dict:
     """Write the HTML report of ``runs_df`` / ``jobs_df`` (:func:`coburst.analysis.tables.analyze`)
     to ``out_html`` atomically and return its manifest (``{"figures": [names], "tables":
     [ids], "runs": n, "baseline": label}``).
@@ -164,7 +166,9 @@ def build_report(runs_df: pd.DataFrame, jobs_df: pd.DataFrame, out_html: str | P
     ``baseline``: a policy label or a scheduler name (ratios and normalised plots against
     it; default: the first policy).  ``kinds``: figure kinds (:data:`coburst.analysis.plots.KINDS`);
     ``max_gantt`` Gantt charts (one per policy of the first setting), ``max_timeseries``
-    settings in the time-series figures.  Raises :class:`coburst.errors.InputError` for an
+    settings in the time-series figures.  ``detail_jobs`` / ``n_jobs`` (:func:`report_outputs`):
+    ``jobs_df`` then holds only the distribution columns, the Gantt charts and time series read
+    ``detail_jobs``, and the page counts ``n_jobs``.  Raises :class:`coburst.errors.InputError` for an
     unknown baseline or kind, or empty tables."""
     from coburst.fileio import atomic_write
 
@@ -184,7 +188,8 @@ def build_report(runs_df: pd.DataFrame, jobs_df: pd.DataFrame, out_html: str | P
         if kind == "timeseries":
             opts["max_runs"] = max_timeseries
         try:
-            figs = plots.make(kind, runs_df, jobs_df, **opts)
+            per_run = detail_jobs is not None and kind in ("gantt", "timeseries")
+            figs = plots.make(kind, runs_df, detail_jobs if per_run else jobs_df, **opts)
         except InputError:
             raise
         for f in figs:
@@ -203,7 +208,7 @@ def build_report(runs_df: pd.DataFrame, jobs_df: pd.DataFrame, out_html: str | P
              '<meta name="viewport" content="width=device-width, initial-scale=1">',
              f"<title>{esc(title)}</title><style>{CSS}</style></head><body>",
              f"<h1>{esc(title)}</h1>",
-             f"<p>{len(runs_df)} run(s), {len(jobs_df):,} jobs, {len(summary)} policies; baseline "
+             f"<p>{len(runs_df)} run(s), {len(jobs_df) if n_jobs is None else n_jobs:,} jobs, {len(summary)} policies; baseline "
              f"<b>{esc(base)}</b>; bounded slowdown with tau = {esc(str(runs_df['tau'].iloc[0]))} s. "
              f"Parameters: {esc(', '.join(params) or '-')}. Click a column header to sort.</p>",
              '<script type="application/json" id="manifest">' + json.dumps(manifest, sort_keys=True).replace("<", "\\u003c")
@@ -218,3 +223,46 @@ def build_report(runs_df: pd.DataFrame, jobs_df: pd.DataFrame, out_html: str | P
     with atomic_write(out_html) as fh:
         fh.write(text)
     return manifest
+
+
+def report_outputs(paths: Sequence[str | Path], out_html: str | Path, *, tau: float = TAU,
+                   workload: str | Path | None = None, platform: str | Path | None = None,
+                   kinds: Sequence[str] = plots.KINDS, max_gantt: int = 3, max_timeseries: int = 2,
+                   **options) -> dict:
+    """:func:`build_report` of Batsim outputs (prefixes, folders, campaign folders; and
+    ``coburst analyze`` folders), read in bounded memory: the runs are read chunk by chunk
+    (:func:`coburst.analysis.tables.analyze_runs`) keeping only the columns the distribution
+    figures read (:data:`coburst.analysis.plots.DISTRIBUTION_COLUMNS`, a few dozen bytes per
+    job instead of the whole per-job table), then the few runs drawn as Gantt charts or time
+    series are read again whole.  The page is the one :func:`build_report` writes from
+    :func:`coburst.analysis.tables.load`'s tables."""
+    from coburst.analysis import tables
+
+    if any(tables.is_tables_dir(p) for p in paths):  # tables already materialised: read them
+        runs_df, jobs_df = tables.load(paths, tau, workload=workload, platform=platform)
+        return build_report(runs_df, jobs_df, out_html, kinds=kinds, max_gantt=max_gantt,
+                            max_timeseries=max_timeseries, **options)
+    tables._check_tau(tau)
+    found = tables.discover(paths)
+    if not found:
+        raise InputError(", ".join(map(str, paths)) or "(no input)", None, "no finished run to analyse")
+    pieces: list[pd.DataFrame] = []
+    count = 0
+    columns = list(plots.DISTRIBUTION_COLUMNS)
+
+    def keep(df: pd.DataFrame) -> None:
+        nonlocal count
+        count += len(df)
+        pieces.append(df[columns].copy())
+
+    runs_df = tables.analyze_runs(found, tau, workload=workload, platform=platform, sink=keep)
+    jobs_df = pd.concat(pieces, ignore_index=True) if pieces else pd.DataFrame(columns=columns)
+    pieces.clear()
+    chosen = plots.detail_runs(runs_df, kinds, max_gantt=max_gantt, max_timeseries=max_timeseries)
+    whole: list[pd.DataFrame] = []
+    if chosen:
+        tables.analyze_runs([r for r in found if r.run in chosen], tau, workload=workload, platform=platform,
+                            sink=whole.append)
+    detail = pd.concat(whole, ignore_index=True) if whole else jobs_df.iloc[:0]
+    return build_report(runs_df, jobs_df, out_html, kinds=kinds, max_gantt=max_gantt,
+                        max_timeseries=max_timeseries, detail_jobs=detail, n_jobs=count, **options)

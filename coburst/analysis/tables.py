@@ -79,7 +79,7 @@ from coburst.analysis.metrics import (CHUNK_BYTES, STATIC_WORKLOAD, TAU, bounded
 from coburst.campaign.runner import DONE, list_runs, run_folder_state
 from coburst.errors import InputError
 
-__all__ = ["RunInput", "discover", "analyze", "analyze_stream", "read_run", "RunReader", "write_tables",
+__all__ = ["RunInput", "discover", "analyze", "analyze_stream", "analyze_runs", "read_run", "RunReader", "write_tables",
            "JobsWriter", "METRIC_COLUMNS", "PARAM_EXCLUDE",
            "group_columns", "DISTRIBUTION_METRICS"]
 
@@ -559,6 +559,13 @@ def analyze_stream(paths: Sequence[str | Path], tau: float = TAU, *, workload: s
     runs = discover(paths)
     if not runs:
         raise InputError(", ".join(map(str, paths)) or "(no input)", None, "no finished run to analyse")
+    return analyze_runs(runs, tau, workload=workload, platform=platform, sink=sink, chunk_bytes=chunk_bytes)
+
+
+def analyze_runs(runs: Sequence[RunInput], tau: float = TAU, *, workload: str | Path | None = None,
+                 platform: str | Path | None = None, sink: Callable[[pd.DataFrame], None],
+                 chunk_bytes: int = CHUNK_BYTES) -> pd.DataFrame:
+    """:func:`analyze_stream` of runs already found by :func:`discover`."""
     cache = _Cache()
     rows = []
     for r in runs:

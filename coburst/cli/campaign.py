@@ -233,14 +233,12 @@ def report_command(args: argparse.Namespace) -> int:
     if not state.done:
         raise InputError(camp.out, None, "no finished run to report yet")
     try:
-        from coburst.analysis.report import build_report
-        from coburst.analysis.tables import analyze
+        from coburst.analysis.report import report_outputs
     except ImportError as exc:
         raise InputError("coburst campaign report", None, f"the analysis module is not available ({exc})") from None
     out_html = Path(args.output) if args.output else camp.out / "report.html"
     paths = [str(executors.runner.runs_dir(camp.out) / r.run_id) for r in state.done]
-    runs_df, jobs_df = analyze(paths, tau=args.tau)
-    build_report(runs_df, jobs_df, out_html, baseline=args.baseline)
+    report_outputs(paths, out_html, tau=args.tau, baseline=args.baseline)
     print(f"report of {len(paths)} runs ({len(state.failed)} failed, {len(state.pending)} pending): {out_html}")
     return 0
 

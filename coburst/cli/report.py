@@ -14,13 +14,12 @@ from coburst.validate import check_output, opt_float
 
 def report_command(args: argparse.Namespace) -> int:
     from coburst.analysis import plots
-    from coburst.analysis.report import build_report
-    from coburst.analysis.tables import load
+    from coburst.analysis.report import report_outputs
 
     kinds = choices(args.kinds, plots.KINDS, "--kinds") if args.kinds else list(plots.KINDS)
     out = check_output(args.output, "-o/--output")
-    runs, jobs = load(args.inputs, args.tau, workload=args.workload, platform=args.platform)
-    manifest = build_report(runs, jobs, out, baseline=args.baseline, title=args.title, kinds=kinds)
+    manifest = report_outputs(args.inputs, out, tau=args.tau, workload=args.workload, platform=args.platform,
+                              baseline=args.baseline, title=args.title, kinds=kinds)
     print(f"{out}: {manifest['runs']} runs, {len(manifest['figures'])} figures, baseline {manifest['baseline']}")
     return 0
 
