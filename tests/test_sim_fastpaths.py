@@ -267,13 +267,19 @@ def test_solve_uses_the_fast_path_for_a_lone_message_and_the_general_one_otherwi
 # ---------------------------------------------------------------------- parallel tasks' links
 
 class _Link:
+    """What :class:`coburst.simulator.l07.Network` reads of a SimGrid link (its class's
+    ``SharingPolicy`` included, as on SimGrid's ``Link``)."""
+
+    from coburst.simulator._simgrid import simgrid
+
+    SharingPolicy = simgrid.Link.SharingPolicy
+    del simgrid
+
     def __init__(self, name, bandwidth, fatpipe):
         self.name, self.bandwidth, self.fatpipe = name, bandwidth, fatpipe
 
     def get_sharing_policy(self):
-        from coburst.simulator._simgrid import simgrid
-
-        policy = simgrid.Link.SharingPolicy
+        policy = self.SharingPolicy
         return policy.FATPIPE if self.fatpipe else policy.SHARED
 
 
@@ -303,35 +309,73 @@ def platforms(draw):
     return hosts
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=300, deadline=None)
 @given(platforms(), st.data())
 def test_parallel_homogeneous_links_from_the_table_as_from_the_routes(hosts, data):
     """The same elements (constraint and weight, as a set: their order in a variable changes
     no value), latency and bound through :class:`l07.PairTable` as through the routes one by
-    one, over several tasks on one network (the table fills as pairs come)."""
+    one, over several tasks on one network (the table fills as pairs come; a task on hosts
+    seen before is answered from its memo, also when the memo was just emptied).  Session 12:
+    ``ptask`` recognises a ``parallel_homogeneous`` matrix by comparing it with the one it
+    would be; matrices that are almost so (one entry changed: 0, another size, NaN, a host
+    sending to itself, a negative or ``-0.0`` diagonal) take the general paths, with the same
+    elements as the routes one by one."""
     names = sorted(hosts)
     with_table, by_routes = l07.Network(), l07.Network()
-    saved = l07.PairTable.MAX_HOSTS
-    for _ in range(data.draw(st.integers(1, 4))):
-        chosen = data.draw(st.lists(st.sampled_from(names), min_size=2, max_size=7))
-        com = data.draw(st.sampled_from([1.0, 88736148.0, 0.1, 3e9]))
-        n = len(chosen)
-        matrix = [0.0 if i == j else com for i in range(n) for j in range(n)]
-        flops = [1e9] * n
-        a = l07.ptask(with_table, [hosts[h] for h in chosen], flops, matrix)
-        try:
-            l07.PairTable.MAX_HOSTS = -1  # the routes one by one
-            b = l07.ptask(by_routes, [hosts[h] for h in chosen], flops, matrix)
-        finally:
-            l07.PairTable.MAX_HOSTS = saved
-        assert with_table._table is not None and by_routes._table is None
+    saved, saved_memo = l07.PairTable.MAX_HOSTS, l07.PairTable.MEMO
+    l07.PairTable.MEMO = data.draw(st.sampled_from([1, 2, saved_memo]))
+    try:
+        tasks = []
+        for _ in range(data.draw(st.integers(1, 4))):
+            chosen = data.draw(st.lists(st.sampled_from(names), min_size=2, max_size=7))
+            com = data.draw(st.sampled_from([1.0, 88736148.0, 0.1, 3e9]))
+            n = len(chosen)
+            matrix = [0.0 if i == j else com for i in range(n) for j in range(n)]
+            change = data.draw(st.sampled_from(["none", "none", "off", "diagonal"]))
+            if change == "off":
+                k = data.draw(st.sampled_from([k for k in range(n * n) if k % (n + 1)]))
+                matrix[k] = data.draw(st.sampled_from([0.0, -1.0, 2 * com, math.nan]))
+            elif change == "diagonal":
+                k = data.draw(st.integers(0, n - 1)) * (n + 1)
+                matrix[k] = data.draw(st.sampled_from([com, -0.0, -1.0, math.nan, 5.0]))
+            tasks.append((chosen, matrix))
+            if data.draw(st.booleans()):
+                tasks.append((chosen, list(matrix)))  # the same hosts again (the memo)
+        for chosen, matrix in tasks:
+            n = len(chosen)
+            flops = [1e9] * n
+            a = l07.ptask(with_table, [hosts[h] for h in chosen], flops, matrix)
+            try:
+                l07.PairTable.MAX_HOSTS = -1  # the routes one by one
+                b = l07.ptask(by_routes, [hosts[h] for h in chosen], flops, matrix)
+            finally:
+                l07.PairTable.MAX_HOSTS = saved
+            assert by_routes._table is None
 
-        def elements(action):
-            return sorted((cnst.name, weight.hex()) for cnst, weight in action.var.elems)
+            def elements(action):
+                return sorted((cnst.name, weight.hex()) for cnst, weight in action.var.elems)
 
-        assert elements(a) == elements(b)
-        assert len(a.var.elems) == len(b.var.elems)
-        assert (a.latency.hex(), a.net_bound, a.empty) == (b.latency.hex(), b.net_bound, b.empty)
+            assert elements(a) == elements(b)
+            assert len(a.var.elems) == len(b.var.elems)
+            assert (a.latency.hex(), a.net_bound.hex(), a.empty) == (b.latency.hex(), b.net_bound.hex(), b.empty)
+    finally:
+        l07.PairTable.MEMO = saved_memo
+
+
+def test_the_table_serves_parallel_homogeneous_tasks_on_distinct_hosts():
+    """The fast path is taken where it should be (else the test above compares the routes
+    one by one with themselves): a ``parallel_homogeneous`` task on distinct hosts is
+    counted from the table and remembered; a host listed twice is not."""
+    link = _Link("l0", 1e9, False)
+    names = ["h0", "h1", "h2"]
+    hosts = {a: _Host(a, {b: ([link], 1e-6) for b in names}) for a in names}
+    net = l07.Network()
+    matrix = [0.0 if i == j else 5.0 for i in range(3) for j in range(3)]
+    action = l07.ptask(net, [hosts[h] for h in names], [1.0] * 3, matrix)
+    assert net._table is not None and len(net._table.memo) == 1
+    assert [(cnst.name, weight) for cnst, weight in action.var.elems][-1] == ("l0", 30.0)
+    l07.ptask(net, [hosts[h] for h in ["h0", "h1", "h0"]], [1.0] * 3, matrix)
+    assert len(net._table.memo) == 1
 
 
 # ---------------------------------------------------------------------- lone messages

@@ -455,7 +455,8 @@ class Network:
         ``numbers`` (host numbers; the same host at two positions communicates with itself),
         counted, and the largest latency among those routes: ``([(constraint, crossings)],
         latency)``, constraints in the order of their first use on this platform.  None when
-        the platform has too many hosts for the table (:class:`PairTable`)."""
+        the platform has too many hosts for the table or a host is listed twice
+        (:class:`PairTable`)."""
         if len(self._hosts) > PairTable.MAX_HOSTS:
             return None
         table = self._table
@@ -484,14 +485,19 @@ class Network:
 
 class PairTable:
     """The routes between host pairs as numpy tables, filled as pairs are first used: for
-    hosts ``i``, ``j`` the numbers of the links of ``route(i, j)`` (padded with -1) and its
-    latency.  A ``parallel_homogeneous`` task on ``n`` hosts crosses the routes of its
-    ``n (n - 1)`` pairs; counting their links is then one gather and one ``bincount``
-    instead of a Python loop over every crossing (the same counts, hence the same weights).
+    hosts ``i != j`` the numbers of the links of ``route(i, j)`` plus one (padded with 0) and
+    its latency; the diagonal holds no link and latency 0 (a host listed twice is left to
+    the routes one by one, :meth:`count`).  A ``parallel_homogeneous`` task on ``n``
+    distinct hosts crosses the routes of its ``n (n - 1)`` pairs; counting their links is
+    then one gather and one ``bincount`` instead of a Python loop over every crossing (the
+    same counts, hence the same weights).  What a list of hosts gave is remembered (up to
+    ``MEMO`` lists, then forgotten at once): the routes of known pairs never change, so the
+    same hosts give the same counts (an allocation comes back often on a busy machine).
     Only for platforms of up to ``MAX_HOSTS`` hosts (the table holds hosts^2 x longest
     route link numbers: 512 hosts and 8 links = 8 MB)."""
 
     MAX_HOSTS = 512
+    MEMO = 8192
 
     def __init__(self, network: Network):
         import numpy as np
@@ -500,11 +506,12 @@ class PairTable:
         self.network = network
         self.size = 0
         self.width = 1
-        self.links = np.full((0, 0, 1), -1, dtype=np.int32)
+        self.links = np.zeros((0, 0, 1), dtype=np.int32)  # link number + 1 (0: none)
         self.latency = np.zeros((0, 0))
         self.known = np.zeros((0, 0), dtype=bool)
         self.index: dict[int, int] = {}  # id(constraint) -> link number
         self.constraints: list[Constraint] = []  # link number -> constraint
+        self.memo: dict[tuple, tuple] = {}  # host numbers -> what count gave them
 
     def _grow(self, size: int, width: int) -> None:
         np = self.np
@@ -512,58 +519,93 @@ class PairTable:
         width = max(width, self.width)
         if size > self.size:
             size = max(size, min(2 * self.size, PairTable.MAX_HOSTS))
-        links = np.full((size, size, width), -1, dtype=np.int32)
+        links = np.zeros((size, size, width), dtype=np.int32)
         links[:self.size, :self.size, :self.width] = self.links
         latency = np.zeros((size, size))
         latency[:self.size, :self.size] = self.latency
         known = np.zeros((size, size), dtype=bool)
         known[:self.size, :self.size] = self.known
+        np.fill_diagonal(known, True)  # (no link, latency 0: never counted)
         self.links, self.latency, self.known = links, latency, known
         self.size, self.width = size, width
 
-    def _fill(self, i: int, j: int) -> None:
-        network = self.network
-        row = network._rows[i]
-        route = row.get(j)
-        if route is None:
-            route = row[j] = network.route(network._hosts[i], network._hosts[j])
-        if len(route.links) > self.width:
-            self._grow(self.size, len(route.links))
-        index = self.index
-        numbers = []
-        for cnst in route.links:
-            k = index.get(id(cnst))
-            if k is None:
-                k = index[id(cnst)] = len(self.constraints)
-                self.constraints.append(cnst)
-            numbers.append(k)
-        self.links[i, j, :] = -1
-        self.links[i, j, :len(numbers)] = numbers
-        self.latency[i, j] = route.latency
-        self.known[i, j] = True
-
-    def count(self, numbers: list[int]) -> tuple:
+    def _fill(self, pairs: list) -> None:
+        """Enter the routes of host pairs ``[(i, j)]`` (in that order: links are numbered as
+        first met) from SimGrid's ``route_to``, as :meth:`Network.route` reads them (the same
+        link constraints, the same latency), into the tables at once."""
         np = self.np
+        network = self.network
+        hosts, known_links, make_link = network._hosts, network.links, network.link
+        index = self.index
+        constraints = self.constraints
+        rows, latencies = [], []
+        width = self.width
+        for i, j in pairs:
+            route = network._rows[i].get(j)
+            if route is not None:
+                cnsts, latency = route.links, route.latency
+            else:
+                links, latency = hosts[i].route_to(hosts[j])
+                latency = float(latency)
+                cnsts = []
+                for link in links:
+                    cnst = known_links.get(link.name)
+                    if cnst is None:
+                        fatpipe = type(link).SharingPolicy.FATPIPE  # (as Network.route)
+                        cnst = make_link(link.name, float(link.bandwidth), link.get_sharing_policy() == fatpipe)
+                    cnsts.append(cnst)
+            numbers = []
+            for cnst in cnsts:
+                k = index.get(id(cnst))
+                if k is None:
+                    k = index[id(cnst)] = len(constraints)
+                    constraints.append(cnst)
+                numbers.append(k + 1)
+            if len(numbers) > width:
+                width = len(numbers)
+            rows.append(numbers)
+            latencies.append(latency)
+        if width > self.width:
+            self._grow(self.size, width)
+        table = np.zeros((len(rows), self.width), dtype=np.int32)
+        for r, numbers in enumerate(rows):
+            table[r, :len(numbers)] = numbers
+        ii, jj = np.array(pairs).T
+        self.links[ii, jj] = table
+        self.latency[ii, jj] = latencies
+        self.known[ii, jj] = True
+
+    def count(self, numbers: list[int]) -> tuple | None:
+        """``([(constraint, crossings)], latency)`` of the pairs of ``numbers`` (see
+        :meth:`Network.pair_links`); None when a host is listed twice (it then communicates
+        with itself: the caller takes the routes one by one)."""
+        key = tuple(numbers)
+        found = self.memo.get(key)
+        if found is not None:
+            return found
         n = len(numbers)
+        if len(set(numbers)) != n:
+            return None
+        np = self.np
         if max(numbers) >= self.size:
             self._grow(max(numbers) + 1, self.width)
         idx = np.array(numbers)
-        rows, cols = np.ix_(idx, idx)
-        pairs = ~np.eye(n, dtype=bool)
-        missing = pairs & ~self.known[rows, cols]
-        if missing.any():
-            for a, b in zip(*missing.nonzero()):
-                if not self.known[numbers[a], numbers[b]]:
-                    self._fill(numbers[a], numbers[b])
-        crossed = self.links[rows, cols][pairs].ravel()
-        crossed = crossed[crossed >= 0]
-        latency = float(self.latency[rows, cols][pairs].max())
-        if not len(crossed):
-            return [], latency
-        counts = np.bincount(crossed)
+        grid = np.ix_(idx, idx)
+        missing = ~self.known[grid]
+        if missing.any():  # the pairs first used, in the order of the task's rows
+            a, b = missing.nonzero()
+            self._fill(list(zip(idx[a].tolist(), idx[b].tolist())))
+        counts = np.bincount(self.links[grid].ravel())
+        counts[0] = 0
         used = counts.nonzero()[0]
         constraints = self.constraints
-        return [(constraints[k], m) for k, m in zip(used.tolist(), counts[used].tolist())], latency
+        found = ([(constraints[k - 1], m) for k, m in zip(used.tolist(), counts[used].tolist())],
+                 float(self.latency[grid].max()))
+        memo = self.memo
+        if len(memo) >= self.MEMO:
+            memo.clear()
+        memo[key] = found
+        return found
 
 
 def _fatpipe_policy():
@@ -629,11 +671,24 @@ def ptask(network: Network, hosts: list, flops: list[float], bytes_: list[float]
     lat_current = 0.0
     links = 0
     if n > 1 and bytes_:
-        sizes = [size for size in set(bytes_) if not size <= 0]
+        counted = None
+        homogeneous = False
+        diagonal = bytes_[::n + 1]
+        if len(bytes_) == n * n and bytes_[1] > 0 and all(amount <= 0 for amount in diagonal):
+            # parallel_homogeneous? (every pair sends the same, no host to itself): the whole
+            # matrix compared in C with the one it would be (what the test below finds)
+            com = bytes_[1]
+            same = [com] * (n * n)
+            same[::n + 1] = diagonal
+            homogeneous = bytes_ == same
+        if homogeneous:
+            sizes = [com]
+            counted = network.pair_links(numbers)
+        else:
+            sizes = [size for size in set(bytes_) if not size <= 0]
         if len(sizes) == 1 and sizes[0] == sizes[0]:  # one size (not NaN): count the crossings
             com = sizes[0]
-            counted = None
-            if bytes_.count(com) == n * n - n and not any(amount > 0 for amount in bytes_[::n + 1]):
+            if not homogeneous and bytes_.count(com) == n * n - n and not any(amount > 0 for amount in diagonal):
                 # every pair communicates, no host with itself (parallel_homogeneous): the table
                 counted = network.pair_links(numbers)
             if counted is not None:
