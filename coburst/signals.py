@@ -98,3 +98,29 @@ def die_with_parent(sig: int, parent: int | None) -> bool:
     if parent is not None and os.getppid() != parent:
         signal.raise_signal(sig)
     return True
+
+
+class deferred:
+    """While the simulation runs in the main thread (a platform from the cache: no SimGrid actor
+    thread), SIGINT/SIGTERM raise nothing where they land: as in a SimGrid actor, the simulator
+    sees them through :func:`pending` at its own points (a scheduler exchange), and a signal it
+    did not see raises :class:`Interrupted` when the block ends (as the handler did when
+    SimGrid's run returned).  A no-op when :func:`install` did not set the handlers."""
+
+    def __enter__(self):
+        self.noted = 0
+        self.saved = {}
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            if signal.getsignal(sig) is _handler:
+                self.saved[sig] = _handler
+                signal.signal(sig, self._note)
+        return self
+
+    def _note(self, signum, frame) -> None:
+        self.noted = self.noted or signum
+
+    def __exit__(self, *exc) -> None:
+        for sig, handler in self.saved.items():
+            signal.signal(sig, handler)
+        if self.noted and exc[0] is None:
+            _handler(self.noted, None)  # (nothing if the simulator saw it already)

@@ -17,6 +17,7 @@ This module holds the configuration, the set-up and the run.
 
 from __future__ import annotations
 
+import sys
 import time
 import warnings
 from dataclasses import dataclass, field
@@ -25,14 +26,14 @@ from typing import Callable
 
 from coburst import signals
 from coburst.errors import CoburstError, InputError, Interrupted, ProtocolError
-from coburst.simulator._simgrid import simgrid
 from coburst.simulator.accounting import JobAccounting
 from coburst.simulator.actors import BatsimActors
 from coburst.simulator.handlers import ProtocolHandlers
 from coburst.simulator.jobs import CompactIds, ProfileKeys, SimJob
 from coburst.simulator.kernel import Kernel, Mailbox
 from coburst.simulator.output import JOBS_COLUMNS, LD, SCHEDULE_KEYS, ScheduleStats, StagedFiles
-from coburst.simulator.platform import Machines, assign_resources, check_xml, master_zone_routing, prevalidate
+from coburst.simulator.platform import (Machines, _missing, assign_resources, check_xml, master_zone_routing,
+                                        prevalidate)
 from coburst.simulator.protocol import RawJSON, SchedulerLink
 from coburst.simulator.ptasks import ParallelTasks
 from coburst.simulator.traces import TraceRecorder
@@ -209,16 +210,31 @@ class Simulator(BatsimActors, ProtocolHandlers, ParallelTasks, JobAccounting):
                        "--log=root.thresh:critical", "--log=xbt_cfg.thresh:critical",
                        *(f"--log={c}" for c in opts["sg_log"])]
         max_compute = machine_limit(opts, [wl.nb_res for wl in self.workloads.values() if wl.nb_res is not None])
-        # SimGrid aborts the process on some bad platforms: try them in a child process first
-        # hosts without a route between them: a warning; as in Batsim (SimGrid 3.32), an undeclared
-        # route is empty (no latency, no bandwidth limit) where a run uses it
-        prevalidate(self.config.platform, self.config.master_host, self.config.roles, engine_args)
-        self.engine = simgrid.Engine(engine_args)
-        signals.reinstall()  # SimGrid replaced the SIGINT handler: Ctrl-C must stop cleanly
-        try:
-            self.engine.load_platform(str(Path(self.config.platform).resolve()))
-        except Exception as exc:  # SimGrid raises on semantic errors of the platform
-            raise InputError(self.config.platform, None, f"SimGrid cannot load the platform: {exc}") from None
+        # a platform seen before, for a run that needs only the routes to and from the master:
+        # taken from the cache (coburst.simulator.platform_cache), SimGrid is neither imported nor loaded
+        from coburst.simulator import platform_cache
+
+        record = platform_cache.entry_path(self.config.platform, self.config.master_host, self.config.roles,
+                                           engine_args)
+        wanted = record is not None and platform_cache.usable(self.config, self.workloads, opts)
+        doc = platform_cache.read(record) if wanted else None
+        if doc is not None:
+            self.engine = platform_cache.CachedPlatform(doc, self.config.platform, engine_args)
+            _missing(str(self.config.platform), self.engine.missing)  # the pre-check's warning, again
+        else:
+            # SimGrid aborts the process on some bad platforms: try them in a child process first
+            # hosts without a route between them: a warning; as in Batsim (SimGrid 3.32), an undeclared
+            # route is empty (no latency, no bandwidth limit) where a run uses it
+            prevalidate(self.config.platform, self.config.master_host, self.config.roles, engine_args,
+                        describe_to=record, force=wanted)
+            from coburst.simulator._simgrid import simgrid
+
+            self.engine = simgrid.Engine(engine_args)
+            signals.reinstall()  # SimGrid replaced the SIGINT handler: Ctrl-C must stop cleanly
+            try:
+                self.engine.load_platform(str(Path(self.config.platform).resolve()))
+            except Exception as exc:  # SimGrid raises on semantic errors of the platform
+                raise InputError(self.config.platform, None, f"SimGrid cannot load the platform: {exc}") from None
         self.machines: Machines = assign_resources(self.engine, self.config.platform, self.config.master_host,
                                                    self.config.roles, max_compute)
         self.resources = self.machines.resources
@@ -291,10 +307,16 @@ class Simulator(BatsimActors, ProtocolHandlers, ParallelTasks, JobAccounting):
                 if self.external is not None:  # Batsim creates them after the job submitters
                     for elist in self.external.lists:
                         kernel.spawn(self.external.submitter(elist), f"event_submitter_{elist.name}")
-                with warnings.catch_warnings():  # SimGrid 4.1's Engine.add_actor binding is unusable
-                    warnings.simplefilter("ignore", DeprecationWarning)
-                    simgrid.Actor.create("coburst", self.machines.master, self._guarded(kernel.main))
-                self.engine.run()
+                if self.cached_platform:  # no SimGrid: the kernel runs here, as the one actor would
+                    with signals.deferred():  # (signals seen where an actor thread sees them)
+                        self._guarded(kernel.main)()
+                else:
+                    from coburst.simulator._simgrid import simgrid
+
+                    with warnings.catch_warnings():  # SimGrid 4.1's Engine.add_actor binding is unusable
+                        warnings.simplefilter("ignore", DeprecationWarning)
+                        simgrid.Actor.create("coburst", self.machines.master, self._guarded(kernel.main))
+                    self.engine.run()
             finally:
                 if isinstance(self.failure, Interrupted) and hasattr(self.link, "interrupt"):
                     self.link.interrupt(self.kernel.now)  # SIGINT/SIGTERM: the scheduler is told
@@ -340,7 +362,9 @@ class Simulator(BatsimActors, ProtocolHandlers, ParallelTasks, JobAccounting):
                 body(*args)
             except BaseException as exc:  # noqa: BLE001 - re-raised by run()
                 name = type(exc).__name__
-                if isinstance(exc, simgrid.ActorKilled) or name == "ForcefulKillException":
+                cached = self.cached_platform
+                if not cached and (isinstance(exc, sys.modules["simgrid"].ActorKilled)
+                                   or name == "ForcefulKillException"):
                     raise
                 self.failure = exc if isinstance(exc, (CoburstError, Interrupted)) else ProtocolError(
                     f"internal simulator error: {name}: {exc}")
@@ -349,11 +373,19 @@ class Simulator(BatsimActors, ProtocolHandlers, ParallelTasks, JobAccounting):
 
                     self.failure.__cause__ = exc
                     self.failure.traceback = traceback.format_exc()
-                simgrid.Actor.kill_all()
+                if not cached:
+                    sys.modules["simgrid"].Actor.kill_all()
 
         return actor
 
     # ================================================================== helpers
+    @property
+    def cached_platform(self) -> bool:
+        """The platform came from :mod:`coburst.simulator.platform_cache` (no SimGrid engine)."""
+        from coburst.simulator.platform_cache import CachedPlatform
+
+        return isinstance(getattr(self, "engine", None), CachedPlatform)
+
     def now(self) -> float:
         return self.kernel.now
 

@@ -432,13 +432,14 @@ class Network:
         route = self.routes.get(key)
         if route is None:
             links, latency = a.route_to(b)
-            fatpipe = _fatpipe_policy()
             known = self.links
             cnsts = []
             for link in links:
                 name = link.name  # (a link already known: no need to ask the binding more)
                 cnst = known.get(name)
                 if cnst is None:
+                    # (SimGrid's Link, or a platform_cache.CachedLink: no SimGrid import for it)
+                    fatpipe = type(link).SharingPolicy.FATPIPE
                     cnst = self.link(name, float(link.bandwidth), link.get_sharing_policy() == fatpipe)
                 cnsts.append(cnst)
             route = self.routes[key] = Route(cnsts, float(latency))
@@ -606,12 +607,6 @@ class PairTable:
             memo.clear()
         memo[key] = found
         return found
-
-
-def _fatpipe_policy():
-    from coburst.simulator._simgrid import simgrid
-
-    return simgrid.Link.SharingPolicy.FATPIPE
 
 
 class Action:

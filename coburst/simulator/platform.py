@@ -318,7 +318,8 @@ def _checked_stamp(path: str | Path, master_name: str, roles: dict[str, str], en
 
 
 def prevalidate(path: str | Path, master_name: str, roles: dict[str, str],
-                engine_args: list[str]) -> frozenset[tuple[str, str]]:
+                engine_args: list[str], describe_to: tuple | None = None,
+                force: bool = False) -> frozenset[tuple[str, str]]:
     """Load the platform in a forked child process first, and check its routes there.
 
     SimGrid *aborts the whole process* on some semantically wrong platforms (a cluster whose
@@ -340,6 +341,10 @@ def prevalidate(path: str | Path, master_name: str, roles: dict[str, str],
 
     A platform that passed is remembered by content (:func:`_checked_stamp`): later runs on
     the same file skip the child (an 800-node co-scheduling platform: ~3 s per run).
+
+    ``describe_to``: the :mod:`~coburst.simulator.platform_cache` entry the child writes when
+    the platform passed (hosts, zones and the routes it asked); ``force``: run the child even
+    when the platform passed before (to write that entry).
     """
     import os
     import tempfile
@@ -348,7 +353,7 @@ def prevalidate(path: str | Path, master_name: str, roles: dict[str, str],
         return frozenset()
     stamp = _checked_stamp(path, master_name, roles, engine_args)
     source = str(path)
-    if stamp is not None and stamp.exists():
+    if stamp is not None and stamp.exists() and not force:
         # this very file passed the check before (same content, options and SimGrid)
         try:
             lines = stamp.read_text().splitlines()
@@ -362,7 +367,7 @@ def prevalidate(path: str | Path, master_name: str, roles: dict[str, str],
             try:
                 _die_with(parent)
                 _prevalidate_child(str(Path(path).resolve()), source, master_name, roles, engine_args,
-                                   out.fileno(), err.fileno())
+                                   out.fileno(), err.fileno(), describe_to)
             finally:
                 os._exit(0)
         try:
@@ -436,7 +441,7 @@ def _kill_and_reap(pid: int) -> None:
 
 
 def _prevalidate_child(path: str, source: str, master_name: str, roles: dict[str, str],
-                       engine_args: list[str], out_fd: int, err_fd: int) -> None:
+                       engine_args: list[str], out_fd: int, err_fd: int, describe_to: tuple | None = None) -> None:
     import os
 
     os.dup2(err_fd, 2)
@@ -467,27 +472,41 @@ def _prevalidate_child(path: str, source: str, master_name: str, roles: dict[str
         pairs += [(h, first) for h in hosts if h is not first] + [(first, h) for h in hosts if h is not first]
 
     zone_of = _scan(path).host_zone
+    routes: dict = {}  # the routes to and from the master (platform_cache)
+    missing: list[str] = []
+    problems = []
 
     def check() -> None:
         nb_problems = 0
         for a, b in pairs:
             say(f"STEP computing the route from host {a.name!r} to host {b.name!r}")
             links, latency = a.route_to(b)
+            if a is master or b is master:
+                routes[(a.name, b.name)] = (links, latency)
             problem = None
             # a Vivaldi zone routes without links (latency from the coordinates, possibly 0)
             vivaldi = zone_of.get(a.name) == zone_of.get(b.name) == "Vivaldi"
             if not links and latency <= 0 and a is not b and not vivaldi:
                 say(f"MISSING {a.name}\t{b.name}")  # a warning: Batsim only needs the routes it uses
+                missing.append(f"MISSING {a.name}\t{b.name}")
                 continue
             for link in links:
                 if not link.bandwidth > 0:
                     problem = f"link {link.name!r} (route {a.name} -> {b.name}) has bandwidth {link.bandwidth:g}"
             if problem:
                 say(f"PROBLEM {problem}")
+                problems.append(problem)
                 nb_problems += 1
                 if nb_problems >= 5:
                     break
 
     simgrid.Actor.create("coburst_route_check", master, check)
     engine.run()
+    if describe_to is not None and not problems:
+        from coburst.simulator import platform_cache
+
+        try:
+            platform_cache.write(describe_to, platform_cache.describe(engine, routes, missing))
+        except Exception:  # noqa: BLE001 - no entry: later runs load the platform with SimGrid
+            pass
     say("OK")

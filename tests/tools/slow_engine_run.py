@@ -5,9 +5,12 @@ delayed: it opens, deterministically, the window a loaded machine opens by chanc
 created, simulated time still 0), so a test can signal the process inside it.
 """
 
+import os
 import sys
 import time
 from pathlib import Path
+
+os.environ["COBURST_PLATFORM_CACHE"] = "off"  # (a platform from the cache runs no SimGrid engine)
 
 from coburst.simulator._simgrid import simgrid
 

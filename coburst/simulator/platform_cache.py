@@ -1,0 +1,376 @@
+"""A content-addressed cache of what a run needs from a SimGrid platform, so that a run on a
+platform seen before neither imports nor loads SimGrid.
+
+What the simulator asks SimGrid while it runs is small: every host's name, speed, core count,
+pstates and properties, the netzones' properties, and the routes its messages take (each
+resource to the master host, the master to each resource and to itself), each route's links
+with their bandwidth, latency and sharing policy.  The platform's pre-check
+(:func:`coburst.simulator.platform.prevalidate`, a forked child that loads the platform with
+SimGrid and asks every one of those routes) writes them down here; a later run on the same
+platform reads them back (:class:`CachedPlatform`, a stand-in for SimGrid's engine with the
+same attributes) instead of importing SimGrid (~10 ms), loading the file (~65 ms parse and
+seal on 800 Grvingt nodes), asking the routes (one Dijkstra per node zone on the linear
+co-scheduling layout: ~70 ms for 3200 hosts) and running one SimGrid actor.
+
+**Key** (:func:`entry_path`): the SHA-256 of the platform file's bytes, the SimGrid library
+(its extension module's path, size and modification date, and its version), the SimGrid
+options given to the engine (``--sg-cfg``, ``--sg-log``: all of ``engine_args``), the master
+host's name, the ``-r`` roles, the Python version (the entry is :mod:`marshal` data) and
+:data:`FORMAT`.  A platform that references other files (``*_file=`` attributes, ``<trace>``,
+``<include>``) is never cached: its meaning is not in its bytes.
+
+**When it is used** (:func:`usable`): the workloads' profiles need no route but those above
+(``delay``, and parallel tasks that only compute: ``parallel`` with a zero communication
+matrix, ``parallel_homogeneous[_total]`` with ``com`` = 0, and ``composed`` profiles of those),
+no ``-E`` (pstates change host speeds), no ``--events``, no workflows, no dynamic jobs and no
+``--speed-hook`` (they reach further into the platform).  A route the entry does not hold (a
+scheduler's ``additional_io_job`` reaches storage hosts) is asked from SimGrid, loaded then, as
+the same call would be in a run without the cache: never a different result.
+
+**Where**: ``$COBURST_CACHE/platform-descriptions/`` (default ``$XDG_CACHE_HOME/coburst`` or
+``~/.cache/coburst``); ``COBURST_CACHE=off`` turns every coburst cache off,
+``COBURST_PLATFORM_CACHE=off`` this one only.  An entry is written atomically (a temporary
+file renamed); one that is corrupt (its SHA-256 does not match), of another key or format is
+ignored and written again by the next pre-check.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import marshal
+import os
+import re
+import sys
+from pathlib import Path
+
+#: format of an entry (change it whenever what is written or how it is read changes)
+FORMAT = b"coburst platform description 1\n"
+_REFERENCES = re.compile(rb"<(?:trace|trace_connect|include)\b|\b[\w-]*file\s*=")
+
+
+def cache_root() -> Path | None:
+    """The folder of the entries; None when this cache is off."""
+    if os.environ.get("COBURST_PLATFORM_CACHE") == "off":
+        return None
+    from coburst.simulator.platform import _cache_dir
+
+    base = _cache_dir()
+    return None if base is None else base / "platform-descriptions"
+
+
+_SIMGRID_ID: list[str] = []
+
+
+def simgrid_identity() -> str:
+    """The SimGrid library this process would load, without importing it: the path, size and
+    modification date of its extension module (and its version when it is already loaded)."""
+    if _SIMGRID_ID:
+        return _SIMGRID_ID[0]
+    found = ""
+    module = sys.modules.get("simgrid")
+    paths = [os.path.dirname(module.__file__)] if module is not None and getattr(module, "__file__", None) else []
+    for folder in paths + [p for p in sys.path if p]:
+        try:
+            names = os.listdir(folder)
+        except OSError:
+            continue
+        ext = sorted(n for n in names if n.startswith("simgrid.") and n.endswith(".so"))
+        if ext:
+            parts = []
+            for name in ext + sorted(n for n in names if n.startswith("libsimgrid.so")):
+                st = os.stat(os.path.join(folder, name))
+                parts.append(f"{folder}/{name}:{st.st_size}:{st.st_mtime_ns}")
+            parts += sorted(n for n in names if n.startswith("simgrid-") and n.endswith(".dist-info"))
+            found = "|".join(parts)
+            break
+    _SIMGRID_ID.append(found or "?")
+    return _SIMGRID_ID[0]
+
+
+def cacheable(data: bytes) -> bool:
+    """A platform whose meaning is all in its bytes (no file it references, no trace)."""
+    if b"file" not in data and b"<trace" not in data and b"<include" not in data:
+        return True  # (the regular expression alone: ~50 ms on a 2 MB file)
+    return _REFERENCES.search(data) is None
+
+
+def entry_key(data: bytes, master_name: str, roles: dict[str, str], engine_args: list[str]) -> str:
+    h = hashlib.sha256(FORMAT)
+    h.update(repr((master_name, sorted(roles.items()), list(engine_args), simgrid_identity(),
+                   sys.version_info[:2], marshal.version)).encode())
+    h.update(b"\0")
+    h.update(data)
+    return h.hexdigest()
+
+
+def entry_path(path: str | Path, master_name: str, roles: dict[str, str], engine_args: list[str]
+               ) -> tuple[Path, str] | None:
+    """(where the entry of this platform and these options is, its key); None when the cache
+    is off, the file cannot be read or is not :func:`cacheable`."""
+    root = cache_root()
+    if root is None:
+        return None
+    try:
+        data = Path(path).read_bytes()
+    except OSError:
+        return None
+    if not cacheable(data):
+        return None
+    key = entry_key(data, master_name, roles, engine_args)
+    return root / key[:2] / key, key
+
+
+# ---------------------------------------------------------------------------- which runs
+
+#: profile types that compute without any network use
+_DELAY = "delay"
+
+
+def _route_free(profiles: dict, name: str, seen: set) -> bool:
+    profile = profiles.get(name)
+    if profile is None:
+        return False
+    ptype, data = profile.type, profile.data
+    if ptype == _DELAY:
+        return True
+    if ptype in ("parallel_homogeneous", "parallel_homogeneous_total"):
+        try:
+            return float(data.get("com", 1)) == 0
+        except (TypeError, ValueError):
+            return False
+    if ptype == "parallel":
+        com = data.get("com")
+        try:
+            return isinstance(com, list) and all(float(x) == 0 for x in com)
+        except (TypeError, ValueError):
+            return False
+    if ptype == "composed":
+        if name in seen:
+            return True
+        seen.add(name)
+        seq = data.get("seq")
+        return isinstance(seq, list) and all(isinstance(s, str) and _route_free(profiles, s, seen) for s in seq)
+    return False
+
+
+def usable(config, workloads: dict, options: dict) -> bool:
+    """Whether a run may take the platform from the cache (see the module's documentation)."""
+    if (options.get("energy") or config.events or config.workflows or config.cut_workflows
+            or config.dynamic_jobs or config.speed_hook):
+        return False
+    for wl in workloads.values():
+        profiles = wl.profiles
+        seen: set = set()
+        if not all(_route_free(profiles, name, seen) for name in list(profiles)):
+            return False
+    return True
+
+
+# ---------------------------------------------------------------------------- writing
+
+
+def describe(engine, routes: dict, missing: list[str]) -> dict:
+    """What :class:`CachedPlatform` needs, from a loaded SimGrid engine (in the pre-check's
+    child) and the routes it asked: ``{(source, destination): (links, latency)}``."""
+    hosts = []
+    for h in engine.all_hosts:
+        count = h.pstate_count
+        hosts.append((h.name, float(h.speed), int(h.core_count), int(h.pstate),
+                      tuple(float(h.pstate_speed(i)) for i in range(count)), dict(h.get_properties())))
+
+    def zone(z):
+        return (z.name, dict(z.get_properties()), [h.name for h in z.all_hosts],
+                [zone(child) for child in z.get_children()])
+
+    links: dict[str, tuple] = {}
+    table: dict[tuple[str, str], tuple] = {}
+    for (a, b), (route_links, latency) in routes.items():
+        names = []
+        for link in route_links:
+            name = link.name
+            if name not in links:
+                links[name] = (float(link.bandwidth), float(link.latency), link.get_sharing_policy().name)
+            names.append(name)
+        table[(a, b)] = (tuple(names), float(latency))
+    return {"hosts": hosts, "zones": zone(engine.netzone_root), "links": links, "routes": table,
+            "missing": list(missing)}
+
+
+def write(record: tuple[Path, str], description: dict) -> None:
+    """Write an entry atomically (best effort: no cache, no harm)."""
+    path, key = record
+    payload = marshal.dumps({"key": key, **description})
+    blob = FORMAT + hashlib.sha256(payload).hexdigest().encode() + b"\n" + payload
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        import tempfile
+
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".desc-")
+        try:
+            with os.fdopen(fd, "wb") as fh:
+                fh.write(blob)
+            os.replace(tmp, path)
+        except BaseException:
+            try:
+                os.unlink(tmp)
+            except OSError:
+                pass
+            raise
+    except OSError:
+        pass
+
+
+# ---------------------------------------------------------------------------- reading
+
+
+def read(record: tuple[Path, str] | None) -> dict | None:
+    """The entry, checked (format, SHA-256 of its content, key); None if absent or unusable."""
+    if record is None:
+        return None
+    path, key = record
+    try:
+        blob = path.read_bytes()
+    except OSError:
+        return None
+    head = len(FORMAT)
+    if not blob.startswith(FORMAT) or len(blob) < head + 65 or blob[head + 64:head + 65] != b"\n":
+        return None
+    payload = blob[head + 65:]
+    if hashlib.sha256(payload).hexdigest().encode() != blob[head:head + 64]:
+        return None
+    try:
+        doc = marshal.loads(payload)
+    except (ValueError, EOFError, TypeError):
+        return None
+    if not isinstance(doc, dict) or doc.get("key") != key:
+        return None
+    if not all(k in doc for k in ("hosts", "zones", "links", "routes", "missing")):
+        return None
+    return doc
+
+
+class SharingPolicy:
+    """The names of SimGrid's ``Link.SharingPolicy`` (``l07`` compares with ``FATPIPE``)."""
+
+    FATPIPE = "FATPIPE"
+
+
+class CachedLink:
+    __slots__ = ("name", "bandwidth", "latency", "policy")
+    SharingPolicy = SharingPolicy
+
+    def __init__(self, name: str, bandwidth: float, latency: float, policy: str):
+        self.name, self.bandwidth, self.latency, self.policy = name, bandwidth, latency, policy
+
+    def get_sharing_policy(self) -> str:
+        return self.policy
+
+    def __repr__(self) -> str:
+        return f"Link({self.name})"
+
+
+class CachedHost:
+    """A host as SimGrid's binding shows it to the simulator."""
+
+    __slots__ = ("name", "speed", "core_count", "pstate", "_speeds", "_props", "_platform")
+
+    def __init__(self, platform: "CachedPlatform", name: str, speed: float, cores: int, pstate: int,
+                 speeds: tuple, props: dict):
+        self._platform = platform
+        self.name, self.speed, self.core_count, self.pstate = name, speed, cores, pstate
+        self._speeds, self._props = speeds, props
+
+    @property
+    def pstate_count(self) -> int:
+        return len(self._speeds)
+
+    def pstate_speed(self, i: int) -> float:
+        return self._speeds[i]
+
+    def get_properties(self) -> dict:
+        return dict(self._props)
+
+    def route_to(self, other: "CachedHost") -> tuple[list, float]:
+        return self._platform.route(self, other)
+
+    def __repr__(self) -> str:
+        return f"Host({self.name})"
+
+
+class CachedZone:
+    __slots__ = ("name", "_props", "all_hosts", "_children")
+
+    def __init__(self, name: str, props: dict, hosts: list, children: list):
+        self.name, self._props, self.all_hosts, self._children = name, props, hosts, children
+
+    def get_properties(self) -> dict:
+        return dict(self._props)
+
+    def get_children(self) -> list:
+        return list(self._children)
+
+
+class CachedPlatform:
+    """A stand-in for a SimGrid engine that loaded the platform: ``all_hosts``,
+    ``netzone_root``, hosts' ``route_to``.  A route it does not hold is asked from SimGrid,
+    loaded the first time (:meth:`_simgrid_route`)."""
+
+    def __init__(self, doc: dict, platform: str, engine_args: list[str]):
+        self.platform = platform
+        self.engine_args = list(engine_args)
+        self.all_hosts = [CachedHost(self, *entry) for entry in doc["hosts"]]
+        self._by_name = {h.name: h for h in self.all_hosts}
+        by_name = self._by_name
+
+        def zone(entry):
+            name, props, hosts, children = entry
+            return CachedZone(name, props, [by_name[h] for h in hosts], [zone(c) for c in children])
+
+        self.netzone_root = zone(doc["zones"])
+        links = {name: CachedLink(name, *values) for name, values in doc["links"].items()}
+        self._routes = {pair: ([links[n] for n in names], latency) for pair, (names, latency) in doc["routes"].items()}
+        self.missing = doc["missing"]
+        self._sg = None  # (simgrid module, engine, hosts by name) once a route needs SimGrid
+        #: routes asked from SimGrid (tests)
+        self.simgrid_routes = 0
+
+    def route(self, a: CachedHost, b: CachedHost) -> tuple[list, float]:
+        known = self._routes.get((a.name, b.name))
+        if known is not None:
+            return list(known[0]), known[1]
+        self.simgrid_routes += 1
+        return self._simgrid_route(a.name, b.name)
+
+    def _simgrid_route(self, a: str, b: str) -> tuple[list, float]:
+        """``route_to`` from SimGrid itself, the platform loaded now with the run's options.
+        A host's route to itself is asked inside a SimGrid actor (SimGrid 4.1 crashes on some
+        asked from outside), as the simulation asks every route without the cache."""
+        if self._sg is None:
+            from coburst import signals
+            from coburst.simulator._simgrid import simgrid
+
+            engine = simgrid.Engine(self.engine_args)
+            signals.reinstall()
+            engine.load_platform(str(Path(self.platform).resolve()))
+            self._sg = (simgrid, engine, {h.name: h for h in engine.all_hosts})
+        simgrid, engine, hosts = self._sg
+        ha, hb = hosts[a], hosts[b]
+        if ha is not hb:
+            return ha.route_to(hb)
+        answer: list = []
+
+        def ask():
+            try:
+                answer.append(ha.route_to(hb))
+            except Exception as exc:  # noqa: BLE001 - raised again below, as route_to would
+                answer.append(exc)
+
+        import warnings
+
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", DeprecationWarning)
+            simgrid.Actor.create("coburst_route", ha, ask)
+        engine.run()
+        if isinstance(answer[0], Exception):
+            raise answer[0]
+        return answer[0]
