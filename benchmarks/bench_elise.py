@@ -22,6 +22,11 @@ Engines measured in the same run, interleaved:
 ``batsim``   the real Batsim 4.2.1 + the same entry file as a ``pybatsim`` process (no speedup
              hook: Batsim has none; same scheduler, its own timeline) - a second baseline.
 
+coburst's figure is a run with a warm cache (``coburst.simulator.platform_cache``: the
+platform's hosts and master routes written by an unmeasured first run into a cache folder of
+the bench, so SimGrid is neither imported nor loaded); ``coburst cold`` is the same run with an
+empty cache folder each time (SimGrid loads the platform, the pre-check child writes the cache).
+
 Figures: whole-run wall time for coburst and Batsim (process start to exit, inputs already
 generated), medians over ``--repeat`` runs (default 3); ELiSE at more than 1000 jobs is run
 ``--elise-repeat-large`` times (default 1: minutes per run).  Inputs are cached in
@@ -31,6 +36,7 @@ generated), medians over ``--repeat`` runs (default 3); ELiSE at more than 1000 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import resource
@@ -114,6 +120,22 @@ def run_elise_once(elise: Path, python: str, policy: str, workload_path: Path, n
     return _seconds(row[4]), wall, cpu
 
 
+@contextlib.contextmanager
+def _cache(folder: Path):
+    """coburst's runs inside the block use ``folder`` as ``COBURST_CACHE`` (bench_engines' ``ENV``)."""
+    import bench_engines
+
+    saved = bench_engines.ENV.get("COBURST_CACHE")
+    bench_engines.ENV["COBURST_CACHE"] = str(folder)
+    try:
+        yield
+    finally:
+        if saved is None:
+            bench_engines.ENV.pop("COBURST_CACHE", None)
+        else:
+            bench_engines.ENV["COBURST_CACHE"] = saved
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--repeat", type=int, default=3)
@@ -150,15 +172,25 @@ def main() -> None:
             wl = workload(n, plat)
             for policy in policies:
                 case = Case(f"{policy}-{n}", "", plat, wl, str(ENTRY[policy]), n)
-                walls: dict[str, list[float]] = {"coburst": [], "coburst_cpu": [], "batsim": [], "elise": [],
-                                                 "elise_wall": [], "elise_cpu": []}
+                walls: dict[str, list[float]] = {"coburst": [], "coburst_cpu": [], "cold": [], "cold_cpu": [],
+                                                 "batsim": [], "elise": [], "elise_wall": [], "elise_cpu": []}
+                (tmp / f"{case.name}-warmup").mkdir()
+                with _cache(tmp / "cache"):  # (fills the bench's warm cache: not measured)
+                    run_engine("coburst-inprocess", case, tmp / f"{case.name}-warmup" / "out", None,
+                               ["--heatmap", str(HEATMAP)])
                 for r in range(args.repeat):
-                    for kind in "cbe":
+                    for kind in "cobe":
                         (tmp / f"{case.name}-{kind}{r}").mkdir()
-                    res = run_engine("coburst-inprocess", case, tmp / f"{case.name}-c{r}" / "out", None,
-                                     ["--heatmap", str(HEATMAP)])
+                    with _cache(tmp / "cache"):
+                        res = run_engine("coburst-inprocess", case, tmp / f"{case.name}-c{r}" / "out", None,
+                                         ["--heatmap", str(HEATMAP)])
                     walls["coburst"].append(res["wall"])
                     walls["coburst_cpu"].append(res["cpu_sim"])
+                    with _cache(tmp / f"{case.name}-cold-cache{r}"):
+                        res = run_engine("coburst-inprocess", case, tmp / f"{case.name}-o{r}" / "out", None,
+                                         ["--heatmap", str(HEATMAP)])
+                    walls["cold"].append(res["wall"])
+                    walls["cold_cpu"].append(res["cpu_sim"])
                     if batsim:
                         try:
                             res = run_engine("batsim", case, tmp / f"{case.name}-b{r}" / "out", batsim)
@@ -178,10 +210,10 @@ def main() -> None:
                                                                 if len(v) == r + 1), file=sys.stderr)
                 med = {k: statistics.median(v) if v else None for k, v in walls.items()}
                 rows.append((policy, n, med, len(walls["elise"])))
-    print("\n| scheduler | jobs | coburst (s) | ELiSE (s, its report) | ELiSE / coburst | target "
+    print("\n| scheduler | jobs | coburst, warm cache (s) | ELiSE (s, its report) | ELiSE / coburst | target "
           "| ELiSE whole command (s) | CPU s: coburst / ELiSE command (ratio) "
-          "| Batsim 4.2.1 + pybatsim (s) | coburst / Batsim |")
-    print("|---|---:|---:|---:|---:|---|---:|---:|---:|---:|")
+          "| Batsim 4.2.1 + pybatsim (s) | coburst / Batsim | coburst, cold cache: wall / CPU (s) |")
+    print("|---|---:|---:|---:|---:|---|---:|---:|---:|---:|---:|")
     for policy, n, med, n_elise in rows:
         c, b = med["coburst"], med["batsim"]
         e = med["elise"]
@@ -199,7 +231,7 @@ def main() -> None:
         cc, ec = med["coburst_cpu"], med["elise_cpu"]
         cpu = f"{cc:.2f} / {ec:.2f} ({ec / cc:.1f}x)" if ec is not None else f"{cc:.2f} / -"
         print(f"| {LABEL[policy]} | {n:,} | {c:.2f} | {es} | {ratio} | {target and holds} | {ew} | {cpu} "
-              f"| {bs} | {cb} |")
+              f"| {bs} | {cb} | {med['cold']:.2f} / {med['cold_cpu']:.2f} |")
     print(f"\nmedians of {args.repeat} runs (ELiSE above 1000 jobs: {args.elise_repeat_large}); 800 nodes x 2 x 16 "
           "cores, Grvingt NAS seed, all jobs at t = 0")
 

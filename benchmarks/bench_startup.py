@@ -13,6 +13,11 @@ checks, platform loading, the first messages, outputs):
                        grvingt --nodes 800``, 3200 hosts), ``schedulers/coschedEasy.py`` with
                        ``--heatmap grvingt-nas`` (Batsim runs the same entry file, without the hook)
 
+``coburst`` runs with a warm cache (the platform scan, pre-check and description of
+``coburst.simulator.platform_cache`` written by the warm-up run, in a cache folder of the bench);
+``coburst-cold`` runs the same tree with an empty cache folder each time (the first run on a
+platform: SimGrid loads it, the pre-check child writes the cache).
+
 ``--against DIR``: also run ``coburst run`` from another source tree (``DIR/coburst``,
 ``DIR/schedulers``, ``DIR/models``, put first on ``PYTHONPATH``; e.g. the tree before a change)
 and print the ratio against it.  Whole-run wall time and CPU time (user + system, every
@@ -49,9 +54,11 @@ def one_job(path: Path, nb_res: int, res: int) -> Path:
     return path
 
 
-def coburst_run(tree: Path | None, case: Case, extra: list[str], prefix: Path) -> dict:
-    """One ``coburst run --transport inprocess`` (``tree``: another source tree first on the path)."""
+def coburst_run(tree: Path | None, case: Case, extra: list[str], prefix: Path, cache: Path) -> dict:
+    """One ``coburst run --transport inprocess`` (``tree``: another source tree first on the path;
+    ``cache``: its ``COBURST_CACHE`` folder)."""
     env = dict(os.environ)
+    env["COBURST_CACHE"] = str(cache)
     env.pop("PYTHONDONTWRITEBYTECODE", None)  # a start-up measure: compiled modules cached, as installed
     if tree is not None:
         env["PYTHONPATH"] = str(tree) + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
@@ -96,13 +103,15 @@ def main() -> None:
                                     ["--heatmap", "grvingt-nas"], str(ROOT / "schedulers" / "coschedEasy.py")),
         }
         chosen = [c for c in cases if not args.case or c in args.case]
-        engines = ["coburst"] + (["against"] if args.against else []) + (["batsim"] if batsim else [])
+        engines = ["coburst", "coburst-cold"] + (["against"] if args.against else []) + (["batsim"] if batsim else [])
+        warm_cache = tmp / "cache"
         results: dict[tuple[str, str], list[dict]] = {(c, e): [] for c in chosen for e in engines}
         for name in chosen:  # warm-up, not counted: compiled modules written, files in the page cache
             case, extra, _ = cases[name]
             for engine in engines:
-                if engine != "batsim":
-                    coburst_run(args.against if engine == "against" else None, case, extra, tmp / f"warm-{name}-{engine}")
+                if engine not in ("batsim", "coburst-cold"):
+                    coburst_run(args.against if engine == "against" else None, case, extra, tmp / f"warm-{name}-{engine}",
+                                warm_cache)
         for r in range(args.repeat):
             for name in chosen:
                 case, extra, batsim_sched = cases[name]
@@ -115,7 +124,8 @@ def main() -> None:
                             m = run_engine("batsim", bcase, prefix, batsim)
                             m = {"wall": m["wall"], "cpu": m["cpu_sim"] + m["cpu_sched"]}
                         else:
-                            m = coburst_run(args.against if engine == "against" else None, case, extra, prefix)
+                            cache = tmp / f"cold-{name}-{r}" if engine == "coburst-cold" else warm_cache
+                            m = coburst_run(args.against if engine == "against" else None, case, extra, prefix, cache)
                     except RunFailed as err:
                         print(f"{name} {engine}: {err}", file=sys.stderr)
                         continue
@@ -134,7 +144,8 @@ def main() -> None:
         head += " wall / Batsim | CPU / Batsim |"
         rule += "---:|---:|"
     print("\n" + head + "\n" + rule)
-    labels = {"coburst": "coburst in-process", "against": f"coburst in-process, {args.against}",
+    labels = {"coburst": "coburst in-process (warm cache)", "coburst-cold": "coburst in-process, cold cache",
+              "against": f"coburst in-process, {args.against}",
               "batsim": "Batsim 4.2.1 + pybatsim"}
     for name in chosen:
         for engine in engines:

@@ -226,7 +226,7 @@ class Simulator(BatsimActors, ProtocolHandlers, ParallelTasks, JobAccounting):
             # hosts without a route between them: a warning; as in Batsim (SimGrid 3.32), an undeclared
             # route is empty (no latency, no bandwidth limit) where a run uses it
             prevalidate(self.config.platform, self.config.master_host, self.config.roles, engine_args,
-                        describe_to=record, force=wanted)
+                        describe_to=record, force=wanted and not platform_cache.unavailable(record))
             from coburst.simulator._simgrid import simgrid
 
             self.engine = simgrid.Engine(engine_args)

@@ -385,6 +385,10 @@ def prevalidate(path: str | Path, master_name: str, roles: dict[str, str],
         raise InputError(source, None, "; ".join(problems[:3]) + more)
     if lines and lines[-1] == "OK" and os.WIFEXITED(status):
         missing = [line for line in lines if line.startswith("MISSING ")]
+        if describe_to is not None:
+            from coburst.simulator import platform_cache
+
+            platform_cache.mark_unavailable(describe_to)  # (when the child could not write the entry)
         if stamp is not None:
             try:
                 stamp.parent.mkdir(parents=True, exist_ok=True)

@@ -220,6 +220,21 @@ def write(record: tuple[Path, str], description: dict) -> None:
         pass
 
 
+def mark_unavailable(record: tuple[Path, str] | None) -> None:
+    """The pre-check passed but wrote no entry (a platform this module cannot describe): note it,
+    so that later runs do not run the pre-check again for it (:func:`unavailable`)."""
+    if record is not None and not record[0].exists():
+        try:
+            record[0].parent.mkdir(parents=True, exist_ok=True)
+            record[0].with_name(record[0].name + ".none").touch()
+        except OSError:
+            pass
+
+
+def unavailable(record: tuple[Path, str] | None) -> bool:
+    return record is not None and record[0].with_name(record[0].name + ".none").exists()
+
+
 # ---------------------------------------------------------------------------- reading
 
 
