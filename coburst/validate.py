@@ -191,10 +191,13 @@ def _constant(name: str):
     raise ValueError(name)
 
 
-def parse_json(text: str, source: Any, object_pairs_hook: Callable | None = None) -> Any:
-    """Strict JSON (no NaN/Infinity, bounded nesting); InputError with line and column."""
+def parse_json(text: str, source: Any, object_pairs_hook: Callable | None = None,
+               parse_float: Callable[[str], float] | None = None) -> Any:
+    """Strict JSON (no NaN/Infinity, bounded nesting); InputError with line and column
+    (``parse_float``: the reading of numbers with a fraction or an exponent, default ``float``)."""
     try:
-        return json.loads(text, object_pairs_hook=object_pairs_hook, parse_constant=_constant)
+        return json.loads(text, object_pairs_hook=object_pairs_hook, parse_constant=_constant,
+                          parse_float=parse_float)
     except json.JSONDecodeError as exc:
         raise InputError(source, f"line {exc.lineno} column {exc.colno}", f"invalid JSON: {exc.msg}") from None
     except ValueError as exc:  # NaN, Infinity, -Infinity
@@ -214,9 +217,10 @@ def _find_constant(text: str, name: str) -> str | None:
     return None
 
 
-def read_json(path: str | Path, what: str = "JSON file", object_pairs_hook: Callable | None = None) -> Any:
+def read_json(path: str | Path, what: str = "JSON file", object_pairs_hook: Callable | None = None,
+              parse_float: Callable[[str], float] | None = None) -> Any:
     """Read and parse a JSON file with every check of this module."""
-    return parse_json(read_text(path, what), str(path), object_pairs_hook)
+    return parse_json(read_text(path, what), str(path), object_pairs_hook, parse_float)
 
 
 # ====================================================================== outputs

@@ -11,6 +11,7 @@ import json
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
+from decimal import Decimal
 from typing import Any
 
 from coburst.errors import InputError
@@ -454,6 +455,84 @@ class _JsonObject(dict):
             if len(self) != len(pairs) else []
 
 
+#: the largest significand RapidJSON keeps in its 64-bit integer while reading a fraction
+_EXACT = 2**53 - 1
+#: the powers of ten a double holds exactly (RapidJSON's ``Pow10`` table, up to 1e22)
+_POW10 = tuple(float(f"1e{k}") for k in range(23))
+
+
+def batsim_float(text: str) -> float:
+    """A number of a workload file as Batsim 4.2.1 reads it (``workload.cpp``: RapidJSON's
+    ``Document::Parse`` with default flags, then ``GetDouble``: subtimes, walltimes, every
+    profile amount): :func:`coburst.simulator.protocol.rapidjson_double`, one ulp off the
+    correctly rounded value for some 16-17 digit numbers (``95.44886130889651`` of Batsim's
+    ``test_batsim_paper_workload_seed1.json``).  A number past the double range keeps
+    Python's reading (``inf``), which the checks refuse naming the field."""
+    if "e" not in text and "E" not in text:
+        if len(text) <= 16:
+            return float(text)  # rapidjson_double's own fast path (without importing the protocol)
+        whole, _, fraction = text.lstrip("-").partition(".")
+        digits = whole + fraction
+        if fraction and len(fraction) <= 22 and len(digits.lstrip("0")) <= 17:
+            significand = int(digits)
+            if significand <= _EXACT:
+                # an exact double divided once by an exact power of ten: correctly rounded
+                return float(text)
+            # rapidjson_double's steps for a plain number of at most 17 significant digits:
+            # RapidJSON checks its 2**53 limit before each fraction digit, so only the last
+            # one can be left out of its 64-bit significand, then added in double arithmetic
+            # (below its 17-digit limit); one division by 10**len(fraction)
+            head, last = divmod(significand, 10)
+            value = float(significand) if head <= _EXACT else float(head) * 10.0 + last
+            value = value / _POW10[len(fraction)]
+            return -value if text.startswith("-") else value
+    from coburst.simulator.protocol import rapidjson_double
+
+    try:
+        return rapidjson_double(text)
+    except ValueError:
+        return float(text)
+
+
+def _decimal_float(number: Decimal) -> float:
+    """:func:`batsim_float` of a number the streamed reader got as a ``Decimal`` (its digits
+    and exponent, not the file's layout of them).  Up to 17 significant digits below 1e15,
+    RapidJSON reads every usual layout of them alike (plain, or an exponent after one digit
+    and a fraction: it checks its 2**53 limit on the same prefixes of the digits and never
+    reaches its 17-digit limit), so the Decimal's own text reads as the file's.  Past that
+    the layout can matter: :class:`_Fallback` (the whole reading sees the file's text)."""
+    text = str(number)
+    if "E" not in text:
+        if len(text) <= 16:
+            return float(text)
+        whole, _, fraction = text.lstrip("-").partition(".")
+        if len(whole) <= 15 and len((whole + fraction).lstrip("0")) <= 17:
+            return batsim_float(text)
+    elif len(number.as_tuple().digits) <= 17 and number.adjusted() < 15:
+        return batsim_float(text)
+    raise _Fallback
+
+
+def _batsim_numbers(value: Any) -> Any:
+    """``value`` as decoded by ijson without ``use_float`` (a ``Decimal`` for each number
+    with a fraction or an exponent, exact digits and exponent) with those numbers read as
+    Batsim reads them (:func:`_decimal_float`)."""
+    kind = type(value)
+    if kind is Decimal:
+        return _decimal_float(value)
+    if kind is dict:
+        for key, item in value.items():
+            kind = type(item)
+            if kind is Decimal:
+                value[key] = _decimal_float(item)
+            elif kind is dict or kind is list:
+                value[key] = _batsim_numbers(item)
+        return value
+    if kind is list:
+        return [_batsim_numbers(item) if type(item) in _NESTED else item for item in value]
+    return value
+
+
 def load_workload(path: str | Path, name: str, stream: bool = False) -> Workload:
     """Load and validate a Batsim JSON workload file; its jobs are named ``name!id``.
 
@@ -469,7 +548,7 @@ def load_workload(path: str | Path, name: str, stream: bool = False) -> Workload
         wl = scan_workload(path, name)
         if wl is not None:
             return wl
-    doc = read_json(path, "workload file", object_pairs_hook=_JsonObject)
+    doc = read_json(path, "workload file", object_pairs_hook=_JsonObject, parse_float=batsim_float)
     wl = workload_from_doc(doc, name, source, base=Path(path).parent)
     wl.from_file = True
     return wl
@@ -532,6 +611,8 @@ def _shallow(value: Any, depth: int = 0) -> bool:
 
 #: the types of values :func:`_shallow` looks into
 _FLAT = frozenset((dict, list))
+#: the types of values :func:`_batsim_numbers` converts or looks into
+_NESTED = frozenset((Decimal, dict, list))
 
 
 class _Fallback(Exception):
@@ -605,7 +686,9 @@ class JobStream:
             if (stat.st_size, stat.st_mtime_ns) != self._stamp:
                 raise OSError("the file changed since it was validated")
             with open(self.path, "rb") as f:
-                yield from ijson.items(f, "jobs.item", use_float=True)
+                for obj in ijson.items(f, "jobs.item"):
+                    yield _batsim_numbers(obj) if type(obj) is not dict \
+                        or not _NESTED.isdisjoint(map(type, obj.values())) else obj
         except (OSError, ijson.JSONError) as exc:
             raise InputError(self.source, None, f"cannot read the workload again during the simulation: {exc}") \
                 from None
@@ -713,9 +796,10 @@ def scan_workload(path: str | Path, name: str) -> Workload | None:
         # pass 2: the profiles
         profiles: dict[str, Profile] = {}
         with open(p, "rb") as f, contextlib.redirect_stderr(warned_profiles):
-            for pname, prof in ijson.kvitems(f, "profiles", use_float=True):
+            for pname, prof in ijson.kvitems(f, "profiles"):
                 if pname in profiles or not _shallow(prof):
                     return None
+                prof = _batsim_numbers(prof)
                 profiles[pname] = validate_profile(pname, prof, source, f"profiles.{pname}", p.parent)
         if top.get("profiles", ("",))[0] != "start_map" or top.get("jobs", ("",))[0] != "start_array":
             return None
@@ -726,9 +810,11 @@ def scan_workload(path: str | Path, name: str) -> Workload | None:
         last = -math.inf
         n = 0
         with open(p, "rb") as f, contextlib.redirect_stderr(warned_jobs):
-            for obj in ijson.items(f, "jobs.item", use_float=True):
+            for obj in ijson.items(f, "jobs.item"):
                 if type(obj) is dict and not _FLAT.isdisjoint(map(type, obj.values())) and not _shallow(obj):
                     return None
+                if type(obj) is not dict or not _NESTED.isdisjoint(map(type, obj.values())):
+                    obj = _batsim_numbers(obj)
                 if common_job(obj, profiles):  # what job_from_json checks, without building the job
                     subtime, res, pname, jid = obj["subtime"], obj["res"], obj["profile"], f"{name}!{obj['id']}"
                 else:
