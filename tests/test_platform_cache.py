@@ -113,7 +113,13 @@ def test_platforms_referencing_files_are_not_cached(tmp_path, monkeypatch):
     assert platform_cache.cacheable(b"<platform><host id='profile_file'/></platform>")  # a name, not a reference
     plat = tmp_path / "p.xml"
     plat.write_text(text.replace('speed="1Gf"', 'speed="1Gf" speed_file="none.txt"', 1))
-    assert platform_cache.entry_path(plat, "master_host", {}, []) is None
+    doc = {"hosts": [], "zones": ("_world_", {}, [], []), "links": {}, "routes": {}, "missing": []}
+    record = platform_cache.entry_path(plat, "master_host", {}, [])
+    platform_cache.write(record, doc, plat)
+    assert not record[0].exists(), "an entry was written for a platform that references a file"
+    record = platform_cache.entry_path(CLUSTER4, "master_host", {}, [])
+    platform_cache.write(record, doc, CLUSTER4)
+    assert platform_cache.read(record) == {"key": record[1], **doc}
     monkeypatch.setenv("COBURST_PLATFORM_CACHE", "off")
     assert platform_cache.entry_path(CLUSTER4, "master_host", {}, []) is None
 

@@ -510,7 +510,7 @@ def _prevalidate_child(path: str, source: str, master_name: str, roles: dict[str
         from coburst.simulator import platform_cache
 
         try:
-            platform_cache.write(describe_to, platform_cache.describe(engine, routes, missing))
+            platform_cache.write(describe_to, platform_cache.describe(engine, routes, missing), path)
         except Exception:  # noqa: BLE001 - no entry: later runs load the platform with SimGrid
             pass
     say("OK")

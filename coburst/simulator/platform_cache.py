@@ -106,15 +106,14 @@ def entry_key(data: bytes, master_name: str, roles: dict[str, str], engine_args:
 def entry_path(path: str | Path, master_name: str, roles: dict[str, str], engine_args: list[str]
                ) -> tuple[Path, str] | None:
     """(where the entry of this platform and these options is, its key); None when the cache
-    is off, the file cannot be read or is not :func:`cacheable`."""
+    is off or the file cannot be read.  (Whether the platform is :func:`cacheable` is asked
+    before writing: an entry found was written for these very bytes.)"""
     root = cache_root()
     if root is None:
         return None
     try:
         data = Path(path).read_bytes()
     except OSError:
-        return None
-    if not cacheable(data):
         return None
     key = entry_key(data, master_name, roles, engine_args)
     return root / key[:2] / key, key
@@ -184,6 +183,7 @@ def describe(engine, routes: dict, missing: list[str]) -> dict:
 
     links: dict[str, tuple] = {}
     table: dict[tuple[str, str], tuple] = {}
+    shared: dict[tuple, tuple] = {}  # equal routes written once (marshal refers to an object seen before)
     for (a, b), (route_links, latency) in routes.items():
         names = []
         for link in route_links:
@@ -191,14 +191,21 @@ def describe(engine, routes: dict, missing: list[str]) -> dict:
             if name not in links:
                 links[name] = (float(link.bandwidth), float(link.latency), link.get_sharing_policy().name)
             names.append(name)
-        table[(a, b)] = (tuple(names), float(latency))
+        value = (tuple(names), float(latency))
+        table[(a, b)] = shared.setdefault(value, value)
     return {"hosts": hosts, "zones": zone(engine.netzone_root), "links": links, "routes": table,
             "missing": list(missing)}
 
 
-def write(record: tuple[Path, str], description: dict) -> None:
-    """Write an entry atomically (best effort: no cache, no harm)."""
+def write(record: tuple[Path, str], description: dict, platform: str | Path) -> None:
+    """Write an entry atomically (best effort: no cache, no harm); nothing for a platform that
+    is not :func:`cacheable`."""
     path, key = record
+    try:
+        if not cacheable(Path(platform).read_bytes()):
+            return
+    except OSError:
+        return
     payload = marshal.dumps({"key": key, **description})
     blob = FORMAT + hashlib.sha256(payload).hexdigest().encode() + b"\n" + payload
     try:
@@ -342,8 +349,9 @@ class CachedPlatform:
             return CachedZone(name, props, [by_name[h] for h in hosts], [zone(c) for c in children])
 
         self.netzone_root = zone(doc["zones"])
-        links = {name: CachedLink(name, *values) for name, values in doc["links"].items()}
-        self._routes = {pair: ([links[n] for n in names], latency) for pair, (names, latency) in doc["routes"].items()}
+        self._link_values = doc["links"]
+        self._links: dict[str, CachedLink] = {}  # (made when a route first needs them)
+        self._routes = doc["routes"]
         self.missing = doc["missing"]
         self._sg = None  # (simgrid module, engine, hosts by name) once a route needs SimGrid
         #: routes asked from SimGrid (tests)
@@ -352,7 +360,15 @@ class CachedPlatform:
     def route(self, a: CachedHost, b: CachedHost) -> tuple[list, float]:
         known = self._routes.get((a.name, b.name))
         if known is not None:
-            return list(known[0]), known[1]
+            names, latency = known
+            links = self._links
+            out = []
+            for name in names:
+                link = links.get(name)
+                if link is None:
+                    link = links[name] = CachedLink(name, *self._link_values[name])
+                out.append(link)
+            return out, latency
         self.simgrid_routes += 1
         return self._simgrid_route(a.name, b.name)
 
