@@ -507,6 +507,60 @@ def test_a_lone_message_joins_the_solver_when_a_task_crosses_its_link():
     assert ends[0] > 1.0 and ends[2] > 1.0  # shared: both later than alone
 
 
+@settings(max_examples=300, deadline=None)
+@given(platforms(), st.lists(st.lists(request, max_size=8), min_size=1, max_size=5), st.booleans())
+def test_solver_undo_as_solving_again(hosts, scripts, lone):
+    """Session 12: when the variable that joined a component leaves it with nothing else
+    changed, the solver puts back the values the component had (``FairBottleneck.undo``)
+    instead of solving it again: on random mixes of parallel tasks (timeouts included),
+    messages (through the solver or not) and sleeps, every process resumes at the same
+    dates, bit for bit, with the same values, as when every change is solved."""
+    try:
+        l07.FairBottleneck.undo = False
+        reference = _kernel_log(hosts, scripts, lone=lone)
+    finally:
+        l07.FairBottleneck.undo = True
+    assert _kernel_log(hosts, scripts, lone=lone) == reference
+
+
+def test_the_undo_puts_back_the_values_a_solve_gives():
+    """The undo is taken where it should be (else the test above compares the solver with
+    itself): task A alone on a link, task B joins it and leaves; A's value is then put back
+    (no solve), equal to what solving A alone gives, and a second undo nests (a message
+    through the solver crossing both, over before B)."""
+    system = l07.FairBottleneck()
+    link = l07.Constraint("l", 10.0, False)
+    a = l07.Variable([(link, 2.0)], -1.0)
+    b = l07.Variable([(link, 3.0)], 4.0)
+    m = l07.Variable([(link, 1.0)], -1.0)
+    system.enable(a)
+    assert system.solve() == [a]
+    alone = a.value
+    system.enable(b)
+    assert set(map(id, system.solve())) == {id(a), id(b)}
+    shared = (a.value, b.value)
+    assert a.value != alone and b.undo is not None
+    system.enable(m)
+    system.solve()
+    system.remove(m)
+    calls = []
+    together = l07._solve_together
+    l07._solve_together = lambda variables: calls.append(variables)
+    try:
+        assert set(map(id, system.solve())) == {id(a), id(b)}
+        assert (a.value, b.value) == shared
+        system.remove(b)
+        assert system.solve() == [a]
+    finally:
+        l07._solve_together = together
+    assert calls == [] and a.value == alone
+    fresh = l07.FairBottleneck()
+    reference = l07.Variable([(l07.Constraint("l", 10.0, False), 2.0)], -1.0)
+    fresh.enable(reference)
+    fresh.solve()
+    assert a.value.hex() == reference.value.hex()
+
+
 # ---------------------------------------------------------------------- traces
 
 class _FormerTraces(TraceRecorder):
@@ -843,3 +897,25 @@ def test_kernel_main_sets_the_collector_aside_and_back():
             assert kernel.now == 1.0
         assert gc.get_threshold() == before and gc.get_freeze_count() == 0
     assert all(threshold >= Kernel.GC_THRESHOLD and frozen > 0 for threshold, frozen in seen)
+
+
+# ---------------------------------------------------------------------- session 12
+
+@settings(max_examples=200, deadline=None)
+@given(st.integers(1, 40), st.sampled_from([1.0, 88736148.0, 3e9, 0.1, 1e-300, math.inf, math.nan, -5.0]),
+       st.sampled_from(["parallel_homogeneous", "parallel_homogeneous_total"]))
+def test_homogeneous_matrix_as_the_former_comprehension(n, com, ptype):
+    """``build_ptask`` writes a ``parallel_homogeneous`` matrix by repeating ``com`` and
+    setting the diagonal (session 12) instead of one comprehension over the ``n x n``
+    entries: the same floats in the same places (and the same empty matrix for ``com`` 0)."""
+    from coburst.simulator.ptasks import ParallelTasks
+    from coburst.simulator.workload import Profile
+
+    hosts = [object() for _ in range(n)]
+    _, flops, matrix = ParallelTasks.build_ptask(None, None, Profile("p", ptype, {"cpu": 1e9, "com": com}), hosts)
+    cpu, com = 1e9, float(com)
+    if ptype == "parallel_homogeneous_total":
+        cpu, com = cpu / n, com / n
+    former = [] if com == 0 else [0.0 if i == j else com for i in range(n) for j in range(n)]
+    assert [x.hex() for x in matrix] == [x.hex() for x in former]
+    assert flops == [cpu] * n

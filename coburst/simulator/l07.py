@@ -94,7 +94,7 @@ class Variable:
     """An lmm variable (one L07 action's share): ``value`` is its rate, in fractions of the
     action per second."""
 
-    __slots__ = ("elems", "bound", "value", "mu", "sat", "owner", "mark")
+    __slots__ = ("elems", "bound", "value", "mu", "sat", "owner", "mark", "solved", "undo")
 
     def __init__(self, elems: list, bound: float, owner: Any = None):
         self.elems = elems  # [(constraint, weight > 0)] in SimGrid's expansion order
@@ -104,11 +104,17 @@ class Variable:
         self.sat = False
         self.owner = owner
         self.mark = 0  # the last component search that met it (FairBottleneck._component)
+        self.solved = 0  # the number of the last solve that gave it its value
+        #: (number of the solve that enabled it, [(variable, value, solved)] of the others of
+        #: its component just before): see FairBottleneck.solve
+        self.undo: tuple | None = None
 
 
 #: numbers of the component searches (one sequence for every system: a constraint met by two
 #: systems' searches never carries another search's number)
 _searches = itertools.count(1)
+#: numbers of the solves (Variable.solved), one sequence for every system as well
+_solves = itertools.count(1)
 
 
 class FairBottleneck:
@@ -119,7 +125,22 @@ class FairBottleneck:
     variable's increment reads only its own constraints, a constraint's remaining only its
     own elements, and a component whose variables are all done drops out), so solving a
     component alone gives its variables the values, bit for bit, that solving all of them
-    would; an untouched component would get the values it already has."""
+    would; an untouched component would get the values it already has.
+
+    **Undo** (session 12): when a variable ``v`` is enabled into a component ``C`` with
+    nothing else changed since the last solve, ``C``'s values then are the values a solve of
+    ``C`` gives, and they are kept on ``v``.  When ``v`` leaves with nothing else changed,
+    ``C`` is again what it was (the same variables, bounds, constraints and, once ``v``'s
+    elements are taken out, the same elements in the same order): a solve would give those
+    values again, bit for bit, so they are put back instead.  "Nothing else changed" is
+    checked, not assumed: ``v`` left alone (one removal, nothing touched) and the component
+    found then is exactly ``C`` with every variable last solved by the solve that enabled
+    ``v`` (any change in between — a variable enabled or gone, a bound — solves it again;
+    values put back get back their solve numbers too, so that undos nest: a message over,
+    then the task it crossed).  Typically a message crossing the links of running parallel
+    tasks.  ``undo = False``: always solve (the reference path, for the tests)."""
+
+    undo = True
 
     def __init__(self):
         self.variables: dict[int, Variable] = {}  # id -> enabled variable (insertion order)
@@ -200,7 +221,13 @@ class FairBottleneck:
         them."""
         seeds = self._touched
         self._touched = []
-        if self._gone:
+        undo = None
+        gone = self._gone
+        if gone:
+            if len(gone) == 1 and not seeds:
+                undo = gone[0].undo
+            for var in gone:
+                var.undo = None  # (a variable's record holds no freed variable's record)
             seeds.extend(self._purge())
         self.modified = False
         for item in seeds:
@@ -208,6 +235,7 @@ class FairBottleneck:
                 break
         else:  # only constraints left empty (a message over): nothing to share
             return []
+        number = next(_solves)
         if len(seeds) == 1 and type(seeds[0]) is Variable:  # most often: one message enabled
             var = seeds[0]
             if id(var) not in self.variables:
@@ -217,10 +245,25 @@ class FairBottleneck:
                     break
             else:  # alone on each of its constraints (listed once each): its own component
                 _solve_alone(var)
+                var.solved = number
                 return [var]
             variables = self._component(seeds)
+            if self.undo:  # the others' values now are a solve's of their component alone
+                var.undo = (number, [(other, other.value, other.solved) for other in variables if other is not var])
         else:
             variables = self._component(seeds)
+            if undo is not None and self.undo and len(variables) == len(undo[1]):
+                enabled = undo[0]
+                for other in variables:
+                    if other.solved != enabled:
+                        break
+                else:  # the component the gone variable joined, unchanged: its values back
+                    for other, value, solved in undo[1]:
+                        other.value = value
+                        other.solved = solved
+                    return variables
+        for var in variables:
+            var.solved = number
         if len(variables) == 1:  # e.g. a message whose ended neighbour was purged just now
             var = variables[0]
             for cnst, _ in var.elems:

@@ -113,7 +113,10 @@ class ParallelTasks:
             cpu, com = float(d["cpu"]), float(d["com"])
             if ptype == "parallel_homogeneous_total":
                 cpu, com = cpu / n, com / n
-            matrix = [] if com == 0 else [0.0 if i == j else com for i in range(n) for j in range(n)]
+            if com == 0:
+                return hosts, [cpu] * n, []
+            matrix = [com] * (n * n)  # com between every two hosts, 0.0 from a host to itself
+            matrix[::n + 1] = [0.0] * n
             return hosts, [cpu] * n, matrix
         if ptype == "parallel_homogeneous_pfs":
             storage = self.storage_host(sjob, d.get("storage", "pfs"))
