@@ -20,10 +20,10 @@ those runs is now one of coburst's dates (the shim's 2030 distinct dates of the 
 paper run, against 164 missing before).
 
 Checked here: a tiny Vivaldi case on both engines (fails with the correctly rounded reading:
-coburst printed ``0.000000`` where Batsim prints ``-0.000000``), the six corpus pairs when
-Batsim's repository is at hand (``BATSIM_REPO``, default the local mirror), the readings of
-the whole and the streamed workload readers against :func:`rapidjson_double` (hypothesis),
-and — when RapidJSON's headers and ``g++`` are at hand (``RAPIDJSON_REPO``, default the local
+coburst printed ``0.000000`` where Batsim prints ``-0.000000``), the six corpus pairs (from
+``tests/data/batsim-4.2.1/`` when present, else Batsim's repository: ``BATSIM_REPO``, default
+the local mirror), the readings of the whole and the streamed workload readers against
+:func:`rapidjson_double` (hypothesis), and — when RapidJSON's headers and ``g++`` are at hand (``RAPIDJSON_REPO``, default the local
 mirror of Tencent/rapidjson, tag v1.1.0 as in Debian 12's Batsim build) — against RapidJSON
 itself.
 """
@@ -98,7 +98,15 @@ def test_tiny_vivaldi_waiting_time_sign_as_batsim(tmp_path):
     assert_identical(batsim, coburst)
 
 
+#: Batsim's corpus kept in the project (its platforms/ and workloads/), when there
+IN_TREE = Path(__file__).parent / "data" / "batsim-4.2.1"
+
+
 def _corpus(tmp: Path) -> Path | None:
+    """A folder with Batsim 4.2.1's ``platforms/`` and ``workloads/``: the project's copy, else
+    tag v4.2.1 of ``BATSIM_REPO`` extracted under ``tmp``, else None."""
+    if (IN_TREE / "platforms").is_dir() and (IN_TREE / "workloads").is_dir():
+        return IN_TREE
     if not (BATSIM_REPO / "HEAD").exists() and not (BATSIM_REPO / ".git").exists():
         return None
     archive = subprocess.run(["git", "--git-dir", str(BATSIM_REPO if (BATSIM_REPO / "HEAD").exists()
@@ -121,7 +129,8 @@ def test_batsim_corpus_vivaldi_rows(tmp_path, hosts, wl_name):
     byte for byte with every message, ``_schedule.csv`` and ``_machine_states.csv``."""
     root = _corpus(tmp_path / "corpus")
     if root is None:
-        pytest.skip(f"needs Batsim's git repository (tag v4.2.1) in BATSIM_REPO ({BATSIM_REPO})")
+        pytest.skip(f"needs Batsim's corpus: {IN_TREE} or Batsim's git repository (tag v4.2.1) in "
+                    f"BATSIM_REPO ({BATSIM_REPO})")
     platform = root / "platforms" / f"energy_platform_homogeneous_no_net_{hosts}.xml"
     batsim, coburst = run_both(tmp_path, workloads=[root / "workloads" / wl_name], platform=platform,
                                scheduler="easyBackfill")
