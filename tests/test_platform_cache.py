@@ -366,3 +366,103 @@ except Interrupted:
         out[mode] = proc.stdout.splitlines()
     assert out["look"] == ["seen 15", "inside: nothing raised", "after: nothing raised"]
     assert out["no"] == ["inside: nothing raised", "raised at the end"]
+
+
+# ------------------------------------------------------------------ the entry against SimGrid's answers
+
+PSTATES = """<?xml version='1.0'?>
+<!DOCTYPE platform SYSTEM "https://simgrid.org/simgrid.dtd">
+<platform version="4.1">
+  <zone id="AS0" routing="Full">
+    <prop id="site" value="here"/>
+    <zone id="inner" routing="Full">
+      <prop id="rack" value="r1"/>
+      <host id="a" speed="100.0Mf, 50.0Mf, 20.0Mf" pstate="1" core="4">
+        <prop id="wattage_per_state" value="95.0:190.0, 93.0:170.0, 90.0:150.0"/>
+      </host>
+      <host id="b" speed="200Mf"/>
+      <link id="ab" bandwidth="1GBps" latency="10us" sharing_policy="FATPIPE"/>
+      <route src="a" dst="b"><link_ctn id="ab"/></route>
+    </zone>
+    <zone id="mz" routing="Full">
+      <host id="master_host" speed="100Mf"/>
+    </zone>
+    <link id="m" bandwidth="125MBps" latency="100us"/>
+    <zoneRoute src="inner" dst="mz" gw_src="a" gw_dst="master_host"><link_ctn id="m"/></zoneRoute>
+  </zone>
+</platform>
+"""
+
+
+def test_the_entry_says_what_simgrid_says(tmp_path):
+    """Hosts (speed, cores, pstates, properties), each host's zone properties (as the simulator
+    computes them for SIMULATION_BEGINS) and the master routes (links, bandwidths, latencies,
+    sharing policies) read from the entry equal SimGrid's own, on the shipped and test platforms,
+    a generated co-scheduling platform and one with pstates and nested zone properties."""
+    gen = tmp_path / "g3.xml"
+    subprocess.run([str(COBURST), "platform", "cosched", "--preset", "grvingt", "--nodes", "3", "-o", str(gen)],
+                   check=True)
+    pst = tmp_path / "pstates.xml"
+    pst.write_text(PSTATES)
+    platforms = [(CLUSTER4, "master_host"), (CLUSTER_MASTER, "master_0"), (gen, "master_host"), (pst, "master_host")]
+    platforms += [(p, "master_host") for p in sorted((REPO / "platforms").glob("*.xml"))]
+    script = r'''
+import json, sys, warnings
+from coburst.simulator import platform_cache as pc
+from coburst.simulator.handlers import ProtocolHandlers
+from coburst.simulator.platform import assign_resources, prevalidate
+from coburst.simulator._simgrid import simgrid
+warnings.simplefilter("ignore")
+path, master = sys.argv[1], sys.argv[2]
+args = ["coburst", "--cfg=host/model:ptask_L07", "--log=root.thresh:critical", "--log=xbt_cfg.thresh:critical"]
+record = pc.entry_path(path, master, {}, args)
+prevalidate(path, master, {}, args, describe_to=record, force=True)
+doc = pc.read(record)
+cached = pc.CachedPlatform(doc, path, args)
+engine = simgrid.Engine(args)
+engine.load_platform(path)
+
+def hosts(e):
+    return sorted((h.name, h.speed, h.core_count, h.pstate, [h.pstate_speed(i) for i in range(h.pstate_count)],
+                   dict(h.get_properties())) for h in e.all_hosts)
+
+class Holder:
+    pass
+
+def zones(e):
+    holder = Holder()
+    holder.engine = e
+    return ProtocolHandlers.zone_properties(holder)
+
+def link(l):
+    return (l.name, l.bandwidth, l.latency, l.get_sharing_policy() == type(l).SharingPolicy.FATPIPE)
+
+real = {h.name: h for h in engine.all_hosts}
+mine = {h.name: h for h in cached.all_hosts}
+master = assign_resources(engine, path, master, {}).master.name  # (-m's name, or the host of role=master)
+pairs = [(n, master) for n in real if n != master] + [(master, n) for n in real if n != master]
+routes = {}
+def ask():
+    for a, b in pairs:
+        links, lat = real[a].route_to(real[b])
+        routes[(a, b)] = ([link(l) for l in links], lat)
+simgrid.Actor.create("x", real[master], ask)
+engine.run()
+cached_routes = {}
+for a, b in pairs:
+    links, lat = mine[a].route_to(mine[b])
+    cached_routes[(a, b)] = ([link(l) for l in links], lat)
+print(json.dumps({"hosts": hosts(engine) == hosts(cached), "zones": zones(engine) == zones(cached),
+                  "routes": routes == cached_routes, "asked": cached.simgrid_routes, "n": len(pairs),
+                  "props": any(zones(cached).values())}))
+'''
+    with_zone_props = 0
+    for plat, master in platforms:
+        proc = subprocess.run([str(PYTHON), "-c", script, str(plat), master], capture_output=True, text=True,
+                              timeout=300, env={**os.environ, "COBURST_CACHE": str(tmp_path / "cache")})
+        assert proc.returncode == 0, (plat, proc.stderr[-3000:])
+        got = json.loads(proc.stdout.splitlines()[-1])
+        assert got["hosts"] and got["zones"] and got["routes"], (plat, got)
+        assert got["asked"] == 0 and got["n"] > 0, (plat, got)  # every master route came from the entry
+        with_zone_props += got["props"]
+    assert with_zone_props >= 2  # (the comparison of zone properties is not only of empty ones)
