@@ -466,3 +466,38 @@ print(json.dumps({"hosts": hosts(engine) == hosts(cached), "zones": zones(engine
         assert got["asked"] == 0 and got["n"] > 0, (plat, got)  # every master route came from the entry
         with_zone_props += got["props"]
     assert with_zone_props >= 2  # (the comparison of zone properties is not only of empty ones)
+
+
+@needs_batsim
+def test_crossengine_routes_not_in_the_entry(tmp_path):
+    """Compute-only and delay jobs (a run that takes the platform from the cache) to which the
+    scheduler attaches inline ``additional_io_job`` tasks reaching a storage host: their routes
+    between compute and storage hosts are not in the entry and come from SimGrid, loaded during
+    the run; Batsim's messages and outputs, cold and warm."""
+    from simharness import workload as write_workload
+
+    jobs = [{"id": "a", "subtime": 0, "res": 2, "profile": "nocom"},
+            {"id": "b", "subtime": 4, "res": 2, "profile": "long"},
+            {"id": "c", "subtime": 9, "res": 1, "profile": "d"},
+            {"id": "e", "subtime": 12, "res": 2, "profile": "nocom"}]
+    profiles = {"nocom": {"type": "parallel_homogeneous", "cpu": 1e9, "com": 0},
+                "long": {"type": "parallel_homogeneous", "cpu": 6e9, "com": 0},
+                "d": {"type": "delay", "delay": 3}}
+    io = {"type": "parallel_homogeneous", "cpu": 0, "com": 2e9}
+    options = {"allocs": {"w0!a": "0-1", "w0!b": "1-2", "w0!c": "0", "w0!e": "0 2"},
+               "io_jobs": {"w0!a": {"alloc": "2-3", "profile_name": "io_a", "profile": io},
+                           "w0!b": {"alloc": "0 3", "profile_name": "io_b", "profile": {**io, "com": 5e8}},
+                           "w0!e": {"alloc": "1 3", "profile_name": "io_e", "profile": io}}}
+    wl = write_workload(tmp_path / "w.json", jobs, profiles)
+    cache = tmp_path / "cache"
+    env = {"COBURST_CACHE": str(cache), "COBURST_DEBUG_PLATFORM_CACHE": "1"}
+    args = ["-m", "master_0", "-r", "node_3:storage"]
+    batsim, cold = run_both(tmp_path, workloads=[wl], platform=CLUSTER_MASTER, scheduler="ioJobs",
+                            options=options, args=args, env=env)
+    assert "platform from the cache" not in cold.stderr
+    assert_identical(batsim, cold)
+    warm = run_sim(tmp_path, workloads=[wl], platform=CLUSTER_MASTER, scheduler="ioJobs", options=options,
+                   args=args, env=env, prefix="warm", transcript=True, wait=300, timeout=60)
+    assert warm.returncode == 0, warm.report()
+    assert "platform from the cache" in warm.stderr and "0 route(s)" not in warm.stderr, warm.stderr
+    assert_identical(batsim, warm)

@@ -17,6 +17,7 @@ This module holds the configuration, the set-up and the run.
 
 from __future__ import annotations
 
+import os
 import sys
 import time
 import warnings
@@ -310,6 +311,9 @@ class Simulator(BatsimActors, ProtocolHandlers, ParallelTasks, JobAccounting):
                 if self.cached_platform:  # no SimGrid: the kernel runs here, as the one actor would
                     with signals.deferred():  # (signals seen where an actor thread sees them)
                         self._guarded(kernel.main)()
+                    if os.environ.get("COBURST_DEBUG_PLATFORM_CACHE"):  # (tests)
+                        print(f"coburst: platform from the cache, {self.engine.simgrid_routes} route(s) asked "
+                              "from SimGrid", file=sys.stderr)
                 else:
                     from coburst.simulator._simgrid import simgrid
 
