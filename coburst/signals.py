@@ -108,8 +108,12 @@ class deferred:
     SimGrid's run returned).  A no-op when :func:`install` did not set the handlers."""
 
     def __enter__(self):
+        import threading
+
         self.noted = 0
         self.saved = {}
+        if threading.current_thread() is not threading.main_thread():
+            return self  # (handlers run in the main thread only: nothing lands here)
         for sig in (signal.SIGINT, signal.SIGTERM):
             if signal.getsignal(sig) is _handler:
                 self.saved[sig] = _handler
