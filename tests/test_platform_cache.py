@@ -501,3 +501,35 @@ def test_crossengine_routes_not_in_the_entry(tmp_path):
     assert warm.returncode == 0, warm.report()
     assert "platform from the cache" in warm.stderr and "0 route(s)" not in warm.stderr, warm.stderr
     assert_identical(batsim, warm)
+
+
+@needs_batsim
+@pytest.mark.parametrize("kind,options", [("cluster", {"query": True, "pstates": [0, 3], "busy_pstate": [0, 2]}),
+                                          ("cluster", {"query": True, "sleep": [5, 0]}),
+                                          ("vivaldi", {"query": True, "sleep": [5, 1], "pstates": [1, 4]})])
+def test_crossengine_energy_cold_and_warm(tmp_path, kind, options):
+    """``-E`` with pstate changes and sleeps, the platform from the cache (a host's pstate sets its
+    speed): Batsim's messages, outputs and energy files, cold and warm."""
+    from crossengine import assert_energy_identical
+    from simharness import workload as write_workload
+    from test_energy_crossengine import cluster_platform, vivaldi_platform
+
+    platform = (cluster_platform if kind == "cluster" else vivaldi_platform)(tmp_path / "p.xml", 6)
+    profiles = {"c": {"type": "parallel_homogeneous", "cpu": 5e8, "com": 0}, "d": {"type": "delay", "delay": 7.5},
+                "seq": {"type": "composed", "seq": ["d", "c"]}}
+    jobs = [{"id": 1, "subtime": 1, "walltime": 1000, "res": 2, "profile": "c"},
+            {"id": 2, "subtime": 2, "walltime": 1000, "res": 1, "profile": "d"},
+            {"id": 3, "subtime": 3, "walltime": 1000, "res": 3, "profile": "seq"},
+            {"id": 4, "subtime": 3.5, "walltime": 4, "res": 1, "profile": "c"},
+            {"id": 6, "subtime": 200, "walltime": 1000, "res": 4, "profile": "seq"}]
+    wl = write_workload(tmp_path / "w.json", jobs, profiles, nb_res=6)
+    env = {"COBURST_CACHE": str(tmp_path / "cache"), "COBURST_DEBUG_PLATFORM_CACHE": "1"}
+    batsim, cold = run_both(tmp_path, workloads=[wl], platform=platform, scheduler="energyProbe", options=options,
+                            args=["-E"], env=env)
+    assert "platform from the cache" not in cold.stderr
+    assert_energy_identical(batsim, cold)
+    warm = run_sim(tmp_path, workloads=[wl], platform=platform, scheduler="energyProbe", options=options,
+                   args=["-E"], env=env, prefix="warm", transcript=True, wait=300, timeout=60)
+    assert warm.returncode == 0, warm.report()
+    assert "platform from the cache" in warm.stderr, warm.stderr
+    assert_energy_identical(batsim, warm)

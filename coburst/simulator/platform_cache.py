@@ -22,10 +22,11 @@ host's name, the ``-r`` roles, the Python version (the entry is :mod:`marshal` d
 **When it is used** (:func:`usable`): the workloads' profiles need no route but those above
 (``delay``, and parallel tasks that only compute: ``parallel`` with a zero communication
 matrix, ``parallel_homogeneous[_total]`` with ``com`` = 0, and ``composed`` profiles of those),
-no ``-E`` (pstates change host speeds), no ``--events``, no workflows, no dynamic jobs and no
-``--speed-hook`` (they reach further into the platform).  A route the entry does not hold (a
-scheduler's ``additional_io_job`` reaches storage hosts) is asked from SimGrid, loaded then, as
-the same call would be in a run without the cache: never a different result.
+no ``--events``, no workflows, no dynamic jobs and no ``--speed-hook`` (they reach further into
+the platform); ``-E`` is fine (a host's pstate sets its speed, as SimGrid's ``set_pstate``).  A
+route the entry does not hold (a scheduler's ``additional_io_job`` reaches storage hosts) is
+asked from SimGrid, loaded then, as the same call would be in a run without the cache: never a
+different result.
 
 **Where**: ``$COBURST_CACHE/platform-descriptions/`` (default ``$XDG_CACHE_HOME/coburst`` or
 ``~/.cache/coburst``); ``COBURST_CACHE=off`` turns every coburst cache off,
@@ -154,8 +155,8 @@ def _route_free(profiles: dict, name: str, seen: set) -> bool:
 
 def usable(config, workloads: dict, options: dict) -> bool:
     """Whether a run may take the platform from the cache (see the module's documentation)."""
-    if (options.get("energy") or config.events or config.workflows or config.cut_workflows
-            or config.dynamic_jobs or config.speed_hook):
+    if (config.events or config.workflows or config.cut_workflows or config.dynamic_jobs
+            or config.speed_hook):
         return False
     for wl in workloads.values():
         profiles = wl.profiles
@@ -292,15 +293,27 @@ class CachedLink:
 
 
 class CachedHost:
-    """A host as SimGrid's binding shows it to the simulator."""
+    """A host as SimGrid's binding shows it to the simulator (``pstate`` set: ``speed`` becomes
+    that pstate's, as ``Host::set_pstate`` does)."""
 
-    __slots__ = ("name", "speed", "core_count", "pstate", "_speeds", "_props", "_platform")
+    __slots__ = ("name", "speed", "core_count", "_pstate", "_speeds", "_props", "_platform")
 
     def __init__(self, platform: "CachedPlatform", name: str, speed: float, cores: int, pstate: int,
                  speeds: tuple, props: dict):
         self._platform = platform
-        self.name, self.speed, self.core_count, self.pstate = name, speed, cores, pstate
+        self.name, self.speed, self.core_count, self._pstate = name, speed, cores, pstate
         self._speeds, self._props = speeds, props
+
+    @property
+    def pstate(self) -> int:
+        return self._pstate
+
+    @pstate.setter
+    def pstate(self, pstate: int) -> None:
+        if not 0 <= pstate < len(self._speeds):
+            raise ValueError(f"host {self.name}: no pstate {pstate}")
+        self._pstate = pstate
+        self.speed = self._speeds[pstate]
 
     @property
     def pstate_count(self) -> int:
