@@ -122,16 +122,14 @@ def entry_path(path: str | Path, master_name: str, roles: dict[str, str], engine
 
 # ---------------------------------------------------------------------------- which runs
 
-#: profile types that compute without any network use
-_DELAY = "delay"
-
-
 def _route_free(profiles: dict, name: str, seen: set) -> bool:
+    """Profile ``name`` sends nothing but the job's messages to the master: a delay, a parallel
+    task that only computes, or a sequence of those (``seen``: composed profiles already met)."""
     profile = profiles.get(name)
     if profile is None:
         return False
     ptype, data = profile.type, profile.data
-    if ptype == _DELAY:
+    if ptype == "delay":
         return True
     if ptype in ("parallel_homogeneous", "parallel_homogeneous_total"):
         try:
@@ -154,7 +152,8 @@ def _route_free(profiles: dict, name: str, seen: set) -> bool:
 
 
 def usable(config, workloads: dict, options: dict) -> bool:
-    """Whether a run may take the platform from the cache (see the module's documentation)."""
+    """Whether a run may take the platform from the cache (see the module's documentation;
+    ``options``: Batsim's options, none of which rules it out today)."""
     if (config.events or config.workflows or config.cut_workflows or config.dynamic_jobs
             or config.speed_hook):
         return False
