@@ -30,3 +30,14 @@ def atomic_write(path: str | Path, mode: str = "w", newline: str | None = None) 
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
         raise
+
+
+def cache_dir() -> Path | None:
+    """coburst's cache folder: ``$COBURST_CACHE`` (default ``$XDG_CACHE_HOME/coburst`` or
+    ``~/.cache/coburst``); None when caching is off (``COBURST_CACHE=off``)."""
+    base = os.environ.get("COBURST_CACHE")
+    if base == "off":
+        return None
+    if not base:
+        base = os.path.join(os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "coburst")
+    return Path(base)

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from coburst.errors import InputError
+from coburst.fileio import cache_dir
 
 
 @dataclass
@@ -124,26 +125,13 @@ def _scan(path: str | Path) -> _Scan:
 _SCAN_FORMAT = b"coburst platform scan 1\n"
 
 
-def _cache_dir() -> Path | None:
-    """``$COBURST_CACHE`` (default ``$XDG_CACHE_HOME/coburst`` or ``~/.cache/coburst``); None
-    when caching is off (``COBURST_CACHE=off``)."""
-    import os
-
-    base = os.environ.get("COBURST_CACHE")
-    if base == "off":
-        return None
-    if not base:
-        base = os.path.join(os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "coburst")
-    return Path(base)
-
-
 def _scan_record(data: bytes) -> Path | None:
     """Where the scan of a platform file of this content is remembered (a well-formed file
     scanned once is not parsed again: ~35 ms of every run on an 800-node co-scheduling
     platform); None when caching is off."""
     import hashlib
 
-    base = _cache_dir()
+    base = cache_dir()
     if base is None:
         return None
     return base / "platform-scans" / (hashlib.sha256(_SCAN_FORMAT + data).hexdigest() + ".json")
@@ -299,7 +287,7 @@ def _checked_stamp(path: str | Path, master_name: str, roles: dict[str, str], en
     when caching is off (``COBURST_CACHE=off``) or the file cannot be read."""
     import hashlib
 
-    base = _cache_dir()
+    base = cache_dir()
     if base is None:
         return None
     h = hashlib.sha256()

@@ -53,9 +53,9 @@ def cache_root() -> Path | None:
     """The folder of the entries; None when this cache is off."""
     if os.environ.get("COBURST_PLATFORM_CACHE") == "off":
         return None
-    from coburst.simulator.platform import _cache_dir
+    from coburst.fileio import cache_dir
 
-    base = _cache_dir()
+    base = cache_dir()
     return None if base is None else base / "platform-descriptions"
 
 
