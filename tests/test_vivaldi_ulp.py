@@ -30,6 +30,7 @@ itself.
 
 from __future__ import annotations
 
+import csv
 import json
 import os
 import random
@@ -40,13 +41,13 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from coburst.simulator.protocol import rapidjson_double
 from coburst.simulator.workload import _batsim_numbers, _Fallback, batsim_float, load_workload
 from crossengine import assert_identical, needs_batsim, run_both
-from simharness import workload
+from simharness import COBURST, workload
 
 BATSIM_REPO = Path(os.environ.get("BATSIM_REPO", "/work/.mirror/oar-team+batsim/repo"))
 RAPIDJSON_REPO = Path(os.environ.get("RAPIDJSON_REPO", "/work/.mirror/Tencent+rapidjson/repo"))
@@ -278,3 +279,51 @@ def test_readings_against_rapidjson_itself(tmp_path):
             wrong.append((text, hexa, [g.hex() for g in got]))
     assert not wrong, wrong[:10]
     assert sum(float(t) != float.fromhex(h) for t, h in zip(texts, out)) > 100  # the readings do part
+
+
+# ------------------------------------------------------------------ the dates, end to end
+def _reference_waits(s1: float, s2: float) -> tuple[str, str]:
+    """The printed ``waiting_time`` of the two jobs of :func:`test_wake_dates_as_a_reference`,
+    by Batsim 4.2.1's arithmetic written out: RapidJSON's dates; the submitter sleeps
+    ``double(r2 - r1)`` from ``r1`` (``job_submitter.cpp``, long double difference); pybatsim
+    answers each submission at the date it was sent, printed ``%6f`` (later: the request-reply
+    actor sleeps until it, a clock step inside the submitter's sleep: ``now += step``, the
+    sleep's remaining time ``-= step``, SimGrid's countdown); a job starts at its decision's
+    date; ``waiting_time`` is the long double ``start - submission`` printed ``%f``."""
+    LD = np.longdouble
+    r1, r2 = rapidjson_double(repr(s1)), rapidjson_double(repr(s2))
+    remaining = float(LD(r2) - LD(r1))
+    now = r1  # the first sleep, from 0: 0 + r1
+    answer = float("%.6f" % now)
+    start1 = now
+    if answer > now:  # the decision waits for its date, ahead of the submitter's wake
+        step = answer - now
+        now, remaining = now + step, remaining - step
+        start1 = now
+    now = now + remaining  # the submitter wakes: the second submission
+    answer = float("%.6f" % now)
+    start2 = now + (answer - now) if answer > now else now
+    return "%f" % float(LD(start1) - LD(r1)), "%f" % float(LD(start2) - LD(r2))
+
+
+@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@example(s1=S1, gap=S2 - S1)
+@given(st.floats(min_value=1, max_value=500), st.floats(min_value=1, max_value=5000))
+def test_wake_dates_as_a_reference(tmp_path, s1, gap):
+    """coburst (in-process, pybatsim's ``easyBackfill``) on a link-free Vivaldi zone prints the
+    waiting times :func:`_reference_waits` computes (no Batsim needed): the reading of the
+    dates and the clock's steps together, on random dates (a 16-17 digit ``repr`` is read one
+    ulp away about a third of the time)."""
+    s2 = s1 + gap
+    platform = vivaldi_platform(tmp_path / "vivaldi.xml")
+    wl = workload(tmp_path / "w.json", [
+        {"id": 0, "subtime": s1, "walltime": gap + 1000, "res": 1, "profile": "long"},
+        {"id": 1, "subtime": s2, "walltime": 100, "res": 1, "profile": "short"},
+    ], {"long": {"type": "delay", "delay": gap + 100}, "short": {"type": "delay", "delay": 10}}, nb_res=2)
+    out = tmp_path / "out"
+    run = subprocess.run([str(COBURST), "run", "easyBackfill", "-q", "-p", str(platform), "-w", str(wl),
+                          "-e", str(out / "o")], capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0, run.stderr
+    with open(out / "o_jobs.csv", newline="") as f:
+        rows = {r["job_id"]: r for r in csv.DictReader(f)}
+    assert (rows["0"]["waiting_time"], rows["1"]["waiting_time"]) == _reference_waits(s1, s2)
