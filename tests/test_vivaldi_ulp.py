@@ -23,9 +23,10 @@ Checked here: a tiny Vivaldi case on both engines (fails with the correctly roun
 coburst printed ``0.000000`` where Batsim prints ``-0.000000``), the six corpus pairs (from
 ``tests/data/batsim-4.2.1/`` when present, else Batsim's repository: ``BATSIM_REPO``, default
 the local mirror), the readings of the whole and the streamed workload readers against
-:func:`rapidjson_double` (hypothesis), and — when RapidJSON's headers and ``g++`` are at hand (``RAPIDJSON_REPO``, default the local
-mirror of Tencent/rapidjson, tag v1.1.0 as in Debian 12's Batsim build) — against RapidJSON
-itself.
+:func:`rapidjson_double` (hypothesis), end-to-end waiting times against Batsim's date
+arithmetic written out (hypothesis), and — when RapidJSON's headers and ``g++`` are at hand
+(``RAPIDJSON_REPO``, default the local mirror of Tencent/rapidjson, tag v1.1.0 as in Debian
+12's Batsim build) — against RapidJSON itself.
 """
 
 from __future__ import annotations
