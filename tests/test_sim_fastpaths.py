@@ -247,6 +247,154 @@ def test_a_second_pass_is_reached_and_matched():
     assert alone.value.hex() == together.value.hex() and alone.mu.hex() == together.mu.hex()
 
 
+def _former_solve_together(variables: list) -> None:
+    """``l07._solve_together`` as it was until session 12 (every constraint visited): the
+    reference."""
+    sat = []
+    cnsts = {}
+    for var in variables:
+        var.value = 0.0
+        if var.elems:
+            var.sat = True
+            sat.append(var)
+            for cnst, _ in var.elems:
+                cnsts[id(cnst)] = cnst
+        else:  # no non-zero weight: value 1 (its work is 0 anyway)
+            var.sat = False
+            var.value = 1.0
+    cnst_list = list(cnsts.values())
+    for cnst in cnst_list:
+        cnst.remaining = cnst.bound
+        cnst.usage = 0.0
+        cnst.nb = 0
+    for var in sat:
+        for cnst, _ in var.elems:
+            cnst.nb += 1
+    precision = l07.MAXMIN_PRECISION
+    while sat:
+        kept = []
+        for cnst in cnst_list:
+            nb = cnst.nb
+            if nb > 0 and cnst.fatpipe:
+                nb = 1
+            if nb == 0:
+                cnst.remaining = 0.0
+                cnst.usage = 0.0
+            else:
+                cnst.usage = cnst.remaining / nb
+                kept.append(cnst)
+        cnst_list = kept
+
+        left = []
+        for var in sat:
+            min_inc = l07.DBL_MAX
+            for cnst, weight in var.elems:
+                inc = cnst.usage / weight
+                if inc < min_inc:
+                    min_inc = inc
+            bound = var.bound
+            if bound > 0:
+                inc = bound - var.value
+                if inc < min_inc:
+                    min_inc = inc
+            var.mu = min_inc
+            var.value += min_inc
+            if var.value == bound:
+                _former_unsaturate(var)
+            else:
+                left.append(var)
+
+        kept = []
+        for cnst in cnst_list:
+            if not cnst.fatpipe:
+                remaining = cnst.remaining
+                for var, weight in reversed(cnst.elems):
+                    remaining -= weight * var.mu
+                    if remaining < precision:
+                        remaining = 0.0
+                cnst.remaining = remaining
+            else:
+                usage = cnst.usage
+                for var, weight in reversed(cnst.elems):
+                    used = weight * var.mu
+                    if used < usage:
+                        usage = used
+                cnst.usage = usage
+                remaining = cnst.remaining - usage
+                cnst.remaining = remaining = 0.0 if remaining < precision else remaining
+            if remaining <= 0.0:
+                for var, _ in cnst.elems:
+                    if var.sat:
+                        _former_unsaturate(var)
+            else:
+                kept.append(cnst)
+        cnst_list = kept
+        sat = [var for var in left if var.sat]
+
+
+def _former_unsaturate(var) -> None:
+    var.sat = False
+    for cnst, _ in var.elems:
+        cnst.nb -= 1
+
+
+def _component_system(spec):
+    """Variables ``[(bound, [(bound, fatpipe, weight)] of constraints of their own, [(shared
+    constraint number, weight)])]`` over shared constraints ``[bound]``, every variable
+    enabled (elements in their constraints)."""
+    shared_specs, var_specs = spec
+    shared = [l07.Constraint(f"s{k}", bound, False) for k, bound in enumerate(shared_specs)]
+    variables = []
+    for v, (bound, own, refs) in enumerate(var_specs):
+        elems = [(l07.Constraint(f"v{v}c{k}", cbound, fatpipe), weight) for k, (cbound, fatpipe, weight) in enumerate(own)]
+        if shared:
+            elems += [(shared[k % len(shared)], weight) for k, weight in refs]
+        var = l07.Variable(elems, bound)
+        for cnst, weight in var.elems:
+            cnst.elems.append([var, weight])
+        variables.append(var)
+    return variables
+
+
+@st.composite
+def components(draw):
+    """Variables with constraints of their own from few bounds and weights (a task's links
+    and CPUs: many alike), FATPIPE or not, and shared constraints (never FATPIPE: a FATPIPE
+    link of several elements loses the smallest weight x mu of its elements at every pass, a
+    finished variable's included, and may take billions of passes — SimGrid's
+    fair_bottleneck.cpp does the same; see ``request`` below), some listed twice."""
+    bounds = st.sampled_from([1.25e9, 1e9, 1.25e9, 5e9, 1e11, 0.0, -0.0, 7.0])
+    weights = st.sampled_from([1e12, 88736148.0, 2 * 88736148.0, 3.0, 1.0, 11.0])
+    shared = draw(st.lists(bounds, max_size=4))
+    var_specs = draw(st.lists(st.tuples(st.sampled_from([-1.0, -1.0, 0.5, 3.0, 1e-3]),
+                                        st.lists(st.tuples(bounds, st.booleans(), weights), max_size=12),
+                                        st.lists(st.tuples(st.integers(0, 7), weights), max_size=4)),
+                              min_size=1, max_size=5))
+    return shared, var_specs
+
+
+@settings(max_examples=500, deadline=None)
+@given(components())
+def test_solver_passes_visit_one_constraint_of_each_kind(spec):
+    """Session 12: ``_solve_together`` visits one of a variable's constraints alone with the
+    same bound, weight and FATPIPE flag (``Variable.visit``): the same values, ``mu`` and
+    saturation, bit for bit, as the former passes over every constraint, on random
+    components."""
+    new, former = _component_system(spec), _component_system(spec)
+    l07._solve_together(new)
+    _former_solve_together(former)
+    assert [(v.value.hex(), v.mu.hex(), v.sat) for v in new] == [(v.value.hex(), v.mu.hex(), v.sat) for v in former]
+
+
+def test_the_passes_skip_constraints_alike():
+    """The grouping is taken (else the test above compares the passes with themselves): a
+    task's 8 CPUs and 3 links alike are visited as one CPU and one link."""
+    spec = ([], [(-1.0, [(1e9, False, 1e12)] * 8 + [(1.25e9, False, 5e8)] * 3, [])])
+    (var,) = _component_system(spec)
+    l07._solve_together([var])
+    assert len(var.visit) == 2 and var.value == 1e9 / 1e12
+
+
 def test_solve_uses_the_fast_path_for_a_lone_message_and_the_general_one_otherwise():
     """Through :meth:`FairBottleneck.solve`: a lone variable, then a second one on the same link
     (a component of two: general passes, fair shares)."""

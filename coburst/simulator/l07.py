@@ -94,7 +94,7 @@ class Variable:
     """An lmm variable (one L07 action's share): ``value`` is its rate, in fractions of the
     action per second."""
 
-    __slots__ = ("elems", "bound", "value", "mu", "sat", "owner", "mark", "solved", "undo")
+    __slots__ = ("elems", "bound", "value", "mu", "sat", "owner", "mark", "solved", "undo", "visit")
 
     def __init__(self, elems: list, bound: float, owner: Any = None):
         self.elems = elems  # [(constraint, weight > 0)] in SimGrid's expansion order
@@ -108,6 +108,7 @@ class Variable:
         #: (number of the solve that enabled it, [(variable, value, solved)] of the others of
         #: its component just before): see FairBottleneck.solve
         self.undo: tuple | None = None
+        self.visit: list = elems  # the elements the passes of a solve visit (_solve_together)
 
 
 #: numbers of the component searches (one sequence for every system: a constraint met by two
@@ -277,7 +278,16 @@ class FairBottleneck:
 
 
 def _solve_together(variables: list) -> None:
-    """``FairBottleneck::do_solve``'s passes over ``variables`` (a whole component)."""
+    """``FairBottleneck::do_solve``'s passes over ``variables`` (a whole component).
+
+    A constraint whose only element is one variable's (a link or a CPU only one task uses:
+    most of a parallel task's) goes through the passes as a function of its bound, that
+    element's weight and FATPIPE flag and the variable's ``mu`` alone: two such constraints
+    of a variable with the same three go through the same operations on the same numbers.
+    The passes visit one of each kind (``Variable.visit``); the others would give the same
+    increments and the same "reached 0" at the same pass, i.e. the same values bit for bit
+    (their ``remaining``, ``usage`` and ``nb``, never read outside a solve, are left as they
+    are).  A bound of 0 is not grouped (0.0 and -0.0 are equal as keys)."""
     sat = []
     cnsts = {}
     for var in variables:
@@ -285,8 +295,24 @@ def _solve_together(variables: list) -> None:
         if var.elems:
             var.sat = True
             sat.append(var)
-            for cnst, _ in var.elems:
+            visit = None
+            kinds = None
+            for k, elem in enumerate(var.elems):
+                cnst = elem[0]
+                if len(cnst.elems) == 1 and cnst.bound:  # this variable's alone
+                    key = (cnst.bound, elem[1], cnst.fatpipe)
+                    if kinds is None:
+                        kinds = {key}
+                    elif key in kinds:
+                        if visit is None:
+                            visit = var.elems[:k]
+                        continue
+                    else:
+                        kinds.add(key)
+                if visit is not None:
+                    visit.append(elem)
                 cnsts[id(cnst)] = cnst
+            var.visit = var.elems if visit is None else visit
         else:  # no non-zero weight: value 1 (its work is 0 anyway)
             var.sat = False
             var.value = 1.0
@@ -296,7 +322,7 @@ def _solve_together(variables: list) -> None:
         cnst.usage = 0.0
         cnst.nb = 0
     for var in sat:
-        for cnst, _ in var.elems:
+        for cnst, _ in var.visit:
             cnst.nb += 1
     precision = MAXMIN_PRECISION
     while sat:
@@ -316,7 +342,7 @@ def _solve_together(variables: list) -> None:
         left = []
         for var in sat:
             min_inc = DBL_MAX
-            for cnst, weight in var.elems:
+            for cnst, weight in var.visit:
                 inc = cnst.usage / weight
                 if inc < min_inc:
                     min_inc = inc
@@ -412,7 +438,7 @@ def _solve_alone(var: Variable) -> None:
 
 def _unsaturate(var: Variable) -> None:
     var.sat = False
-    for cnst, _ in var.elems:
+    for cnst, _ in var.visit:
         cnst.nb -= 1
 
 
