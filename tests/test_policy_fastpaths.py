@@ -64,6 +64,31 @@ def test_compute_ids_equal_former_procset(data):
     assert got == former and str(got) == str(former)
 
 
+@settings(max_examples=200, deadline=None)
+@given(st.data())
+def test_storage_map_and_bb_bytes_equal_former(data):
+    """Session 12: ``Allocation.storage_map`` and ``bb_bytes`` read numpy's lists
+    (``tolist``) instead of converting numpy scalars one by one: the same dicts, same order,
+    Python ints."""
+    cluster = data.draw(clusters(max_compute=12, max_bb=5, min_bb=1))
+    cluster.compute_ids = np.array(data.draw(st.lists(st.integers(0, 500), min_size=cluster.n_compute,
+                                                      max_size=cluster.n_compute, unique=True)), dtype=np.int64)
+    cluster.bb_ids = np.array(data.draw(st.lists(st.integers(501, 900), min_size=cluster.n_bb,
+                                                 max_size=cluster.n_bb, unique=True)), dtype=np.int64)
+    nodes = sorted(data.draw(st.sets(st.integers(0, cluster.n_compute - 1), min_size=1)))
+    bb_nodes = data.draw(st.lists(st.integers(0, cluster.n_bb - 1), min_size=len(nodes), max_size=len(nodes)))
+    bb = data.draw(st.sampled_from([0, 1, 10**9, 3 * 10**10]))
+    alloc = Allocation.make(cluster.n_bb, np.array(nodes), np.array(bb_nodes), bb)
+    former_map = ({} if not len(alloc.bb_nodes) else
+                  {int(c): int(b) for c, b in zip(cluster.compute_ids[alloc.nodes], cluster.bb_ids[alloc.bb_nodes])})
+    former_bytes = ({} if alloc.bb_use is None else
+                    {int(cluster.bb_ids[b]): int(v) for b, v in enumerate(alloc.bb_use) if v})
+    got_map, got_bytes = alloc.storage_map(cluster), alloc.bb_bytes(cluster)
+    assert list(got_map.items()) == list(former_map.items())
+    assert list(got_bytes.items()) == list(former_bytes.items())
+    assert all(type(x) is int for pair in [*got_map.items(), *got_bytes.items()] for x in pair)
+
+
 # ----------------------------------------------------------------------------- plan-based
 def _same_decisions(a, b):
     assert a.now == b.now

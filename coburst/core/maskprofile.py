@@ -117,7 +117,8 @@ class MaskProfile(JobQueries):
         if bb_jobs:
             e = np.array([end for end, _ in bb_jobs])
             e[e <= now] = over
-            prof._bb = _bb_rows(cluster, np.array(times), e, np.stack([u for _, u in bb_jobs]))
+            # (np.array of the equal-length int64 rows: np.stack's array, ~5x cheaper here)
+            prof._bb = _bb_rows(cluster, np.array(times), e, np.array([u for _, u in bb_jobs]))
             prof._bbtot = prof._bb.sum(axis=1).tolist()
         else:
             prof._bb = np.repeat(cluster.bb_capacity[None, :], T, axis=0) if cluster.n_bb else None

@@ -67,13 +67,14 @@ class Allocation:
         """compute resource id -> BB resource id (empty without BB)."""
         if not len(self.bb_nodes):
             return {}
-        return {int(c): int(b) for c, b in zip(cluster.compute_ids[self.nodes], cluster.bb_ids[self.bb_nodes])}
+        return dict(zip(cluster.compute_ids[self.nodes].tolist(), cluster.bb_ids[self.bb_nodes].tolist()))
 
     def bb_bytes(self, cluster) -> dict[int, int]:
         """BB resource id -> bytes taken on it."""
         if self.bb_use is None:
             return {}
-        return {int(cluster.bb_ids[b]): int(v) for b, v in enumerate(self.bb_use) if v}
+        ids = cluster.bb_ids
+        return {int(ids[b]): v for b, v in enumerate(self.bb_use.tolist()) if v}
 
     def __repr__(self) -> str:
         return f"Allocation(nodes={self.nodes.tolist()}, bb_nodes={self.bb_nodes.tolist()}, bb={self.bb})"
