@@ -189,7 +189,10 @@ class FairBottleneck:
 
     def _component(self, seeds: list) -> list:
         """The enabled variables connected to ``seeds`` (variables and constraints), in the
-        order they are met (what was met is marked with the search's number)."""
+        order they are met (what was met is marked with the search's number).  A constraint
+        of a variable that holds one element (that variable's: most of a parallel task's
+        links and CPUs) leads nowhere else and is not queued (the same variables in the same
+        order)."""
         variables = self.variables
         mark = next(_searches)
         found: list[Variable] = []
@@ -200,7 +203,7 @@ class FairBottleneck:
                     item.mark = mark
                     found.append(item)
                     for cnst, _ in item.elems:
-                        if cnst.mark != mark:
+                        if cnst.mark != mark and len(cnst.elems) > 1:
                             cnst.mark = mark
                             todo.append(cnst)
             elif item.mark != mark:
@@ -212,7 +215,7 @@ class FairBottleneck:
                     var.mark = mark
                     found.append(var)
                     for cnst, _ in var.elems:
-                        if cnst.mark != mark:
+                        if cnst.mark != mark and len(cnst.elems) > 1:
                             cnst.mark = mark
                             todo.append(cnst)
         return found
