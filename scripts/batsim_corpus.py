@@ -2,13 +2,14 @@
 """Batsim 4.2.1's own test corpus on both engines: every (platform, workload) pair that makes
 sense, with pybatsim's example schedulers, on the real Batsim and on ``coburst sim``.
 
-    BATSIM=../shared/tools/batsim/batsim .venv/bin/python scripts/batsim_corpus.py \\
-        /work/.mirror/oar-team+batsim/repo            # a Batsim git repository: tag v4.2.1
-    BATSIM=... .venv/bin/python scripts/batsim_corpus.py DIR -j 2 --scheduler easyBackfill
+    BATSIM=../shared/tools/batsim/batsim .venv/bin/python scripts/batsim_corpus.py -j 2
+    BATSIM=... .venv/bin/python scripts/batsim_corpus.py /work/.mirror/oar-team+batsim/repo \\
+        --scheduler easyBackfill                      # a Batsim git repository: tag v4.2.1
 
-The argument is a folder holding Batsim's ``platforms/`` and ``workloads/`` folders, or a
+The argument is a folder holding Batsim's ``platforms/`` and ``workloads/`` folders (default
+``tests/data/batsim-4.2.1``: Batsim's own at tag v4.2.1, vendored for the test suite), or a
 Batsim git repository (bare or not), whose tag ``--tag`` (default ``v4.2.1``) is extracted
-into a temporary folder.  Batsim's files are read where they are, never copied into coburst.
+into a temporary folder.  coburst itself never reads these files.
 
 Pairs: every ``*.xml`` platform under ``platforms/`` with every ``*.json`` workload under
 ``workloads/`` (sub-folders included) whose ``nb_res`` is at most the platform's number of
@@ -22,8 +23,10 @@ the scheduler receives, ``_jobs.csv``, ``_schedule.csv``, ``_machine_states.csv`
 ``_schedule.trace``).  It prints one row per run: pair, scheduler, Batsim's status,
 coburst's status, and ``identical`` or the first differences.  Known limits of the
 comparison: pybatsim's ``fillerSched`` iterates over a set of Job objects (its choices with
-two or more waiting jobs change from run to run, on either engine), and ``schedFcfs`` asserts
-a start time > 0.  Exit status 0 when every pair Batsim runs also runs on coburst with the
+two or more waiting jobs change from run to run, on either engine), so it runs as
+``tests/schedulers/fillerSchedById.py`` (the same code, Job objects hashed by id: a fixed
+order) on both engines; ``schedFcfs`` needs integer job ids.  ``tests/test_batsim_corpus.py``
+runs every case of this table in the test suite, each with the outcome it must have.  Exit status 0 when every pair Batsim runs also runs on coburst with the
 same outputs, 1 otherwise.
 """
 
@@ -46,6 +49,9 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "tests"))
 
 SCHEDULERS = ("fillerSched", "easyBackfill", "schedFcfs")
+#: the scheduler each name runs as: pybatsim's fillerSched with a fixed order (tests/schedulers/)
+RUN_AS = {"fillerSched": "fillerSchedById"}
+CORPUS = REPO / "tests" / "data" / "batsim-4.2.1"
 
 _COUNT_HOSTS = r"""
 import sys
@@ -161,7 +167,7 @@ def run_one(root: Path, platform: Path, workload: Path, scheduler: str, work: Pa
     for engine in ("batsim", "coburst"):
         try:
             runs[engine] = run_sim(tmp, engine=engine, prefix=engine, transcript=True, wait=wait, timeout=60,
-                                   platform=platform, workloads=[workload], scheduler=scheduler,
+                                   platform=platform, workloads=[workload], scheduler=RUN_AS.get(scheduler, scheduler),
                                    sched_timeout_ms=int(wait * 1000))
             st[engine] = status(runs[engine])
         except subprocess.TimeoutExpired:  # the engine process was killed after `wait` seconds
@@ -189,7 +195,9 @@ def run_one(root: Path, platform: Path, workload: Path, scheduler: str, work: Pa
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("source", type=Path, help="folder with platforms/ and workloads/, or a Batsim git repository")
+    parser.add_argument("source", type=Path, nargs="?", default=CORPUS,
+                        help="folder with platforms/ and workloads/, or a Batsim git repository "
+                             "(default tests/data/batsim-4.2.1)")
     parser.add_argument("--tag", default="v4.2.1", help="git tag to extract from a repository (default v4.2.1)")
     parser.add_argument("--scheduler", action="append", help="pybatsim scheduler (repeatable; default the three "
                         "example schedulers)")

@@ -3,8 +3,8 @@ same result; a check Batsim does not make is a warning (stderr, file and place),
 coburst could not simulate the input correctly.
 
 Each case is a small input of our own reproducing what Batsim's own corpus showed
-(``scripts/batsim_corpus.py`` runs that corpus; :func:`test_batsim_corpus` runs it when
-``BATSIM_REPO`` and ``BATSIM`` are set):
+(``tests/test_batsim_corpus.py`` runs that corpus, vendored in ``tests/data/batsim-4.2.1``,
+case by case; ``scripts/batsim_corpus.py`` prints it as a table):
 
 * far dates (Batsim's ``test_long_workload.json`` submits jobs up to 1e17 s): no 2**32 s
   limit, and the scheduler's dates read back as RapidJSON reads them; negative submission
@@ -260,23 +260,44 @@ def test_master_in_a_nested_full_zone_identical_to_batsim(tmp_path):
 
 
 # ------------------------------------------------------------------ Batsim's own corpus
-#: coburst's documented gap (issue 22, deliverable 3): workloads using it are refused by name, with
-#: the reason (coburst.simulator.workload.UNSUPPORTED_TYPES; usage_trace is simulated since 7ad1a93)
-NOT_IMPLEMENTED = ("profile type 'smpi'",)
+#: Batsim's repository, when at hand (the vendored copy of tests/data/batsim-4.2.1 is checked against it)
+BATSIM_REPO = Path(os.environ.get("BATSIM_REPO", "/work/.mirror/oar-team+batsim/repo"))
+CORPUS = REPO / "tests" / "data" / "batsim-4.2.1"
+needs_repo = pytest.mark.skipif(not ((BATSIM_REPO / "HEAD").exists() or (BATSIM_REPO / ".git").exists()),
+                                reason=f"Batsim's git repository not at hand (set BATSIM_REPO; looked at {BATSIM_REPO})")
 
 
-@pytest.mark.skipif(not (os.environ.get("BATSIM_REPO") and BATSIM),
-                    reason="runs Batsim's own platforms/ and workloads/: set BATSIM_REPO (a folder holding them, or "
-                           "a Batsim git repository) and BATSIM (the real Batsim 4.2.1 binary)")
-@pytest.mark.timeout(4 * 3600)  # ~520 runs: 31-53 min with -j 2 on 2 cores
-def test_batsim_corpus(tmp_path):
-    """Every pair of Batsim's corpus Batsim runs also runs on coburst with the same outputs,
-    but for the features coburst does not implement yet (named in the error)."""
-    proc = subprocess.run([sys.executable, str(REPO / "scripts" / "batsim_corpus.py"), os.environ["BATSIM_REPO"],
-                           "--scheduler", "easyBackfill", "--wait", "60", "-j", "2"],
-                          capture_output=True, text=True, timeout=6 * 3600)
+@needs_repo
+def test_vendored_corpus_is_batsims():
+    """tests/data/batsim-4.2.1 holds Batsim's platforms/, workloads/, events/ and LICENSE at tag
+    v4.2.1, every file, byte for byte, and nothing else but its README."""
+    listing = subprocess.run(["git", "-C", str(BATSIM_REPO), "ls-tree", "-r", "v4.2.1", "platforms", "workloads",
+                              "events", "LICENSE"], capture_output=True, text=True, check=True).stdout
+    tag = {line.split("\t", 1)[1]: line.split()[2] for line in listing.splitlines()}
+    ours = {str(f.relative_to(CORPUS)) for f in CORPUS.rglob("*") if f.is_file()} - {"README.md"}
+    assert ours == set(tag), (sorted(ours - set(tag)), sorted(set(tag) - ours))
+    blobs = subprocess.run(["git", "hash-object", *sorted(tag)], cwd=CORPUS, capture_output=True, text=True,
+                           check=True).stdout.split()
+    assert dict(zip(sorted(tag), blobs)) == tag
+
+
+@pytest.mark.skipif(not BATSIM, reason="cross-engine: needs the real Batsim 4.2.1 binary in BATSIM")
+@pytest.mark.parametrize("source", ["vendored", "repository"])
+def test_batsim_corpus_script(tmp_path, source):
+    """``scripts/batsim_corpus.py`` on a slice of the corpus, from the vendored folder (its
+    default) and from a Batsim repository's tag; the whole corpus runs case by case in
+    ``tests/test_batsim_corpus.py``."""
+    if source == "repository" and not ((BATSIM_REPO / "HEAD").exists() or (BATSIM_REPO / ".git").exists()):
+        pytest.skip(f"Batsim's git repository not at hand (set BATSIM_REPO; looked at {BATSIM_REPO})")
+    where = [str(BATSIM_REPO)] if source == "repository" else []
+    proc = subprocess.run([sys.executable, str(REPO / "scripts" / "batsim_corpus.py"), *where,
+                           "--platforms", "platforms/small_platform.xml", "--workloads", "workloads/test_[cd]*.json",
+                           "-j", "2", "--wait", "60"], capture_output=True, text=True, timeout=280)
     table = proc.stdout.split("# table (sorted)\n", 1)[-1].splitlines()[1:]
     rows = [line.split(" | ") for line in table if line.count(" | ") >= 5]
-    assert rows, proc.stdout[-2000:] + proc.stderr[-2000:]
-    bad = [r for r in rows if r[3] == "ok" and r[5] != "identical" and not any(k in r[4] for k in NOT_IMPLEMENTED)]
-    assert not bad, "\n".join(" | ".join(r) for r in bad)
+    # test_case_study1, test_delays (x3 schedulers); fillerSched with several jobs waiting included
+    assert [(r[1], r[2]) for r in rows] == [(w, s) for w in ("workloads/test_case_study1.json",
+                                                              "workloads/test_delays.json")
+                                            for s in ("easyBackfill", "fillerSched", "schedFcfs")], proc.stdout
+    assert all(r[3] == r[4] == "ok" and r[5] == "identical" for r in rows), proc.stdout
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
