@@ -527,7 +527,8 @@ class Network:
         """The links crossed by the communications between every two different positions of
         ``numbers`` (host numbers; the same host at two positions communicates with itself),
         counted, and the largest latency among those routes: ``([(constraint, crossings)],
-        latency)``, constraints in the order of their first use on this platform.  None when
+        latency, (constraints, crossings, largest crossings, any FATPIPE))``, constraints in
+        the order of their first use on this platform.  None when
         the platform has too many hosts for the table or a host is listed twice
         (:class:`PairTable`)."""
         if len(self._hosts) > PairTable.MAX_HOSTS:
@@ -672,8 +673,10 @@ class PairTable:
         counts[0] = 0
         used = counts.nonzero()[0]
         constraints = self.constraints
-        found = ([(constraints[k - 1], m) for k, m in zip(used.tolist(), counts[used].tolist())],
-                 float(self.latency[grid].max()))
+        cnsts = [constraints[k - 1] for k in used.tolist()]
+        crossings = counts[used].tolist()
+        found = (list(zip(cnsts, crossings)), float(self.latency[grid].max()),
+                 (cnsts, crossings, max(crossings, default=0), any(cnst.fatpipe for cnst in cnsts)))
         memo = self.memo
         if len(memo) >= self.MEMO:
             memo.clear()
@@ -700,8 +703,10 @@ class Action:
         while that is ``DBL_MAX``."""
         bound = DBL_MAX
         for host, amount in self.computing:
-            # CpuImpl::get_speed(1.0) * get_speed_ratio() / flops
-            bound = min(bound, 1.0 * float(host.speed) * 1.0 / amount)
+            # CpuImpl::get_speed(1.0) * get_speed_ratio() / flops (min(bound, x), inlined)
+            x = 1.0 * float(host.speed) * 1.0 / amount
+            if x < bound:
+                bound = x
         bound = min(self.net_bound, bound)
         self.var.bound = bound if bound < DBL_MAX else -1.0
 
@@ -759,7 +764,7 @@ def ptask(network: Network, hosts: list, flops: list[float], bytes_: list[float]
                 # every pair communicates, no host with itself (parallel_homogeneous): the table
                 counted = network.pair_links(numbers)
             if counted is not None:
-                counts, latency = counted
+                counts, latency, spread = counted
             else:
                 get = itemgetter(*numbers)
                 row_of = network._row
@@ -775,10 +780,13 @@ def ptask(network: Network, hosts: list, flops: list[float], bytes_: list[float]
             if counts:
                 sums = [0.0, com]
                 total = com
-                for _ in range(max(m for _, m in counts) - 1):
+                for _ in range((spread[2] if counted is not None else max(m for _, m in counts)) - 1):
                     total += com
                     sums.append(total)
-                elems.extend((cnst, com if cnst.fatpipe else sums[m]) for cnst, m in counts)
+                if counted is not None and not spread[3]:  # (no FATPIPE link: zipped in C)
+                    elems.extend(zip(spread[0], map(sums.__getitem__, spread[1])))
+                else:
+                    elems.extend((cnst, com if cnst.fatpipe else sums[m]) for cnst, m in counts)
             links = len(counts)
         elif sizes:
             weights: dict[int, list] = {}  # constraint id -> [constraint, weight], first-use order
