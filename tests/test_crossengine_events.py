@@ -26,11 +26,11 @@ import pytest
 
 from crossengine import assert_identical, needs_batsim, run_both
 from simharness import CLUSTER_MASTER, run_sim, workload
-from test_energy_crossengine import BATSIM_REPO, batsim_file
+from test_energy_crossengine import BATSIM_REPO, HAVE_BATSIM_FILES, batsim_file
 
 pytestmark = needs_batsim
 
-needs_repo = pytest.mark.skipif(not (BATSIM_REPO / "HEAD").exists(),
+needs_repo = pytest.mark.skipif(not HAVE_BATSIM_FILES,
                                 reason=f"Batsim's repository not at hand (set BATSIM_REPO; looked in {BATSIM_REPO})")
 
 DELAY = {"d10": {"type": "delay", "delay": 10}, "d30": {"type": "delay", "delay": 30}}

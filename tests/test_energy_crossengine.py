@@ -172,19 +172,25 @@ def test_hetero_preset(tmp_path):
 
 
 BATSIM_REPO = Path(os.environ.get("BATSIM_REPO", "/work/.mirror/oar-team+batsim/repo"))
+#: Batsim's platforms/, workloads/, events/ at tag v4.2.1, vendored (else read from BATSIM_REPO)
+BATSIM_FILES = Path(__file__).resolve().parent / "data" / "batsim-4.2.1"
+HAVE_BATSIM_FILES = BATSIM_FILES.is_dir() or (BATSIM_REPO / "HEAD").exists()
 
 
 def batsim_file(tmp_path: Path, name: str) -> Path:
     """A file of Batsim's repository at tag v4.2.1 (a leading blank line dropped: SimGrid
     skips it, coburst's XML pre-check does not)."""
-    text = subprocess.run(["git", "-C", str(BATSIM_REPO), "show", f"v4.2.1:{name}"], capture_output=True,
-                          text=True, check=True).stdout
+    if (BATSIM_FILES / name).is_file():
+        text = (BATSIM_FILES / name).read_text()
+    else:
+        text = subprocess.run(["git", "-C", str(BATSIM_REPO), "show", f"v4.2.1:{name}"], capture_output=True,
+                              text=True, check=True).stdout
     path = tmp_path / Path(name).name
     path.write_text(text.lstrip("\n"))
     return path
 
 
-@pytest.mark.skipif(not (BATSIM_REPO / "HEAD").exists(), reason="Batsim's repository (BATSIM_REPO) not at hand")
+@pytest.mark.skipif(not HAVE_BATSIM_FILES, reason="Batsim's files (tests/data/batsim-4.2.1 or BATSIM_REPO) not at hand")
 @pytest.mark.parametrize("platform", ["energy_platform_homogeneous_no_net_128.xml", "cluster_energy_128.xml"])
 @pytest.mark.parametrize("load", ["50"])
 def test_batsims_own_energy_platforms(tmp_path, platform, load):
