@@ -571,7 +571,7 @@ class PairTable:
     route link numbers: 512 hosts and 8 links = 8 MB)."""
 
     MAX_HOSTS = 512
-    MEMO = 8192
+    MEMO = 1024  # (a long log: the memo is emptied now and then, its memory stays a few MB)
 
     def __init__(self, network: Network):
         import numpy as np
