@@ -89,6 +89,71 @@ def test_storage_map_and_bb_bytes_equal_former(data):
     assert all(type(x) is int for pair in [*got_map.items(), *got_bytes.items()] for x in pair)
 
 
+def _former_bb_slots(avail, bb):
+    """``placement.bb_slots`` as it was until session 12 (numpy): the reference."""
+    if bb <= 0:
+        return 1 << 62
+    return int((avail // bb).sum())
+
+
+def _former_place_bb(preference, nodes, bb, avail):
+    """``placement.place_bb`` as it was until session 12 (numpy slots and output): the
+    reference."""
+    if bb <= 0:
+        return np.zeros(0, dtype=np.int64)
+    slots = (avail // bb).tolist()
+    if sum(slots) < len(nodes):
+        return None
+    out = np.empty(len(nodes), dtype=np.int64)
+    pos = 0
+    n = len(nodes)
+    node_list = nodes.tolist()
+    while pos < n:
+        pref = preference[node_list[pos]]
+        run_end = pos + 1
+        while run_end < n and preference[node_list[run_end]] is pref:
+            run_end += 1
+        need = run_end - pos
+        for b in pref:
+            s = slots[b]
+            if s:
+                take = s if s < need else need
+                out[pos:pos + take] = b
+                slots[b] = s - take
+                pos += take
+                need -= take
+                if not need:
+                    break
+        if need:
+            return None
+    return out
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.data())
+def test_bb_slots_and_place_bb_equal_former(data):
+    """Session 12: ``bb_slots`` and ``place_bb`` divide up to 32 BB nodes' capacities in
+    Python and build the placement as a list: the same counts and placements (values,
+    dtype) as the former numpy forms, on few and many BB nodes (shared preference lists
+    included)."""
+    from coburst.core.placement import bb_slots, place_bb
+
+    n_bb = data.draw(st.sampled_from([1, 2, 5, 12, 32, 33, 40]))
+    unit = 10**9
+    avail = np.array(data.draw(st.lists(st.integers(0, 9 * unit), min_size=n_bb, max_size=n_bb)), dtype=np.int64)
+    bb = data.draw(st.sampled_from([-1, 0, 1, unit, 3 * unit, 4 * unit + 7, 10 * unit]))
+    n_compute = data.draw(st.integers(1, 12))
+    lists = [tuple(data.draw(st.permutations(range(n_bb)))) for _ in range(data.draw(st.integers(1, 3)))]
+    preference = tuple(lists[data.draw(st.integers(0, len(lists) - 1))] for _ in range(n_compute))
+    nodes = np.array(sorted(data.draw(st.sets(st.integers(0, n_compute - 1), min_size=1))), dtype=np.int64)
+    assert bb_slots(avail, bb) == _former_bb_slots(avail, bb)
+    assert type(bb_slots(avail, bb)) is int
+    got, former = place_bb(preference, nodes, bb, avail), _former_place_bb(preference, nodes, bb, avail)
+    assert (got is None) == (former is None)
+    if got is not None:
+        assert got.dtype == former.dtype and got.tolist() == former.tolist()
+
+
 # ----------------------------------------------------------------------------- plan-based
 def _same_decisions(a, b):
     assert a.now == b.now

@@ -255,10 +255,17 @@ def select_nodes_numpy(mask: np.ndarray, count: int) -> np.ndarray | None:
     return np.sort(np.concatenate(chosen)).astype(np.int64, copy=False)
 
 
+#: up to this many BB nodes, :func:`bb_slots` and :func:`place_bb` divide the capacities in
+#: Python (numpy's per-call cost is larger than the work; the same integer floor divisions)
+_FEW_BB = 32
+
+
 def bb_slots(avail: np.ndarray, bb: int) -> int:
     """How many per-node requests of ``bb`` bytes fit in free capacities ``avail``."""
     if bb <= 0:
         return 1 << 62
+    if len(avail) <= _FEW_BB:
+        return sum([x // bb for x in avail.tolist()])
     return int((avail // bb).sum())
 
 
@@ -270,10 +277,10 @@ def place_bb(preference, nodes: np.ndarray, bb: int, avail: np.ndarray) -> np.nd
     """
     if bb <= 0:
         return _EMPTY
-    slots = (avail // bb).tolist()
+    slots = [x // bb for x in avail.tolist()] if len(avail) <= _FEW_BB else (avail // bb).tolist()
     if sum(slots) < len(nodes):
         return None
-    out = np.empty(len(nodes), dtype=np.int64)
+    out: list[int] = []  # BB index of each node, in order (one array at the end)
     pos = 0
     n = len(nodes)
     node_list = nodes.tolist()
@@ -287,7 +294,7 @@ def place_bb(preference, nodes: np.ndarray, bb: int, avail: np.ndarray) -> np.nd
             s = slots[b]
             if s:
                 take = s if s < need else need
-                out[pos:pos + take] = b
+                out += [b] * take
                 slots[b] = s - take
                 pos += take
                 need -= take
@@ -295,4 +302,4 @@ def place_bb(preference, nodes: np.ndarray, bb: int, avail: np.ndarray) -> np.nd
                     break
         if need:  # unreachable given the slot test above
             return None
-    return out
+    return np.array(out, dtype=np.int64)
