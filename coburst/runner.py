@@ -92,7 +92,7 @@ def preflight(args: argparse.Namespace):
 
     config = simulator_config_from_args(args)
     # the simulator takes these (a workload is read and checked once per run)
-    config.loaded_workloads = [load_workload(path, f"w{i}", stream=True) for i, path in enumerate(args.workload)]
+    config.loaded_workloads = [load_workload(path, f"w{i}", stream="auto") for i, path in enumerate(args.workload)]
     total = sum(wl.nb_jobs for wl in config.loaded_workloads)
     check_xml(args.platform)
     return config, total

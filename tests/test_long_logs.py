@@ -68,6 +68,22 @@ def test_the_workload_file_is_read_as_a_stream(tmp_path):
     assert wl.has_job("w0!599") == (order[-1].subtime, "w0!599") and wl.has_job("w0!600") is None
 
 
+def test_the_simulator_streams_files_from_a_size_on(tmp_path, monkeypatch):
+    """``stream="auto"`` (the simulator's choice): a file under ``STREAM_FROM_BYTES`` is read
+    whole (one C-level pass), from that size on streamed; the same jobs in the same order."""
+    path = swf_workload(tmp_path, 2)
+    size = path.stat().st_size
+    monkeypatch.setattr(simworkload, "STREAM_FROM_BYTES", size + 1)
+    whole = simworkload.load_workload(path, "w0", stream="auto")
+    monkeypatch.setattr(simworkload, "STREAM_FROM_BYTES", size)
+    streamed = simworkload.load_workload(path, "w0", stream="auto")
+    assert whole.jobs is not None and streamed.jobs is None
+    assert [(j.id, j.subtime, j.walltime, j.res, j.profile) for j in whole.submission_order()] == \
+        [(j.id, j.subtime, j.walltime, j.res, j.profile) for j in streamed.submission_order()]
+    monkeypatch.undo()
+    assert simworkload.load_workload(path, "w0", stream="auto").jobs is not None  # ~40 KB: whole
+
+
 def write(path: Path, doc) -> Path:
     path.write_text(json.dumps(doc))
     return path

@@ -177,7 +177,7 @@ class Simulator(BatsimActors, ProtocolHandlers, ParallelTasks, JobAccounting):
             if loaded is not None and i < len(loaded) and loaded[i].name == name and loaded[i].path == str(path):
                 self.workloads[name] = loaded[i]
             else:
-                self.workloads[name] = load_workload(path, name, stream=True)
+                self.workloads[name] = load_workload(path, name, stream="auto")
         workflow_list = None
         if self.config.workflows or self.config.cut_workflows:
             from coburst.simulator.workflow import Workflows

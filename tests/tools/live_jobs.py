@@ -59,6 +59,7 @@ def _sampled(sim, rec):
 
 
 accounting.JobAccounting.record = _sampled
+simworkload.STREAM_FROM_BYTES = 0  # every workload streamed unless --whole, however small
 args = sys.argv[1:]
 if args and args[0] == "--whole":
     args = args[1:]
