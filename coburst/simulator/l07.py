@@ -605,31 +605,21 @@ class PairTable:
 
     def _fill(self, pairs: list) -> None:
         """Enter the routes of host pairs ``[(i, j)]`` (in that order: links are numbered as
-        first met) from SimGrid's ``route_to``, as :meth:`Network.route` reads them (the same
-        link constraints, the same latency), into the tables at once."""
+        first met), read through :meth:`Network.route`, into the tables at once."""
         np = self.np
         network = self.network
-        hosts, known_links, make_link = network._hosts, network.links, network.link
+        hosts = network._hosts
         index = self.index
         constraints = self.constraints
         rows, latencies = [], []
         width = self.width
         for i, j in pairs:
-            route = network._rows[i].get(j)
-            if route is not None:
-                cnsts, latency = route.links, route.latency
-            else:
-                links, latency = hosts[i].route_to(hosts[j])
-                latency = float(latency)
-                cnsts = []
-                for link in links:
-                    cnst = known_links.get(link.name)
-                    if cnst is None:
-                        fatpipe = type(link).SharingPolicy.FATPIPE  # (as Network.route)
-                        cnst = make_link(link.name, float(link.bandwidth), link.get_sharing_policy() == fatpipe)
-                    cnsts.append(cnst)
+            row = network._rows[i]
+            route = row.get(j)
+            if route is None:
+                route = row[j] = network.route(hosts[i], hosts[j])
             numbers = []
-            for cnst in cnsts:
+            for cnst in route.links:
                 k = index.get(id(cnst))
                 if k is None:
                     k = index[id(cnst)] = len(constraints)
@@ -638,7 +628,7 @@ class PairTable:
             if len(numbers) > width:
                 width = len(numbers)
             rows.append(numbers)
-            latencies.append(latency)
+            latencies.append(route.latency)
         if width > self.width:
             self._grow(self.size, width)
         table = np.zeros((len(rows), self.width), dtype=np.int32)

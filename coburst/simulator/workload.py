@@ -521,6 +521,8 @@ def _batsim_numbers(value: Any) -> Any:
     if kind is Decimal:
         return _decimal_float(value)
     if kind is dict:
+        if _NESTED.isdisjoint(map(type, value.values())):
+            return value  # the usual job: nothing to convert (checked in C)
         for key, item in value.items():
             kind = type(item)
             if kind is Decimal:
@@ -699,8 +701,7 @@ class JobStream:
                 raise OSError("the file changed since it was validated")
             with open(self.path, "rb") as f:
                 for obj in ijson.items(f, "jobs.item"):
-                    yield _batsim_numbers(obj) if type(obj) is not dict \
-                        or not _NESTED.isdisjoint(map(type, obj.values())) else obj
+                    yield _batsim_numbers(obj)
         except (OSError, ijson.JSONError) as exc:
             raise InputError(self.source, None, f"cannot read the workload again during the simulation: {exc}") \
                 from None
@@ -825,8 +826,7 @@ def scan_workload(path: str | Path, name: str) -> Workload | None:
             for obj in ijson.items(f, "jobs.item"):
                 if type(obj) is dict and not _FLAT.isdisjoint(map(type, obj.values())) and not _shallow(obj):
                     return None
-                if type(obj) is not dict or not _NESTED.isdisjoint(map(type, obj.values())):
-                    obj = _batsim_numbers(obj)
+                obj = _batsim_numbers(obj)
                 if common_job(obj, profiles):  # what job_from_json checks, without building the job
                     subtime, res, pname, jid = obj["subtime"], obj["res"], obj["profile"], f"{name}!{obj['id']}"
                 else:
