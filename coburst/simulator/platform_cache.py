@@ -208,21 +208,11 @@ def write(record: tuple[Path, str], description: dict, platform: str | Path) -> 
         return
     payload = marshal.dumps({"key": key, **description})
     blob = FORMAT + hashlib.sha256(payload).hexdigest().encode() + b"\n" + payload
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        import tempfile
+    from coburst.fileio import atomic_write
 
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".desc-")
-        try:
-            with os.fdopen(fd, "wb") as fh:
-                fh.write(blob)
-            os.replace(tmp, path)
-        except BaseException:
-            try:
-                os.unlink(tmp)
-            except OSError:
-                pass
-            raise
+    try:
+        with atomic_write(path, "wb") as fh:
+            fh.write(blob)
     except OSError:
         pass
 
