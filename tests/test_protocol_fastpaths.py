@@ -351,6 +351,32 @@ def test_main_gives_the_collector_back(tmp_path):
     assert main(["run", "fcfs", "-q", "--transport", "inprocess", "-p", str(CLUSTER4), "-w", str(wl),
                  "-e", str(tmp_path / "o")]) == 0
     assert gc.get_threshold() == before
+    assert gc.get_freeze_count() == 0  # (only the console script, whose process ends, freezes)
     assert main(["run", "fcfs", "-q", "-p", str(tmp_path / "missing.xml"), "-w", str(wl),
                  "-e", str(tmp_path / "p")]) == 2
     assert gc.get_threshold() == before
+
+
+EXIT_PROBE = '''
+import atexit, gc, sys
+atexit.register(lambda: print("frozen at exit:", gc.get_freeze_count() > 0, flush=True))
+from coburst.cli.main import main
+sys.exit(main())
+'''
+
+
+@pytest.mark.timeout(120)
+def test_the_console_script_freezes_what_lives_at_its_exit(tmp_path):
+    """``coburst run`` as a process: once the command is done, what is alive goes out of the
+    exit-time collections' sight (``gc.freeze``); atexit handlers still run, the outputs are
+    whole and the status is the command's."""
+    wl = workload(tmp_path / "w.json", [{"id": 1, "subtime": 0, "res": 1, "profile": "d"}],
+                  {"d": {"type": "delay", "delay": 5}})
+    ok = subprocess.run([sys.executable, "-c", EXIT_PROBE, "run", "fcfs", "-q", "-p", str(CLUSTER4), "-w", str(wl),
+                         "-e", str(tmp_path / "o")], capture_output=True, text=True, timeout=100)
+    assert ok.returncode == 0, ok.stderr
+    assert ok.stdout.strip().endswith("frozen at exit: True")
+    assert Path(f"{tmp_path / 'o'}_jobs.csv").read_text().count("\n") == 2
+    bad = subprocess.run([sys.executable, "-c", EXIT_PROBE, "run", "fcfs", "-q", "-p", str(tmp_path / "missing.xml"),
+                          "-w", str(wl), "-e", str(tmp_path / "p")], capture_output=True, text=True, timeout=100)
+    assert bad.returncode == 2 and "frozen at exit: True" in bad.stdout
