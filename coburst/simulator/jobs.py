@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 from dataclasses import dataclass
 from typing import Any
 
@@ -61,45 +60,49 @@ class SimJob:
 
 
 class CompactIds:
-    """A set of job ids kept in 8 bytes each (64-bit BLAKE2b digests in sorted numpy runs,
-    merged as they double): the ids of finished jobs Batsim still knows (``Jobs::exists``,
-    ``_jobs_met``) without a Python string per job.  Two ids of one digest would make the
-    second look present (odds about n²/2^65: 3e-6 for ten million ids)."""
+    """A set of job ids kept in 8 bytes each once there are many: the ids of finished jobs
+    Batsim still knows (``Jobs::exists``, ``_jobs_met``) without a Python string per job.
+    The latest ids (up to ``_FLUSH``) are kept as they are, in a set; then they become
+    64-bit BLAKE2b digests in sorted numpy runs, merged as they double (a run of fewer jobs
+    hashes nothing and imports neither hashlib nor numpy for it).  Two ids of one digest
+    would make the second look present (odds about n²/2^65: 3e-6 for ten million ids)."""
 
     _FLUSH = 1 << 16
 
     def __init__(self):
-        self._recent: set[int] = set()
+        self._recent: set = set()  # the items themselves, until _FLUSH of them
         self._runs: list = []
         self._n = 0
 
     @staticmethod
     def _key(jid: str) -> int:
+        import hashlib
+
         return int.from_bytes(hashlib.blake2b(jid.encode("utf-8", "surrogatepass"), digest_size=8).digest(),
                               "little", signed=True)
 
-    def add(self, jid: str) -> None:
-        key = self._key(jid)
-        if key in self:
+    def add(self, jid) -> None:
+        if jid in self:
             return
-        self._recent.add(key)
+        self._recent.add(jid)
         self._n += 1
         if len(self._recent) >= self._FLUSH:
             import numpy as np
 
-            run = np.sort(np.fromiter(self._recent, dtype=np.int64, count=len(self._recent)))
+            key = self._key
+            run = np.sort(np.fromiter((key(item) for item in self._recent), dtype=np.int64, count=len(self._recent)))
             self._recent = set()
             while self._runs and len(self._runs[-1]) <= 2 * len(run):
                 run = np.sort(np.concatenate((self._runs.pop(), run)), kind="stable")
             self._runs.append(run)
 
     def __contains__(self, item) -> bool:
-        key = item if isinstance(item, int) else self._key(item)
-        if key in self._recent:
+        if item in self._recent:
             return True
         if self._runs:
             import numpy as np
 
+            key = self._key(item)
             for run in self._runs:
                 i = int(np.searchsorted(run, key))
                 if i < len(run) and int(run[i]) == key:
