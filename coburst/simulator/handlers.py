@@ -289,7 +289,7 @@ class ProtocolHandlers:
             alloc, canonical = parse_allocation(alloc_str) if isinstance(alloc_str, str) else (None, False)
         except (ValueError, TypeError):
             alloc = None
-        if alloc is None or len(alloc) == 0:
+        if alloc is None or not alloc:  # (ProcSet's len sums its intervals: ~1 us a job)
             raise ProtocolError(f"EXECUTE_JOB {sjob.id}: invalid allocation {json.dumps(alloc_str)} "
                                 "(expected an interval set such as \"0-3 8\")")
         nres = len(self.resources)

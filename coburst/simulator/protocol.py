@@ -347,10 +347,13 @@ def batsim_dates(msg: Any) -> Any:
     ``CALL_ME_LATER``'s date) as Batsim reads them (:func:`batsim_date`): for messages that
     reach the simulator as Python objects, without JSON text (the in-process link)."""
     if isinstance(msg, dict) and "now" in msg:
-        msg["now"] = batsim_date(msg["now"])
+        raw = msg["now"]
+        msg["now"] = now = batsim_date(raw)
         for event in msg.get("events") or ():
             if isinstance(event, dict) and "timestamp" in event:
-                event["timestamp"] = batsim_date(event["timestamp"])
+                ts = event["timestamp"]
+                # (pybatsim dates its events with the very float of the message's now: read once)
+                event["timestamp"] = now if ts is raw else batsim_date(ts)
                 data = event.get("data")
                 if isinstance(data, dict) and "timestamp" in data:
                     data["timestamp"] = batsim_date(data["timestamp"])
