@@ -52,7 +52,7 @@ from coburst.simulator.output import LD
 from coburst.simulator.protocol import RawJSON, encode_value, rapidjson_double
 
 if TYPE_CHECKING:  # pragma: no cover
-    from coburst.simulator.engine import Simulator
+    from coburst.simulator.view import SimulatorView
 
 __all__ = ["AVAILABLE", "UNAVAILABLE", "GENERIC", "Event", "EventList", "ExternalEvents", "cxx_sort",
            "load_event_list", "parse_interval_set"]
@@ -378,7 +378,7 @@ class ExternalEvents:
     ``EVENTS``/``EVENTS_BYE`` messages to :meth:`handle`, and asks :meth:`done` in its end
     test.  ``unavailable[rid]`` is read by the machine accounting and the execute check."""
 
-    def __init__(self, sim: "Simulator", lists: Sequence[EventList]):
+    def __init__(self, sim: "SimulatorView", lists: Sequence[EventList]):
         self.sim = sim
         self.lists = list(lists)
         self.nb_done = 0

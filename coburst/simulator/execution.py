@@ -39,7 +39,8 @@ from coburst.simulator.kernel import Run, Suspend, Work
 from coburst.simulator.leaves import OTHER_LEAVES, OtherLeaves, merge_io
 
 if TYPE_CHECKING:  # pragma: no cover
-    from coburst.simulator.engine import SimJob, Simulator
+    from coburst.simulator.jobs import SimJob
+    from coburst.simulator.view import SimulatorView
     from coburst.simulator.kernel import Process
     from coburst.simulator.workload import Profile
 
@@ -90,7 +91,7 @@ class Frame:
 class JobRun(OtherLeaves):
     """State of one executing job; :meth:`process` is its kernel process body."""
 
-    sim: "Simulator"
+    sim: "SimulatorView"
     job: "SimJob"
     hosts: list  # simgrid.Host of the allocation, in executor order
     first_host: Any = None  # host of the allocation's first resource (Batsim runs the job there)

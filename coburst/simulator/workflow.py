@@ -46,7 +46,7 @@ from coburst.simulator.protocol import rapidjson_double
 from coburst.simulator.workload import Job, Profile, Workload, job_from_json
 
 if TYPE_CHECKING:  # pragma: no cover
-    from coburst.simulator.engine import Simulator
+    from coburst.simulator.view import SimulatorView
 
 __all__ = ["Task", "Workflow", "Workflows", "c_strtod", "c_strtol", "load_dax", "parse_start_time"]
 
@@ -236,7 +236,7 @@ class Workflows:
     """Batsim's workflow submitters and the server's side of them, for one
     :class:`~coburst.simulator.engine.Simulator` (``sim.workflows``)."""
 
-    def __init__(self, sim: "Simulator", workflows: Sequence[Workflow], jobs_limit: int, ignore_beyond_last: bool):
+    def __init__(self, sim: "SimulatorView", workflows: Sequence[Workflow], jobs_limit: int, ignore_beyond_last: bool):
         self.sim = sim
         self.workflows = list(workflows)
         self.by_name = {wf.name: wf for wf in self.workflows}
