@@ -29,6 +29,8 @@ from coburst.errors import ProtocolError
 from coburst.simulator.kernel import Get, Mailbox, Process, Put, Run, Sleep, Work
 
 if TYPE_CHECKING:  # pragma: no cover
+    from procset import ProcSet
+
     from coburst.simulator.workload import Profile
 
 
