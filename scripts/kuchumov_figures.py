@@ -114,7 +114,7 @@ def claims_rows(sm: dict, ranges, ks) -> list[tuple[str, str, str]]:
     return [
         ("PI gives the lowest ratio for all or almost all ranges (§8, §10)",
          f"PI lowest in {sm['pi_best']}/{nr} ranges ({best})"),
-        (f"UCB's ratio falls as k rises (§8)",
+        ("UCB's ratio falls as k rises (§8)",
          f"UCB at k={ks[-1]} below k={ks[0]} in {sm['ucb_gain']}/{nr} ranges"),
         ("PI and EI are not affected by k (§8)",
          f"largest spread over k of a range's mean: PI {sm['spread']['pi']:.3f}, EI {sm['spread']['ei']:.3f}, "

@@ -287,7 +287,7 @@ def _execute_dask(camp, runs, address, batsim, retry_failed, prog, on_update) ->
 
     try:  # Dask's own connect timeout (distributed.comm.timeouts.connect, DASK_DISTRIBUTED__COMM__...)
         client = Client(address, timeout=dask.config.get("distributed.comm.timeouts.connect", "30s"))
-    except (OSError, TimeoutError) as exc:
+    except (OSError, TimeoutError):
         limit = dask.config.get("distributed.comm.timeouts.connect", "30s")
         raise InputError("--scheduler-address", address, f"cannot reach the Dask scheduler: nothing answered within {limit}; "
                                                          "start one with `dask scheduler` (and workers with `dask "
