@@ -187,6 +187,51 @@ def test_the_common_job_shortcut_builds_what_the_checks_build(obj):
             assert not full_err
 
 
+_DELAYS = st.one_of(
+    st.floats(allow_nan=True, allow_infinity=True), st.integers(min_value=-10**30, max_value=10**30),
+    st.sampled_from([0, 0.0, -0.0, 1e22, 1e22 * (1 - 2**-52), 1e23, 5e-324, True, False, None, "10", [1]]))
+
+
+@settings(max_examples=600, deadline=None)
+@given(delay=_DELAYS)
+def test_the_delay_profile_shortcut_accepts_what_the_checks_accept(delay):
+    """validate_profile's shortcut for a plain delay (a number in ]0, 1e22[) takes no delay the
+    one-by-one checks (``_num`` then ``batsim_writable``) refuse, and leaves every other to them."""
+    try:
+        simworkload.batsim_writable(simworkload._num(delay, "f.json", "profiles.p.delay", positive=True,
+                                                    maximum=simworkload.BATSIM_TIME_MAX), "f.json", "profiles.p.delay")
+        full = None
+    except InputError as exc:
+        full = str(exc)
+    try:
+        prof = simworkload.validate_profile("p", {"type": "delay", "delay": delay}, "f.json", "profiles.p")
+        fast = None
+    except InputError as exc:
+        fast, prof = str(exc), None
+    assert fast == full
+    if prof is not None:
+        assert prof.data["delay"] is delay
+
+
+@settings(max_examples=300, deadline=None)
+@given(pairs=st.lists(st.tuples(st.sampled_from("abcde"), st.integers()), max_size=8))
+def test_a_json_object_is_read_with_its_duplicated_keys(pairs):
+    """The workload reader's object hook gives the dict json would, and names duplicated keys
+    (in the order they come again) as the former dict subclass did for every object."""
+    obj = simworkload._json_object(pairs)
+    assert obj == dict(pairs)
+    former = simworkload._JsonObject(pairs)
+    assert getattr(obj, "duplicates", []) == former.duplicates
+
+
+def test_duplicate_profile_names_are_refused(tmp_path):
+    path = tmp_path / "w.json"
+    path.write_text('{"nb_res": 1, "jobs": [], "profiles": {"p": {"type": "delay", "delay": 1}, '
+                    '"p": {"type": "delay", "delay": 2}}}')
+    with pytest.raises(InputError, match="profiles.p.*duplicate profile name"):
+        simworkload.load_workload(path, "w0", stream=False)
+
+
 def _scan(events):
     """The checking pass's outcome over an ijson event stream: top-level keys and the first
     event of nb_res/jobs/profiles, or "fallback"."""

@@ -179,8 +179,10 @@ def validate_profile(name: str, prof: Any, source: str, where: str, base: Path |
         if key not in prof:
             raise InputError(source, where, f"profile of type {ptype!r} needs field {key!r}")
     if ptype == "delay":
-        batsim_writable(_num(prof["delay"], source, f"{where}.delay", positive=True, maximum=BATSIM_TIME_MAX),
-                        source, f"{where}.delay")
+        delay = prof["delay"]
+        if not (type(delay) in _FAST_NUMBERS and 0 < delay < 1e22):  # (the usual delay passes every check)
+            batsim_writable(_num(delay, source, f"{where}.delay", positive=True, maximum=BATSIM_TIME_MAX),
+                            source, f"{where}.delay")
     elif ptype in ("parallel_homogeneous", "parallel_homogeneous_total"):
         _num(prof["cpu"], source, f"{where}.cpu")
         _num(prof["com"], source, f"{where}.com")
@@ -455,6 +457,13 @@ class _JsonObject(dict):
             if len(self) != len(pairs) else []
 
 
+def _json_object(pairs: list) -> dict:
+    """The reading of a JSON object: a plain dict, or a :class:`_JsonObject` when it has
+    duplicated keys (the usual object costs one C-level ``dict`` call, not a subclass's)."""
+    obj = dict(pairs)
+    return obj if len(obj) == len(pairs) else _JsonObject(pairs)
+
+
 #: the largest significand RapidJSON keeps in its 64-bit integer while reading a fraction
 _EXACT = 2**53 - 1
 #: the powers of ten a double holds exactly (RapidJSON's ``Pow10`` table, up to 1e22)
@@ -562,7 +571,7 @@ def load_workload(path: str | Path, name: str, stream: bool | str = False) -> Wo
         wl = scan_workload(path, name)
         if wl is not None:
             return wl
-    doc = read_json(path, "workload file", object_pairs_hook=_JsonObject, parse_float=batsim_float)
+    doc = read_json(path, "workload file", object_pairs_hook=_json_object, parse_float=batsim_float)
     wl = workload_from_doc(doc, name, source, base=Path(path).parent)
     wl.from_file = True
     return wl
