@@ -1,6 +1,7 @@
 """The platform cache (coburst/simulator/platform_cache.py): a run on a platform seen before takes
-hosts, zones and the routes to and from the master from the cache and neither imports nor loads
-SimGrid; its outputs are byte for byte those of a run without the cache (cold, warm and off
+hosts, zones and the routes to and from the master (and, on platforms of up to ~140 resources,
+between every two resources: communicating parallel tasks) from the cache and neither imports nor
+loads SimGrid; its outputs are byte for byte those of a run without the cache (cold, warm and off
 compared, and against the real Batsim 4.2.1 where ``BATSIM`` is set); the key changes with the
 platform's bytes, the SimGrid options, the master host and the roles; a corrupt or foreign
 entry is ignored and written again; a route the entry does not hold comes from SimGrid."""
@@ -113,7 +114,7 @@ def test_platforms_referencing_files_are_not_cached(tmp_path, monkeypatch):
     assert platform_cache.cacheable(b"<platform><host id='profile_file'/></platform>")  # a name, not a reference
     plat = tmp_path / "p.xml"
     plat.write_text(text.replace('speed="1Gf"', 'speed="1Gf" speed_file="none.txt"', 1))
-    doc = {"hosts": [], "zones": ("_world_", {}, [], []), "links": {}, "routes": {}, "missing": []}
+    doc = {"hosts": [], "zones": ("_world_", {}, [], []), "links": {}, "routes": {}, "missing": [], "pairs": False}
     record = platform_cache.entry_path(plat, "master_host", {}, [])
     platform_cache.write(record, doc, plat)
     assert not record[0].exists(), "an entry was written for a platform that references a file"
@@ -170,20 +171,76 @@ def test_generated_platforms_cold_warm_off(tmp_path_factory, kind, nodes, schedu
     _cold_warm_off(tmp, scheduler, plat, wl, ["-m", "master_0"] if plat == CLUSTER_MASTER else [])
 
 
-def test_runs_needing_other_routes_load_simgrid(tmp_path):
-    """A communicating parallel task needs routes between compute hosts: SimGrid as without the
-    cache, even with an entry; the outputs are the same as with the cache off."""
-    wl = tmp_path / "w.json"
-    wl.write_text(json.dumps({"nb_res": 4, "jobs": [{"id": 0, "subtime": 0, "walltime": 100, "res": 3,
-                                                     "profile": "p"}],
-                              "profiles": {"p": {"type": "parallel_homogeneous", "cpu": 1e9, "com": 1e7}}}))
-    delay = _workload(tmp_path / "d.json", 4, [(0.0, 2, "delay", 3.0)])
-    cache = tmp_path / "cache"
-    _run("fcfs", CLUSTER4, delay, tmp_path / "fill", cache)  # the entry exists now
-    with_entry, sg, _ = _run("fcfs", CLUSTER4, wl, tmp_path / "a", cache)
-    assert sg
-    off, _, _ = _run("fcfs", CLUSTER4, wl, tmp_path / "b", cache, only_platform_cache_off=True)
-    assert with_entry == off
+def _communicating(path: Path, nb_res: int) -> Path:
+    profiles = {"p": {"type": "parallel_homogeneous", "cpu": 1e9, "com": 1e7},
+                "m": {"type": "parallel", "cpu": [1e9, 0, 5e8], "com": [0, 1e6, 0, 0, 0, 3e6, 2e5, 0, 0]},
+                "d": {"type": "delay", "delay": 2.5}, "seq": {"type": "composed", "seq": ["d", "p", "m"]}}
+    jobs = [{"id": i, "subtime": i // 3, "walltime": 100, "res": 3 if p in ("m", "seq") else 2 + i % 2, "profile": p}
+            for i, p in enumerate(["p", "p", "m", "seq", "p", "m", "d", "p"])]
+    path.write_text(json.dumps({"nb_res": nb_res, "jobs": jobs, "profiles": profiles}))
+    return path
+
+
+def test_communicating_ptasks_take_the_resource_pairs_from_the_entry(tmp_path):
+    """Communicating parallel tasks need routes between compute hosts: on a platform whose
+    resource pairs the pre-check asks all, the entry holds them and the run neither imports nor
+    loads SimGrid; the outputs are those of a run without the cache (cold, warm, off)."""
+    _cold_warm_off(tmp_path / "c4", "fcfs", CLUSTER4, _communicating(tmp_path / "w4.json", 4))
+    _cold_warm_off(tmp_path / "ar", "easyBackfill", REPO / "platforms" / "aris_cosched_small.xml",
+                   _communicating(tmp_path / "w16.json", 16))
+
+
+def test_an_entry_without_the_resource_pairs(tmp_path, monkeypatch):
+    """:func:`platform_cache.lookup`: an entry written without the resource pairs (a platform with
+    more pairs than the pre-check asks) serves runs of route-free jobs only; a run of
+    communicating tasks then loads SimGrid and does not run the pre-check again to write one; a
+    missing entry is written by the pre-check (unless noted as one it cannot describe)."""
+    monkeypatch.setenv("COBURST_CACHE", str(tmp_path / "cache"))
+    record = platform_cache.entry_path(CLUSTER4, "master_host", {}, [])
+    assert platform_cache.lookup(record, False) == (None, False)
+    assert platform_cache.lookup(record, True) == (None, True)
+    assert platform_cache.lookup(record, "pairs") == (None, True)
+    doc = {"hosts": [], "zones": ("_world_", {}, [], []), "links": {}, "routes": {}, "missing": []}
+    for pairs in (False, True):
+        platform_cache.write(record, {**doc, "pairs": pairs}, CLUSTER4)
+        entry = {"key": record[1], **doc, "pairs": pairs}
+        assert platform_cache.lookup(record, True) == (entry, False)
+        assert platform_cache.lookup(record, "pairs") == ((entry, False) if pairs else (None, False))
+    record[0].unlink()
+    platform_cache.mark_unavailable(record)
+    assert platform_cache.lookup(record, "pairs") == (None, False)
+
+
+def test_which_runs_need_the_resource_pairs():
+    """:func:`platform_cache.usable` on the profiles of a workload: True (routes to and from the
+    master only), "pairs" (routes between resources: parallel tasks that communicate, composed
+    sequences of them) or False (other routes, or profiles the cache does not describe)."""
+    from types import SimpleNamespace
+
+    from coburst.simulator.workload import Profile
+
+    config = SimpleNamespace(events=None, workflows=None, cut_workflows=None, dynamic_jobs=False, speed_hook=None)
+
+    def answer(*workloads):
+        wls = {f"w{i}": SimpleNamespace(profiles={name: Profile(name, kind, data) for name, (kind, data)
+                                                  in profiles.items()}) for i, profiles in enumerate(workloads)}
+        return platform_cache.usable(config, wls, {})
+
+    delay = {"d": ("delay", {"delay": 1.0}), "c": ("parallel_homogeneous", {"cpu": 1e9, "com": 0})}
+    com = {"p": ("parallel_homogeneous", {"cpu": 1e9, "com": 5.0})}
+    assert answer(delay) is True
+    assert answer(com) == "pairs" and answer(delay, com) == "pairs" and answer(com, delay) == "pairs"
+    assert answer({**delay, "s": ("composed", {"seq": ["d", "p"]}), **com}) == "pairs"
+    assert answer({"m": ("parallel", {"cpu": [1, 1], "com": [0, 0, 0, 0]})}) is True
+    assert answer({"m": ("parallel", {"cpu": [1, 1], "com": [0, 3, 0, 0]})}) == "pairs"
+    assert answer({"f": ("parallel_homogeneous_pfs", {"bytes_to_read": 1e6})}) == "pairs"
+    assert answer({"s": ("data_staging", {"nb_bytes": 1e6, "from": "a", "to": "b"})}) == "pairs"
+    assert answer({**com, "x": ("send", {"msg": {}})}) is False
+    assert answer({"s": ("composed", {"seq": ["p", "nowhere"]}), **com}) is False
+    for field in ("events", "workflows", "dynamic_jobs", "speed_hook"):
+        setattr(config, field, True)
+        assert answer(delay) is False and answer(com) is False
+        setattr(config, field, None)
 
 
 # ------------------------------------------------------------------------- corrupt and foreign entries
@@ -225,8 +282,9 @@ def test_a_bad_entry_is_ignored_and_written_again(tmp_path, damage):
 
 
 def test_a_route_not_in_the_entry_comes_from_simgrid(tmp_path):
-    """Routes between compute hosts (and a host to itself) are not in the entry: asked from
-    SimGrid, loaded then, they equal SimGrid's own answer in a simulation."""
+    """A host's route to itself is not in the entry (routes between compute hosts are, on this
+    small platform): asked from SimGrid, loaded then, it equals SimGrid's own answer in a
+    simulation, as the routes from the entry do."""
     cache = tmp_path / "cache"
     _run("fcfs", CLUSTER4, _workload(tmp_path / "w.json", 4, [(0.0, 1, "delay", 1.0)]), tmp_path / "o", cache)
     script = f"""
@@ -267,7 +325,7 @@ print(seen)
                           env={**os.environ, "PYTHONPATH": str(TESTS)})
     assert proc.returncode == 0, proc.stderr
     lines = proc.stdout.splitlines()
-    assert lines[0] == "2 True", proc.stdout  # two routes were not in the entry, SimGrid was loaded for them
+    assert lines[0] == "1 True", proc.stdout  # one route was not in the entry, SimGrid was loaded for it
     assert lines[1] == "True", proc.stdout
 
 
@@ -439,8 +497,12 @@ def link(l):
 
 real = {h.name: h for h in engine.all_hosts}
 mine = {h.name: h for h in cached.all_hosts}
-master = assign_resources(engine, path, master, {}).master.name  # (-m's name, or the host of role=master)
+machines = assign_resources(engine, path, master, {})
+master = machines.master.name  # (-m's name, or the host of role=master)
 pairs = [(n, master) for n in real if n != master] + [(master, n) for n in real if n != master]
+if doc["pairs"]:  # every resource pair's route too
+    names = [r.host.name for r in machines.resources]
+    pairs += [(a, b) for a in names for b in names if a != b]
 routes = {}
 def ask():
     for a, b in pairs:
@@ -454,9 +516,9 @@ for a, b in pairs:
     cached_routes[(a, b)] = ([link(l) for l in links], lat)
 print(json.dumps({"hosts": hosts(engine) == hosts(cached), "zones": zones(engine) == zones(cached),
                   "routes": routes == cached_routes, "asked": cached.simgrid_routes, "n": len(pairs),
-                  "props": any(zones(cached).values())}))
+                  "props": any(zones(cached).values()), "pairs": doc["pairs"]}))
 '''
-    with_zone_props = 0
+    with_zone_props = with_pairs = 0
     for plat, master in platforms:
         proc = subprocess.run([str(PYTHON), "-c", script, str(plat), master], capture_output=True, text=True,
                               timeout=300, env={**os.environ, "COBURST_CACHE": str(tmp_path / "cache")})
@@ -465,16 +527,49 @@ print(json.dumps({"hosts": hosts(engine) == hosts(cached), "zones": zones(engine
         assert got["hosts"] and got["zones"] and got["routes"], (plat, got)
         assert got["asked"] == 0 and got["n"] > 0, (plat, got)  # every master route came from the entry
         with_zone_props += got["props"]
+        with_pairs += got["pairs"]
     assert with_zone_props >= 2  # (the comparison of zone properties is not only of empty ones)
+    assert with_pairs >= 4  # (resource pairs compared: the small platforms have them all)
+
+
+#: (pybatsim's easyBackfill would compute on the storage hosts of the dragonfly)
+COMMUNICATING = [c for c in CROSS if c[0].stem != "dragonfly_small"]
 
 
 @needs_batsim
-def test_crossengine_routes_not_in_the_entry(tmp_path):
+@pytest.mark.parametrize("platform,nb_res,args", COMMUNICATING, ids=[p.stem for p, _, _ in COMMUNICATING])
+def test_crossengine_communicating_cold_and_warm(tmp_path, platform, nb_res, args):
+    """Communicating parallel tasks (homogeneous, a matrix, composed with a delay) on Batsim 4.2.1
+    and on ``coburst sim`` twice: the routes between resources from SimGrid, then from the
+    entry; every message and output identical."""
+    wl = _communicating(tmp_path / "w.json", nb_res)
+    env = {"COBURST_CACHE": str(tmp_path / "cache"), "COBURST_DEBUG_PLATFORM_CACHE": "1"}
+    batsim, cold = run_both(tmp_path, workloads=[wl], platform=platform, scheduler="easyBackfill", env=env,
+                            args=args)
+    assert "platform from the cache" not in cold.stderr
+    assert_identical(batsim, cold)
+    warm = run_sim(tmp_path, workloads=[wl], platform=platform, scheduler="easyBackfill", env=env, args=args,
+                   prefix="warm", transcript=True, wait=300, timeout=60)
+    assert warm.returncode == 0, warm.report()
+    assert "platform from the cache, 0 route(s)" in warm.stderr, warm.stderr
+    assert_identical(batsim, warm)
+
+
+@needs_batsim
+@pytest.mark.parametrize("nodes", [4, 150])
+def test_crossengine_routes_not_in_the_entry(tmp_path, nodes):
     """Compute-only and delay jobs (a run that takes the platform from the cache) to which the
-    scheduler attaches inline ``additional_io_job`` tasks reaching a storage host: their routes
-    between compute and storage hosts are not in the entry and come from SimGrid, loaded during
-    the run; Batsim's messages and outputs, cold and warm."""
+    scheduler attaches inline ``additional_io_job`` tasks reaching a storage host.  On 4 nodes
+    their routes between compute and storage hosts are in the entry (every resource pair's);
+    on 150 (more pairs than the pre-check asks) they are not and come from SimGrid, loaded
+    during the run; Batsim's messages and outputs, cold and warm, either way."""
     from simharness import workload as write_workload
+
+    platform = CLUSTER_MASTER
+    if nodes != 4:
+        platform = tmp_path / "cluster_master_big.xml"
+        platform.write_text(CLUSTER_MASTER.read_text().replace('radical="0-3"', f'radical="0-{nodes - 1}"'))
+    s = nodes - 1  # the storage host's resource id (node_3: the compute resources come first)
 
     jobs = [{"id": "a", "subtime": 0, "res": 2, "profile": "nocom"},
             {"id": "b", "subtime": 4, "res": 2, "profile": "long"},
@@ -485,21 +580,22 @@ def test_crossengine_routes_not_in_the_entry(tmp_path):
                 "d": {"type": "delay", "delay": 3}}
     io = {"type": "parallel_homogeneous", "cpu": 0, "com": 2e9}
     options = {"allocs": {"w0!a": "0-1", "w0!b": "1-2", "w0!c": "0", "w0!e": "0 2"},
-               "io_jobs": {"w0!a": {"alloc": "2-3", "profile_name": "io_a", "profile": io},
-                           "w0!b": {"alloc": "0 3", "profile_name": "io_b", "profile": {**io, "com": 5e8}},
-                           "w0!e": {"alloc": "1 3", "profile_name": "io_e", "profile": io}}}
+               "io_jobs": {"w0!a": {"alloc": f"2 {s}", "profile_name": "io_a", "profile": io},
+                           "w0!b": {"alloc": f"0 {s}", "profile_name": "io_b", "profile": {**io, "com": 5e8}},
+                           "w0!e": {"alloc": f"1 {s}", "profile_name": "io_e", "profile": io}}}
     wl = write_workload(tmp_path / "w.json", jobs, profiles)
     cache = tmp_path / "cache"
     env = {"COBURST_CACHE": str(cache), "COBURST_DEBUG_PLATFORM_CACHE": "1"}
     args = ["-m", "master_0", "-r", "node_3:storage"]
-    batsim, cold = run_both(tmp_path, workloads=[wl], platform=CLUSTER_MASTER, scheduler="ioJobs",
+    batsim, cold = run_both(tmp_path, workloads=[wl], platform=platform, scheduler="ioJobs",
                             options=options, args=args, env=env)
     assert "platform from the cache" not in cold.stderr
     assert_identical(batsim, cold)
-    warm = run_sim(tmp_path, workloads=[wl], platform=CLUSTER_MASTER, scheduler="ioJobs", options=options,
+    warm = run_sim(tmp_path, workloads=[wl], platform=platform, scheduler="ioJobs", options=options,
                    args=args, env=env, prefix="warm", transcript=True, wait=300, timeout=60)
     assert warm.returncode == 0, warm.report()
-    assert "platform from the cache" in warm.stderr and "0 route(s)" not in warm.stderr, warm.stderr
+    assert "platform from the cache" in warm.stderr, warm.stderr
+    assert ("0 route(s)" in warm.stderr) == (nodes == 4), warm.stderr
     assert_identical(batsim, warm)
 
 

@@ -211,14 +211,14 @@ class Simulator(BatsimActors, ProtocolHandlers, ParallelTasks, JobAccounting):
                        "--log=root.thresh:critical", "--log=xbt_cfg.thresh:critical",
                        *(f"--log={c}" for c in opts["sg_log"])]
         max_compute = machine_limit(opts, [wl.nb_res for wl in self.workloads.values() if wl.nb_res is not None])
-        # a platform seen before, for a run that needs only the routes to and from the master:
+        # a platform seen before, for a run that needs only the routes the entry holds:
         # taken from the cache (coburst.simulator.platform_cache), SimGrid is neither imported nor loaded
         from coburst.simulator import platform_cache
 
         record = platform_cache.entry_path(self.config.platform, self.config.master_host, self.config.roles,
                                            engine_args)
         wanted = record is not None and platform_cache.usable(self.config, self.workloads, opts)
-        doc = platform_cache.read(record) if wanted else None
+        doc, force = platform_cache.lookup(record, wanted)
         if doc is not None:
             self.engine = platform_cache.CachedPlatform(doc, self.config.platform, engine_args)
             _missing(str(self.config.platform), self.engine.missing)  # the pre-check's warning, again
@@ -227,7 +227,7 @@ class Simulator(BatsimActors, ProtocolHandlers, ParallelTasks, JobAccounting):
             # hosts without a route between them: a warning; as in Batsim (SimGrid 3.32), an undeclared
             # route is empty (no latency, no bandwidth limit) where a run uses it
             prevalidate(self.config.platform, self.config.master_host, self.config.roles, engine_args,
-                        describe_to=record, force=wanted and not platform_cache.unavailable(record))
+                        describe_to=record, force=force)
             from coburst.simulator._simgrid import simgrid
 
             self.engine = simgrid.Engine(engine_args)

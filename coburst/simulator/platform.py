@@ -457,14 +457,15 @@ def _prevalidate_child(path: str, source: str, master_name: str, roles: dict[str
     pairs = [(h, master) for h in hosts] + [(master, h) for h in hosts]
     if master_zone_routing(path, master.name) != "None":
         pairs.append((master, master))
-    if len(hosts) * (len(hosts) - 1) <= MAX_CHECKED_PAIRS:
+    all_pairs = len(hosts) * (len(hosts) - 1) <= MAX_CHECKED_PAIRS
+    if all_pairs:
         pairs += [(a, b) for a in hosts for b in hosts if a is not b]
     else:
         first = machines.compute[0].host
         pairs += [(h, first) for h in hosts if h is not first] + [(first, h) for h in hosts if h is not first]
 
     zone_of = _scan(path).host_zone
-    routes: dict = {}  # the routes to and from the master (platform_cache)
+    routes: dict = {}  # the routes to and from the master, and all_pairs' (platform_cache)
     missing: list[str] = []
     problems = []
 
@@ -473,7 +474,7 @@ def _prevalidate_child(path: str, source: str, master_name: str, roles: dict[str
         for a, b in pairs:
             say(f"STEP computing the route from host {a.name!r} to host {b.name!r}")
             links, latency = a.route_to(b)
-            if a is master or b is master:
+            if all_pairs or a is master or b is master:
                 routes[(a.name, b.name)] = (links, latency)
             problem = None
             # a Vivaldi zone routes without links (latency from the coordinates, possibly 0)
@@ -498,7 +499,7 @@ def _prevalidate_child(path: str, source: str, master_name: str, roles: dict[str
         from coburst.simulator import platform_cache
 
         try:
-            platform_cache.write(describe_to, platform_cache.describe(engine, routes, missing), path)
+            platform_cache.write(describe_to, platform_cache.describe(engine, routes, missing, all_pairs), path)
         except Exception:  # noqa: BLE001 - no entry: later runs load the platform with SimGrid
             pass
     say("OK")

@@ -3,14 +3,17 @@ platform seen before neither imports nor loads SimGrid.
 
 What the simulator asks SimGrid while it runs is small: every host's name, speed, core count,
 pstates and properties, the netzones' properties, and the routes its messages take (each
-resource to the master host, the master to each resource and to itself), each route's links
-with their bandwidth, latency and sharing policy.  The platform's pre-check
+resource to the master host, the master to each resource and to itself) and, on platforms
+whose resource pairs the pre-check asks all (``platform.MAX_CHECKED_PAIRS``: up to ~140
+resources), the routes between every two resources that communicating parallel tasks take,
+each route's links with their bandwidth, latency and sharing policy.  The platform's pre-check
 (:func:`coburst.simulator.platform.prevalidate`, a forked child that loads the platform with
 SimGrid and asks every one of those routes) writes them down here; a later run on the same
 platform reads them back (:class:`CachedPlatform`, a stand-in for SimGrid's engine with the
 same attributes) instead of importing SimGrid (~10 ms), loading the file (~65 ms parse and
-seal on 800 Grvingt nodes), asking the routes (one Dijkstra per node zone on the linear
-co-scheduling layout: ~70 ms for 3200 hosts) and running one SimGrid actor.
+seal on 800 Grvingt nodes; ~45 ms on the 2.9 MB dragonfly96.xml), asking the routes (one
+Dijkstra per node zone on the linear co-scheduling layout: ~70 ms for 3200 hosts; ~11,900
+pybind calls and Route objects on the dragonfly) and running one SimGrid actor.
 
 **Key** (:func:`entry_path`): the SHA-256 of the platform file's bytes, the SimGrid library
 (its extension module's path, size and modification date, and its version), the SimGrid
@@ -19,14 +22,17 @@ host's name, the ``-r`` roles, the Python version (the entry is :mod:`marshal` d
 :data:`FORMAT`.  A platform that references other files (``*_file=`` attributes, ``<trace>``,
 ``<include>``) is never cached: its meaning is not in its bytes.
 
-**When it is used** (:func:`usable`): the workloads' profiles need no route but those above
-(``delay``, and parallel tasks that only compute: ``parallel`` with a zero communication
-matrix, ``parallel_homogeneous[_total]`` with ``com`` = 0, and ``composed`` profiles of those),
-no ``--events``, no workflows, no dynamic jobs and no ``--speed-hook`` (they reach further into
-the platform); ``-E`` is fine (a host's pstate sets its speed, as SimGrid's ``set_pstate``).  A
-route the entry does not hold (a scheduler's ``additional_io_job`` reaches storage hosts) is
-asked from SimGrid, loaded then, as the same call would be in a run without the cache: never a
-different result.
+**When it is used** (:func:`usable`, :func:`lookup`): the workloads' profiles need no route
+but those to and from the master (``delay``, and parallel tasks that only compute:
+``parallel`` with a zero communication matrix, ``parallel_homogeneous[_total]`` with ``com`` =
+0, and ``composed`` profiles of those), or they are parallel tasks that communicate between
+the resources (``parallel``, ``parallel_homogeneous[_total|_pfs]``, ``data_staging``) and the
+entry holds every resource pair's route; no ``--events``, no workflows, no dynamic jobs and no
+``--speed-hook`` (they reach further into the platform); ``-E`` is fine (a host's pstate sets
+its speed, as SimGrid's ``set_pstate``).  A route the entry does not hold (a scheduler's
+``additional_io_job`` reaches storage hosts; a host listed twice in a task communicates with
+itself) is asked from SimGrid, loaded then, as the same call would be in a run without the
+cache: never a different result.
 
 **Where**: ``$COBURST_CACHE/platform-descriptions/`` (default ``$XDG_CACHE_HOME/coburst`` or
 ``~/.cache/coburst``); ``COBURST_CACHE=off`` turns every coburst cache off,
@@ -45,7 +51,7 @@ import sys
 from pathlib import Path
 
 #: format of an entry (change it whenever what is written or how it is read changes)
-FORMAT = b"coburst platform description 1\n"
+FORMAT = b"coburst platform description 2\n"
 _REFERENCES = re.compile(rb"<(?:trace|trace_connect|include)\b|\b[\w-]*file\s*=")
 
 
@@ -122,6 +128,30 @@ def entry_path(path: str | Path, master_name: str, roles: dict[str, str], engine
 
 # ---------------------------------------------------------------------------- which runs
 
+#: profile types whose parallel tasks run between the resources of the job (its allocation
+#: and the storage hosts): routes an entry holds when it has every resource pair's
+_BETWEEN_RESOURCES = ("parallel", "parallel_homogeneous", "parallel_homogeneous_total",
+                      "parallel_homogeneous_pfs", "data_staging")
+
+
+def _between_resources(profiles: dict, name: str, seen: set) -> bool:
+    """Profile ``name`` takes no route but between resources and to and from the master (see
+    :func:`_route_free`; ``composed`` sequences of such profiles included)."""
+    profile = profiles.get(name)
+    if profile is None:
+        return False
+    if profile.type in _BETWEEN_RESOURCES or _route_free(profiles, name, set()):
+        return True
+    if profile.type == "composed":
+        if name in seen:
+            return True
+        seen.add(name)
+        seq = profile.data.get("seq")
+        return isinstance(seq, list) and all(isinstance(s, str) and _between_resources(profiles, s, seen)
+                                             for s in seq)
+    return False
+
+
 def _route_free(profiles: dict, name: str, seen: set) -> bool:
     """Profile ``name`` sends nothing but the job's messages to the master: a delay, a parallel
     task that only computes, or a sequence of those (``seen``: composed profiles already met)."""
@@ -151,26 +181,48 @@ def _route_free(profiles: dict, name: str, seen: set) -> bool:
     return False
 
 
-def usable(config, workloads: dict, options: dict) -> bool:
+def usable(config, workloads: dict, options: dict) -> bool | str:
     """Whether a run may take the platform from the cache (see the module's documentation;
-    ``options``: Batsim's options, none of which rules it out today)."""
+    ``options``: Batsim's options, none of which rules it out today): True, ``"pairs"`` (only
+    from an entry holding every resource pair's route) or False."""
     if (config.events or config.workflows or config.cut_workflows or config.dynamic_jobs
             or config.speed_hook):
         return False
+    answer: bool | str = True
     for wl in workloads.values():
         profiles = wl.profiles
         seen: set = set()
-        if not all(_route_free(profiles, name, seen) for name in list(profiles)):
+        if answer is True and all(_route_free(profiles, name, seen) for name in list(profiles)):
+            continue
+        seen = set()
+        if not all(_between_resources(profiles, name, seen) for name in list(profiles)):
             return False
-    return True
+        answer = "pairs"
+    return answer
+
+
+def lookup(record: tuple[Path, str] | None, wanted: bool | str) -> tuple[dict | None, bool]:
+    """(the entry a run :func:`usable` answered ``wanted`` for takes its platform from, or
+    None; whether the pre-check must run to write it).  An entry without the resource pairs
+    for a run that wants them (a platform with more pairs than the pre-check asks) is not
+    written again: the run loads SimGrid, as without the cache."""
+    if not wanted:
+        return None, False
+    doc = read(record)
+    if doc is None:
+        return None, not unavailable(record)
+    if wanted == "pairs" and not doc["pairs"]:
+        return None, False
+    return doc, False
 
 
 # ---------------------------------------------------------------------------- writing
 
 
-def describe(engine, routes: dict, missing: list[str]) -> dict:
+def describe(engine, routes: dict, missing: list[str], pairs: bool = False) -> dict:
     """What :class:`CachedPlatform` needs, from a loaded SimGrid engine (in the pre-check's
-    child) and the routes it asked: ``{(source, destination): (links, latency)}``."""
+    child) and the routes it asked: ``{(source, destination): (links, latency)}``; ``pairs``:
+    those are every resource pair's too."""
     hosts = []
     for h in engine.all_hosts:
         count = h.pstate_count
@@ -184,17 +236,22 @@ def describe(engine, routes: dict, missing: list[str]) -> dict:
     links: dict[str, tuple] = {}
     table: dict[tuple[str, str], tuple] = {}
     shared: dict[tuple, tuple] = {}  # equal routes written once (marshal refers to an object seen before)
+    # one string object per name, so that marshal writes each name once (then a reference)
+    host_names = {name: name for name, *_ in hosts}
+    link_names: dict[str, str] = {}
     for (a, b), (route_links, latency) in routes.items():
         names = []
         for link in route_links:
             name = link.name
-            if name not in links:
+            known = link_names.get(name)
+            if known is None:
                 links[name] = (float(link.bandwidth), float(link.latency), link.get_sharing_policy().name)
-            names.append(name)
+                known = link_names[name] = name
+            names.append(known)
         value = (tuple(names), float(latency))
-        table[(a, b)] = shared.setdefault(value, value)
+        table[(host_names.get(a, a), host_names.get(b, b))] = shared.setdefault(value, value)
     return {"hosts": hosts, "zones": zone(engine.netzone_root), "links": links, "routes": table,
-            "missing": list(missing)}
+            "missing": list(missing), "pairs": bool(pairs)}
 
 
 def write(record: tuple[Path, str], description: dict, platform: str | Path) -> None:
@@ -256,7 +313,7 @@ def read(record: tuple[Path, str] | None) -> dict | None:
         return None
     if not isinstance(doc, dict) or doc.get("key") != key:
         return None
-    if not all(k in doc for k in ("hosts", "zones", "links", "routes", "missing")):
+    if not all(k in doc for k in ("hosts", "zones", "links", "routes", "missing", "pairs")):
         return None
     return doc
 
