@@ -34,15 +34,19 @@ class JobAccounting:
         busy_list, last = self.machine_busy, self.machine_last_change
         idle, computing = self.machine_idle, self.machine_computing
         unavailable = self.external.unavailable if self.external is not None else None
+        since = span = None  # machines that last changed together share that date's object
         for rid in ids:
             busy = busy_list[rid]
             new = busy + delta
             if delta > 0 or (new == 0 and not (unavailable and unavailable[rid])):
                 # (a job ending on a machine an external event made unavailable leaves it so)
+                if last[rid] is not since:
+                    since = last[rid]
+                    span = now - since
                 if busy == 0:
-                    idle[rid] += now - last[rid]
+                    idle[rid] += span
                 else:
-                    computing[rid] += now - last[rid]
+                    computing[rid] += span
                 last[rid] = now
             busy_list[rid] = new
 
