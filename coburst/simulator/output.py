@@ -123,11 +123,12 @@ class JobRecord:
             return f"{head},0,REJECTED,,,,,,,,,{quote_metadata(self.metadata)}"
         assert self.start is not None and self.finish is not None and self.alloc is not None
         start, runtime, completion, wait, turnaround, stretch = self.derived()
-        return (f"{head},{self.success},{self.final_state},{float(start):.6f},{float(runtime):.6f},"
-                f"{float(completion):.6f},{float(wait):.6f},{float(turnaround):.6f},"
-                f"{float(stretch):.6f},{self.alloc if self.alloc_text is None else self.alloc_text},"
-                f"{f6(-1) if self.consumed_energy is None else fmt_Lf(self.consumed_energy)},"
-                f"{quote_metadata(self.metadata)}")
+        # (one formatting call: "%.6f" takes each long double as float(), as the f-string did)
+        return "%s,%d,%s,%.6f,%.6f,%.6f,%.6f,%.6f,%.6f,%s,%s,%s" % (
+            head, self.success, self.final_state, start, runtime, completion, wait, turnaround, stretch,
+            self.alloc if self.alloc_text is None else self.alloc_text,
+            "-1.000000" if self.consumed_energy is None else fmt_Lf(self.consumed_energy),
+            quote_metadata(self.metadata))
 
 
 class ScheduleStats:
