@@ -1067,3 +1067,107 @@ def test_homogeneous_matrix_as_the_former_comprehension(n, com, ptype):
     former = [] if com == 0 else [0.0 if i == j else com for i in range(n) for j in range(n)]
     assert [x.hex() for x in matrix] == [x.hex() for x in former]
     assert flops == [cpu] * n
+
+
+# ---------------------------------------------------------------------- session 13
+
+def _former_homogeneous(bytes_: list, n: int) -> bool:
+    """``ptask``'s test until session 12: the matrix compared with the one it would be."""
+    diagonal = bytes_[::n + 1]
+    if not (len(bytes_) == n * n and bytes_[1] > 0 and all(amount <= 0 for amount in diagonal)):
+        return False
+    same = [bytes_[1]] * (n * n)
+    same[::n + 1] = diagonal
+    return bytes_ == same
+
+
+def _homogeneous_now(bytes_: list, n: int) -> bool:
+    """What ``ptask`` decides today (the counting test), read from the path it takes: the
+    pair table is asked for exactly the matrices it finds homogeneous."""
+    asked = []
+
+    class _Net(l07.Network):
+        def pair_links(self, numbers):
+            asked.append(numbers)
+            return None  # (then the routes one by one: the hosts below have none)
+
+    hosts = [_Host(f"h{k}", {}) for k in range(n)]
+    for h in hosts:
+        h.routes = {o.name: ([], 0.0) for o in hosts}
+    l07.ptask(_Net(), hosts, [1.0] * n, bytes_)
+    return bool(asked) and bytes_.count(bytes_[1]) == n * n - n
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.integers(2, 9), st.sampled_from([1.0, 88736148.0, 0.1, 3e9, 5e-324]), st.data())
+def test_homogeneous_matrix_recognised_as_the_former_comparison(n, com, data):
+    """``ptask`` recognises a ``parallel_homogeneous`` matrix by counting ``com`` (session 13)
+    instead of comparing with the matrix it would be: the same answer on matrices that are
+    one or two entries away from it (0, -0.0, another size, the same size as another float
+    object, NaN, a host sending to itself, an infinite entry)."""
+    matrix = [0.0 if i == j else com for i in range(n) for j in range(n)]
+    for _ in range(data.draw(st.integers(0, 2))):
+        k = data.draw(st.integers(0, n * n - 1))
+        matrix[k] = data.draw(st.sampled_from([0.0, -0.0, -1.0, 2 * com, float(repr(com)), math.nan, math.inf,
+                                               com]))
+    assert _homogeneous_now(matrix, n) == _former_homogeneous(matrix, n)
+
+
+def test_the_counting_test_is_reached():
+    """(The test above compares something: a homogeneous matrix is sent to the pair table, one
+    with an entry changed is not.)"""
+    matrix = [0.0 if i == j else 5.0 for i in range(3) for j in range(3)]
+    assert _homogeneous_now(matrix, 3) and _former_homogeneous(matrix, 3)
+    matrix[5] = 6.0
+    assert not _homogeneous_now(matrix, 3) and not _former_homogeneous(matrix, 3)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.floats(min_value=5e-324, max_value=1e300, allow_nan=False), st.integers(1, 3000))
+def test_running_sums_as_the_former_loop(com, m):
+    """``l07._running_sums`` (itertools.accumulate) against the loop it replaced: the same
+    floats, bit for bit."""
+    sums = [0.0, com]
+    total = com
+    for _ in range(m - 1):
+        total += com
+        sums.append(total)
+    assert [x.hex() for x in l07._running_sums(com, m)] == [x.hex() for x in sums]
+
+
+def test_a_gone_variable_leaves_no_cycle_to_collect():
+    """A variable removed from the solver drops its ``owner`` at the next solve (the kernel's
+    owner holds the action that holds the variable): with the collector off, the owner (and
+    with it its action and variable) is freed by reference counting alone."""
+    import gc
+    import weakref
+
+    link = _Link("l0", 1e9, False)
+    names = ["h0", "h1"]
+    hosts = [_Host(a, {b: ([link], 1e-6) for b in names}) for a in names]
+
+    class Owner:
+        pass
+
+    system = l07.FairBottleneck()
+    net = l07.Network()
+    keep = l07.ptask(net, hosts, [1e9, 1e9], [0.0, 5.0, 5.0, 0.0])
+    keep.var.owner = Owner()
+    system.enable(keep.var)
+    owner = Owner()
+    owner.action = l07.ptask(net, hosts, [1e9, 1e9], [0.0, 5.0, 5.0, 0.0])
+    owner.action.var.owner = owner  # (the kernel's cycle: flow -> action -> variable -> flow)
+    system.enable(owner.action.var)
+    system.solve()
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        alive = weakref.ref(owner)
+        system.remove(owner.action.var)
+        del owner
+        assert alive() is not None  # (its variable's elements stay until the next solve)
+        system.solve()
+        assert alive() is None
+    finally:
+        if was_enabled:
+            gc.enable()

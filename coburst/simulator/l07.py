@@ -46,7 +46,7 @@ import itertools
 import math
 import sys
 from collections import Counter
-from itertools import chain, compress
+from itertools import accumulate, chain, compress, repeat
 from operator import attrgetter, itemgetter
 from typing import Any
 
@@ -174,9 +174,13 @@ class FairBottleneck:
         self.modified = True
 
     def _purge(self) -> list:
-        """Take the removed variables' elements out; return the constraints they left."""
+        """Take the removed variables' elements out; return the constraints they left.  A gone
+        variable's ``owner`` is dropped too: the kernel's owner holds the action that holds
+        the variable, a cycle that only the garbage collector would break, keeping every
+        task's elements alive (and counted towards a collection) until it ran."""
         left = []
         for var in self._gone:
+            var.owner = None
             for cnst, _ in var.elems:
                 left.append(cnst)
                 elems = cnst.elems
@@ -737,12 +741,12 @@ def ptask(network: Network, hosts: list, flops: list[float], bytes_: list[float]
         homogeneous = False
         diagonal = bytes_[::n + 1]
         if len(bytes_) == n * n and bytes_[1] > 0 and all(amount <= 0 for amount in diagonal):
-            # parallel_homogeneous? (every pair sends the same, no host to itself): the whole
-            # matrix compared in C with the one it would be (what the test below finds)
+            # parallel_homogeneous? (every pair sends the same, no host to itself): counted in
+            # C, without building the matrix it would be (session 13; the diagonal, all <= 0,
+            # holds no ``com`` > 0, so the n (n - 1) others are all ``com`` exactly when the
+            # count is that: what comparing with that matrix, item by item, found)
             com = bytes_[1]
-            same = [com] * (n * n)
-            same[::n + 1] = diagonal
-            homogeneous = bytes_ == same
+            homogeneous = bytes_.count(com) == n * n - n
         if homogeneous:
             sizes = [com]
             counted = network.pair_links(numbers)
@@ -768,11 +772,9 @@ def ptask(network: Network, hosts: list, flops: list[float], bytes_: list[float]
                 counts = list(Counter(crossed).items())
             lat_current = latency * com
             if counts:
-                sums = [0.0, com]
-                total = com
-                for _ in range((spread[2] if counted is not None else max(m for _, m in counts)) - 1):
-                    total += com
-                    sums.append(total)
+                # sums[m]: com added m times, one addition after the other (in C: a link of a
+                # wide task is crossed by up to n^2 / 4 pairs)
+                sums = _running_sums(com, spread[2] if counted is not None else max(m for _, m in counts))
                 if counted is not None and not spread[3]:  # (no FATPIPE link: zipped in C)
                     elems.extend(zip(spread[0], map(sums.__getitem__, spread[1])))
                 else:
@@ -797,6 +799,13 @@ def ptask(network: Network, hosts: list, flops: list[float], bytes_: list[float]
             links = len(weights)
     net_bound = TCP_GAMMA / (2.0 * lat_current) if lat_current > 0 else DBL_MAX
     return Action(latency, Variable(elems, -1.0, owner), links + len(computing) == 0, computing, net_bound)
+
+
+def _running_sums(com: float, m: int) -> list[float]:
+    """``[0.0, com, com + com, (com + com) + com, ...]`` up to ``com`` added ``m`` times: the
+    weight of a shared link crossed by ``m`` communications of ``com`` bytes, summed in the
+    order of the communications (the same additions, in the same order)."""
+    return list(accumulate(repeat(com, m), initial=0.0))
 
 
 def _add_weights(weights: dict[int, list], links: list, amount: float) -> None:
