@@ -182,9 +182,21 @@ class Clock:
         """Start an action doing ``remains`` of work at ``rate`` per second."""
         if rate != 1.0:
             self._nonunit += 1
-        return self._add(remains, rate, WORK_PRECISION, owner, number)
+        if number < 0:  # (_add, inlined: every message and computed task)
+            number = self._counter
+            self._counter += 1
+        self._where[number] = self.n
+        self.n += 1
+        self.rem.append(float(remains))
+        self.rate.append(float(rate))
+        self.prec.append(WORK_PRECISION)
+        self.seq.append(number)
+        self.owner.append(owner)
+        return number
 
     def _add(self, amount: float, rate: float, precision: float, owner: Any, number: int = -1) -> int:
+        """An action of any rate and precision (what :meth:`add` and :meth:`add_work` do inline;
+        the reference clock of tests/test_sim_fastpaths.py builds on it)."""
         if number < 0:
             number = self._counter
             self._counter += 1
@@ -578,18 +590,19 @@ class Kernel:
         elif kind.empty:
             flow.number = self.clock.add(0.0, flow)
         else:
-            self._enable(flow, -1)
+            self._enable_message(flow, -1)  # (_enable's path for a flow without action; latent is False)
 
     def _transfer_done(self, box: Mailbox) -> None:
         sender, req = box.pending.popleft()
         box.busy = False
         receiver, box.receiver = box.receiver, None
+        ready = self._ready  # (wake, inlined: two per message)
         if box.receiver_first:  # whoever waited first resumes first
-            self.wake(receiver, req.message)
-            self.wake(sender, None)
+            ready.append((receiver, req.message))
+            ready.append((sender, None))
         else:
-            self.wake(sender, None)
-            self.wake(receiver, req.message)
+            ready.append((sender, None))
+            ready.append((receiver, req.message))
 
     # ------------------------------------------------------------------ parallel tasks
     def _add_timer(self, proc: Process, activity: Any, timeout: float) -> None:
@@ -708,7 +721,7 @@ class Kernel:
                 self._timeout(owner)
             else:
                 owner.action = None
-                self.wake(owner, None)
+                self._ready.append((owner, None))  # (wake, inlined)
 
     def _work_ended(self, handle: "_WorkHandle") -> None:
         proc = handle.proc
