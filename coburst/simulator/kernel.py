@@ -182,21 +182,9 @@ class Clock:
         """Start an action doing ``remains`` of work at ``rate`` per second."""
         if rate != 1.0:
             self._nonunit += 1
-        if number < 0:  # (_add, inlined: every message and computed task)
-            number = self._counter
-            self._counter += 1
-        self._where[number] = self.n
-        self.n += 1
-        self.rem.append(float(remains))
-        self.rate.append(float(rate))
-        self.prec.append(WORK_PRECISION)
-        self.seq.append(number)
-        self.owner.append(owner)
-        return number
+        return self._add(remains, rate, WORK_PRECISION, owner, number)
 
     def _add(self, amount: float, rate: float, precision: float, owner: Any, number: int = -1) -> int:
-        """An action of any rate and precision (what :meth:`add` and :meth:`add_work` do inline;
-        the reference clock of tests/test_sim_fastpaths.py builds on it)."""
         if number < 0:
             number = self._counter
             self._counter += 1
