@@ -1171,3 +1171,42 @@ def test_a_gone_variable_leaves_no_cycle_to_collect():
     finally:
         if was_enabled:
             gc.enable()
+
+
+@settings(max_examples=200, deadline=None)
+@given(platforms(), st.data())
+def test_pair_table_reads_a_cached_platform_by_names_as_its_routes(hosts, data):
+    """Session 13: on a platform from the cache (``platform_cache.CachedPlatform``), the pair
+    table reads each pair's link names from the entry (no link objects, no Route); the same
+    elements in the same order, the same latency and bound, and the same links numbered in
+    the same order as through the routes (the same platform given as route objects)."""
+    from coburst.simulator.platform_cache import CachedPlatform
+
+    names = sorted(hosts)
+    links, routes = {}, {}
+    for a in names:
+        for b in names:
+            chosen, latency = hosts[a].routes[b]
+            for link in chosen:
+                links[link.name] = (link.bandwidth, 0.0, "FATPIPE" if link.fatpipe else "SHARED")
+            routes[(a, b)] = (tuple(link.name for link in chosen), latency)
+    doc = {"hosts": [(n, 1e9, 1, 0, (1e9,), {}) for n in names], "zones": ("z", {}, names, []),
+           "links": links, "routes": routes, "missing": []}
+    cached = {h.name: h for h in CachedPlatform(doc, "unused.xml", []).all_hosts}
+    by_names, by_routes = l07.Network(), l07.Network()
+    only_table = True
+    for _ in range(data.draw(st.integers(1, 4))):
+        chosen = data.draw(st.lists(st.sampled_from(names), min_size=2, max_size=7))
+        only_table &= len(set(chosen)) == len(chosen)
+        com = data.draw(st.sampled_from([1.0, 88736148.0, 0.1]))
+        n = len(chosen)
+        matrix = [0.0 if i == j else com for i in range(n) for j in range(n)]
+        a = l07.ptask(by_names, [cached[h] for h in chosen], [1e9] * n, matrix)
+        b = l07.ptask(by_routes, [hosts[h] for h in chosen], [1e9] * n, matrix)
+        assert [(c.name, c.bound, c.fatpipe, w.hex()) for c, w in a.var.elems] == \
+            [(c.name, c.bound, c.fatpipe, w.hex()) for c, w in b.var.elems]
+        assert (a.latency.hex(), a.net_bound.hex(), a.empty) == (b.latency.hex(), b.net_bound.hex(), b.empty)
+        assert [c.name for c in by_names._table.constraints] == [c.name for c in by_routes._table.constraints]
+        assert list(by_names.links) == list(by_routes.links)
+    if only_table:
+        assert not by_names.routes and by_routes.routes  # (the names were read, not routes)

@@ -521,6 +521,12 @@ class Network:
             route = self.routes[key] = Route(cnsts, float(latency))
         return route
 
+    def cached_link(self, host, name: str) -> Constraint:
+        """The constraint of link ``name`` of a cached platform (``host``'s), made as
+        :meth:`route` makes it from the entry's ``CachedLink``."""
+        link = host._platform.link(name)
+        return self.link(name, float(link.bandwidth), link.get_sharing_policy() == type(link).SharingPolicy.FATPIPE)
+
     def set_route(self, a, b, route: Route) -> None:
         """Give the route between two hosts (where SimGrid 4.1's ``route_to`` cannot)."""
         self.routes[(a.name, b.name)] = route
@@ -588,6 +594,7 @@ class PairTable:
         self.latency = np.zeros((0, 0))
         self.known = np.zeros((0, 0), dtype=bool)
         self.index: dict[int, int] = {}  # id(constraint) -> link number
+        self.by_name: dict[str, int] = {}  # link name -> link number (routes read by names)
         self.constraints: list[Constraint] = []  # link number -> constraint
         self.memo: dict[tuple, tuple] = {}  # host numbers -> what count gave them
 
@@ -617,12 +624,38 @@ class PairTable:
         constraints = self.constraints
         rows, latencies = [], []
         width = self.width
+        # a platform from coburst.simulator.platform_cache: each pair's link names read from
+        # its table (no link objects, no Route; the same constraints, numbered in the same
+        # order as through Network.route, which would make them from the same entry)
+        names_of = getattr(getattr(hosts[0], "_platform", None), "route_names", None) if hosts else None
+        by_name = self.by_name
         for i, j in pairs:
             row = network._rows[i]
             route = row.get(j)
+            names = None
             if route is None:
-                route = row[j] = network.route(hosts[i], hosts[j])
+                if names_of is not None:
+                    names = names_of(hosts[i], hosts[j])
+                if names is None:
+                    route = row[j] = network.route(hosts[i], hosts[j])
             numbers = []
+            if names is not None:
+                names, latency = names
+                for name in names:
+                    k = by_name.get(name)
+                    if k is None:
+                        cnst = network.links.get(name) or network.cached_link(hosts[i], name)
+                        k = index.get(id(cnst))
+                        if k is None:
+                            k = index[id(cnst)] = len(constraints)
+                            constraints.append(cnst)
+                        by_name[name] = k
+                    numbers.append(k + 1)
+                if len(numbers) > width:
+                    width = len(numbers)
+                rows.append(numbers)
+                latencies.append(latency)
+                continue
             for cnst in route.links:
                 k = index.get(id(cnst))
                 if k is None:

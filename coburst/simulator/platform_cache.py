@@ -420,16 +420,21 @@ class CachedPlatform:
         known = self._routes.get((a.name, b.name))
         if known is not None:
             names, latency = known
-            links = self._links
-            out = []
-            for name in names:
-                link = links.get(name)
-                if link is None:
-                    link = links[name] = CachedLink(name, *self._link_values[name])
-                out.append(link)
-            return out, latency
+            return [self.link(name) for name in names], latency
         self.simgrid_routes += 1
         return self._simgrid_route(a.name, b.name)
+
+    def link(self, name: str) -> CachedLink:
+        """The link ``name`` of a route the entry holds."""
+        link = self._links.get(name)
+        if link is None:
+            link = self._links[name] = CachedLink(name, *self._link_values[name])
+        return link
+
+    def route_names(self, a: CachedHost, b: CachedHost) -> tuple[tuple, float] | None:
+        """(the link names, latency) of the route from ``a`` to ``b`` when the entry holds it
+        (``l07.PairTable`` reads routes so), else None."""
+        return self._routes.get((a.name, b.name))
 
     def _simgrid_route(self, a: str, b: str) -> tuple[list, float]:
         """``route_to`` from SimGrid itself, the platform loaded now with the run's options.
