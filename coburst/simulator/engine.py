@@ -35,7 +35,7 @@ from coburst.simulator.kernel import Kernel, Mailbox
 from coburst.simulator.output import JOBS_COLUMNS, LD, SCHEDULE_KEYS, ScheduleStats, StagedFiles
 from coburst.simulator.platform import (Machines, _missing, assign_resources, check_xml, master_zone_routing,
                                         prevalidate)
-from coburst.simulator.protocol import RawJSON, SchedulerLink
+from coburst.simulator.protocol import RawJSON, scheduler_link
 from coburst.simulator.ptasks import ParallelTasks
 from coburst.simulator.traces import TraceRecorder
 from coburst.simulator.workload import Profile, Workload, load_workload
@@ -296,7 +296,7 @@ class Simulator(BatsimActors, ProtocolHandlers, ParallelTasks, JobAccounting):
 
                 self.power = PowerManager.start(self, self._meter, *(handles[p] for p in energy_paths))
             if self.link is None:
-                self.link = SchedulerLink(self.config.socket_endpoint, self.config.timeout, self.config.peer_alive)
+                self.link = scheduler_link(self.config.socket_endpoint, self.config.timeout, self.config.peer_alive)
             try:
                 kernel = self.kernel
                 kernel.spawn(self.server(), "server")
