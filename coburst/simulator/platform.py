@@ -499,7 +499,8 @@ def _prevalidate_child(path: str, source: str, master_name: str, roles: dict[str
         from coburst.simulator import platform_cache
 
         try:
-            platform_cache.write(describe_to, platform_cache.describe(engine, routes, missing, all_pairs), path)
+            description = platform_cache.describe(engine, routes, missing, master.name if all_pairs else None)
+            platform_cache.write(describe_to, description, path)
         except Exception:  # noqa: BLE001 - no entry: later runs load the platform with SimGrid
             pass
     say("OK")

@@ -51,7 +51,7 @@ import sys
 from pathlib import Path
 
 #: format of an entry (change it whenever what is written or how it is read changes)
-FORMAT = b"coburst platform description 2\n"
+FORMAT = b"coburst platform description 3\n"
 _REFERENCES = re.compile(rb"<(?:trace|trace_connect|include)\b|\b[\w-]*file\s*=")
 
 
@@ -205,24 +205,33 @@ def lookup(record: tuple[Path, str] | None, wanted: bool | str) -> tuple[dict | 
     """(the entry a run :func:`usable` answered ``wanted`` for takes its platform from, or
     None; whether the pre-check must run to write it).  An entry without the resource pairs
     for a run that wants them (a platform with more pairs than the pre-check asks) is not
-    written again: the run loads SimGrid, as without the cache."""
+    written again: the run loads SimGrid, as without the cache.  The pairs are read only for a
+    run that wants them (:func:`read_pairs`)."""
     if not wanted:
         return None, False
     doc = read(record)
     if doc is None:
         return None, not unavailable(record)
-    if wanted == "pairs" and not doc["pairs"]:
-        return None, False
+    if wanted == "pairs":
+        if not doc["pairs"]:
+            return None, False
+        pair_routes = read_pairs(record)
+        if pair_routes is None:  # (lost or damaged: the pre-check writes both files again)
+            return None, not unavailable(record)
+        doc["routes"].update(pair_routes)
     return doc, False
 
 
 # ---------------------------------------------------------------------------- writing
 
 
-def describe(engine, routes: dict, missing: list[str], pairs: bool = False) -> dict:
+def describe(engine, routes: dict, missing: list[str], master: str | None = None) -> dict:
     """What :class:`CachedPlatform` needs, from a loaded SimGrid engine (in the pre-check's
-    child) and the routes it asked: ``{(source, destination): (links, latency)}``; ``pairs``:
-    those are every resource pair's too."""
+    child) and the routes it asked: ``{(source, destination): (links, latency)}``.  ``master``
+    (its name) when those are every resource pair's too: the routes between resources then go
+    to ``pair_routes``, written to a file of their own (:func:`write`) that only the runs
+    needing them read (a run of delay jobs on a 100-node cluster would read 10,000 routes it
+    never takes: ~5 ms)."""
     hosts = []
     for h in engine.all_hosts:
         count = h.pstate_count
@@ -235,6 +244,7 @@ def describe(engine, routes: dict, missing: list[str], pairs: bool = False) -> d
 
     links: dict[str, tuple] = {}
     table: dict[tuple[str, str], tuple] = {}
+    pair_table: dict[tuple[str, str], tuple] = {}
     shared: dict[tuple, tuple] = {}  # equal routes written once (marshal refers to an object seen before)
     # one string object per name, so that marshal writes each name once (then a reference)
     host_names = {name: name for name, *_ in hosts}
@@ -249,21 +259,39 @@ def describe(engine, routes: dict, missing: list[str], pairs: bool = False) -> d
                 known = link_names[name] = name
             names.append(known)
         value = (tuple(names), float(latency))
-        table[(host_names.get(a, a), host_names.get(b, b))] = shared.setdefault(value, value)
-    return {"hosts": hosts, "zones": zone(engine.netzone_root), "links": links, "routes": table,
-            "missing": list(missing), "pairs": bool(pairs)}
+        into = table if master is None or a == master or b == master else pair_table
+        into[(host_names.get(a, a), host_names.get(b, b))] = shared.setdefault(value, value)
+    doc = {"hosts": hosts, "zones": zone(engine.netzone_root), "links": links, "routes": table,
+           "missing": list(missing), "pairs": master is not None}
+    if master is not None:
+        doc["pair_routes"] = pair_table
+    return doc
+
+
+def pairs_path(record: tuple[Path, str]) -> Path:
+    """Where an entry's routes between resources are (beside the entry)."""
+    return record[0].with_name(record[0].name + ".pairs")
 
 
 def write(record: tuple[Path, str], description: dict, platform: str | Path) -> None:
     """Write an entry atomically (best effort: no cache, no harm); nothing for a platform that
-    is not :func:`cacheable`."""
+    is not :func:`cacheable`.  Its ``pair_routes`` (:func:`describe`) go to
+    :func:`pairs_path`, written first."""
     path, key = record
     try:
         if not cacheable(Path(platform).read_bytes()):
             return
     except OSError:
         return
-    payload = marshal.dumps({"key": key, **description})
+    description = dict(description)
+    pair_routes = description.pop("pair_routes", None)
+    if pair_routes is not None:
+        _write(pairs_path(record), {"key": key, "pair_routes": pair_routes})
+    _write(path, {"key": key, **description})
+
+
+def _write(path: Path, doc: dict) -> None:
+    payload = marshal.dumps(doc)
     blob = FORMAT + hashlib.sha256(payload).hexdigest().encode() + b"\n" + payload
     from coburst.fileio import atomic_write
 
@@ -296,7 +324,17 @@ def read(record: tuple[Path, str] | None) -> dict | None:
     """The entry, checked (format, SHA-256 of its content, key); None if absent or unusable."""
     if record is None:
         return None
-    path, key = record
+    return _read(record[0], record[1], ("hosts", "zones", "links", "routes", "missing", "pairs"))
+
+
+def read_pairs(record: tuple[Path, str]) -> dict | None:
+    """The routes between resources of an entry written with them (checked as :func:`read`
+    checks the entry); None if absent or unusable."""
+    doc = _read(pairs_path(record), record[1], ("pair_routes",))
+    return None if doc is None else doc["pair_routes"]
+
+
+def _read(path: Path, key: str, fields: tuple) -> dict | None:
     try:
         blob = path.read_bytes()
     except OSError:
@@ -313,7 +351,7 @@ def read(record: tuple[Path, str] | None) -> dict | None:
         return None
     if not isinstance(doc, dict) or doc.get("key") != key:
         return None
-    if not all(k in doc for k in ("hosts", "zones", "links", "routes", "missing", "pairs")):
+    if not all(k in doc for k in fields):
         return None
     return doc
 
