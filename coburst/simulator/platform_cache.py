@@ -35,7 +35,8 @@ itself) is asked from SimGrid, loaded then, as the same call would be in a run w
 cache: never a different result.
 
 **Where**: ``$COBURST_CACHE/platform-descriptions/`` (default ``$XDG_CACHE_HOME/coburst`` or
-``~/.cache/coburst``); ``COBURST_CACHE=off`` turns every coburst cache off,
+``~/.cache/coburst``), the routes between resources in a ``.pairs`` file beside the entry
+(read only by the runs that need them, :func:`lookup`); ``COBURST_CACHE=off`` turns every coburst cache off,
 ``COBURST_PLATFORM_CACHE=off`` this one only.  An entry is written atomically (a temporary
 file renamed); one that is corrupt (its SHA-256 does not match), of another key or format is
 ignored and written again by the next pre-check.
