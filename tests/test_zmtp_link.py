@@ -212,3 +212,13 @@ def test_which_endpoints_the_link_speaks_itself(tmp_path):
         assert zmtp_address(other) is None, other
     link = scheduler_link("tcp://127.0.0.1:1", 1.0)
     assert type(link) is ZmtpLink and link.sock is None  # (connected at the first exchange)
+
+
+def test_the_environment_can_ask_for_libzmqs_socket(monkeypatch):
+    """``COBURST_ZMQ_LINK=pyzmq``: pyzmq's REQ socket on an endpoint ZmtpLink would take."""
+    monkeypatch.setenv("COBURST_ZMQ_LINK", "pyzmq")
+    link = scheduler_link("tcp://127.0.0.1:1", 1.0)
+    try:
+        assert type(link) is SchedulerLink
+    finally:
+        link.close()

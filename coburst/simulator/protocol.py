@@ -158,9 +158,11 @@ class SchedulerLink:
 def scheduler_link(endpoint: str, timeout: float, peer_alive=None):
     """The simulator's side of the exchange with an external scheduler: :class:`ZmtpLink` on a
     ``tcp://`` endpoint of a numeric IPv4 address or ``localhost``, or an ``ipc://`` path;
-    :class:`SchedulerLink` (pyzmq) on any other endpoint."""
+    :class:`SchedulerLink` (pyzmq) on any other endpoint, or on every one with
+    ``COBURST_ZMQ_LINK=pyzmq`` in the environment (libzmq's own socket, e.g. to rule the
+    hand-written ZMTP side out when a scheduler does not answer)."""
     address = zmtp_address(endpoint)
-    if address is None:
+    if address is None or os.environ.get("COBURST_ZMQ_LINK") == "pyzmq":
         return SchedulerLink(endpoint, timeout, peer_alive)
     return ZmtpLink(endpoint, timeout, peer_alive, address)
 
