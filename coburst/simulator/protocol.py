@@ -39,16 +39,75 @@ def signal_name(signum: int) -> str:
         return f"signal {signum}"
 
 
-class SchedulerLink:
+class _Link:
+    """What both REQ sides (:class:`SchedulerLink`, :class:`ZmtpLink`) keep and say alike: the
+    exchange's bookkeeping (``scheduling_time``), the periodic look at the stop signals, and
+    the errors of a scheduler that does not connect, answer or stay."""
+
+    def __init__(self, endpoint: str, timeout: float, peer_alive=None):
+        self.endpoint = endpoint
+        self.timeout = timeout
+        #: optional callable returning None while the scheduler process lives, else a reason
+        self.peer_alive = peer_alive
+        self.awaiting = False  # a request was sent and its reply not received
+        self.connected_once = False
+        self.wall_time_waiting = 0.0  # seconds spent waiting for the scheduler (scheduling_time)
+        self.nb_exchanges = 0
+        self._signals_due = 0.0  # perf_counter date of the next look at the stop signals
+
+    def _begin(self) -> float:
+        """An exchange starts: its perf_counter date (the stop signals looked at, at most every 20 ms)."""
+        start = time.perf_counter()
+        if start >= self._signals_due:  # a read of the wake-up fd per exchange: ~1 % of a run
+            signals.check()  # (the waits look at that fd; the main thread raises at the end)
+            self._signals_due = start + 0.02
+        return start
+
+    def _end(self, start: float, raw: str) -> dict[str, Any]:
+        """The reply ``raw`` of the exchange begun at ``start``, decoded and checked."""
+        self.awaiting = False
+        self.wall_time_waiting += time.perf_counter() - start
+        self.nb_exchanges += 1
+        return decode_reply(raw)
+
+    def _timed_out(self, now: float) -> SchedulerGone:
+        what = "answer" if self.connected_once else "connect"
+        return SchedulerGone(f"the scheduler at {self.endpoint} did not {what} within {self.timeout:g} s "
+                             f"(simulated time {now:.6f}); is it running and listening on that endpoint?")
+
+    def _gone(self, now: float) -> SchedulerGone:
+        reason = self._peer_exit_reason()
+        return SchedulerGone(reason + f" (simulated time {now:.6f})" if reason else
+                             f"the scheduler at {self.endpoint} disconnected before answering "
+                             f"(simulated time {now:.6f})")
+
+    def _check_peer(self, now: float) -> None:
+        """The scheduler process, when known, has not exited."""
+        if self.peer_alive is not None:
+            reason = self.peer_alive()
+            if reason:
+                raise SchedulerGone(f"{reason} (simulated time {now:.6f})")
+
+    def _peer_exit_reason(self) -> str | None:
+        """When the scheduler process is known (``coburst run``), its exit explains a disconnect."""
+        if self.peer_alive is None:
+            return None
+        deadline = time.perf_counter() + 2.0
+        while time.perf_counter() < deadline:
+            reason = self.peer_alive()
+            if reason:
+                return reason
+            time.sleep(0.05)
+        return None
+
+
+class SchedulerLink(_Link):
     """REQ side of the Batsim request/reply exchange."""
 
     def __init__(self, endpoint: str, timeout: float, peer_alive=None):
         import zmq  # (here: a run on a tcp:// or ipc:// endpoint does not import pyzmq, see ZmtpLink)
 
-        self.endpoint = endpoint
-        self.timeout = timeout
-        #: optional callable returning None while the scheduler process lives, else a reason
-        self.peer_alive = peer_alive
+        super().__init__(endpoint, timeout, peer_alive)
         self.context = zmq.Context.instance()
         self.socket = self.context.socket(zmq.REQ)
         self.socket.setsockopt(zmq.LINGER, 0)
@@ -64,38 +123,23 @@ class SchedulerLink:
         self.signal_fd = signals.wakeup_fd()  # SIGINT/SIGTERM wake the wait up
         if self.signal_fd is not None:
             self.poller.register(self.signal_fd, zmq.POLLIN)
-        self.awaiting = False  # a request was sent and its reply not received
-        self.connected_once = False
-        self.wall_time_waiting = 0.0  # seconds spent waiting for the scheduler (scheduling_time)
-        self.nb_exchanges = 0
-        self._signals_due = 0.0  # perf_counter date of the next look at the stop signals
 
     def exchange(self, now: float, events: list[dict[str, Any]]) -> dict[str, Any]:
         """Send one message and return the decoded reply."""
         payload = encode_message(now, events)
-        start = time.perf_counter()
-        if start >= self._signals_due:  # a read of the wake-up fd per exchange: ~1 % of a run
-            signals.check()  # (the waits below watch that fd; the main thread raises at the end)
-            self._signals_due = start + 0.02
+        start = self._begin()
         self.socket.send_string(payload)
         self.awaiting = True
         if self.connected_once and self.socket.poll(timeout=100):
             # the usual case: an answer within 100 ms, no need to look at the monitor socket
-            raw = self.socket.recv_string()
-            self.awaiting = False
-            self.wall_time_waiting += time.perf_counter() - start
-            self.nb_exchanges += 1
-            return decode_reply(raw)
+            return self._end(start, self.socket.recv_string())
         import zmq
 
         deadline = start + self.timeout
         while True:
             remaining = deadline - time.perf_counter()
             if remaining <= 0:
-                what = "answer" if self.connected_once else "connect"
-                raise SchedulerGone(
-                    f"the scheduler at {self.endpoint} did not {what} within {self.timeout:g} s "
-                    f"(simulated time {now:.6f}); is it running and listening on that endpoint?")
+                raise self._timed_out(now)
             ready = dict(self.poller.poll(timeout=min(remaining, 0.25) * 1000))
             signals.check()
             if self.monitor in ready:
@@ -103,33 +147,10 @@ class SchedulerLink:
                 if event == zmq.EVENT_CONNECTED:
                     self.connected_once = True
                 elif event == zmq.EVENT_DISCONNECTED and self.socket not in ready:
-                    reason = self._peer_exit_reason()
-                    raise SchedulerGone(reason + f" (simulated time {now:.6f})" if reason else
-                                        f"the scheduler at {self.endpoint} disconnected "
-                                        f"before answering (simulated time {now:.6f})")
+                    raise self._gone(now)
             if self.socket in ready:
-                raw = self.socket.recv_string()
-                self.awaiting = False
-                break
-            if self.peer_alive is not None:
-                reason = self.peer_alive()
-                if reason:
-                    raise SchedulerGone(f"{reason} (simulated time {now:.6f})")
-        self.wall_time_waiting += time.perf_counter() - start
-        self.nb_exchanges += 1
-        return decode_reply(raw)
-
-    def _peer_exit_reason(self) -> str | None:
-        """When the scheduler process is known (``coburst run``), its exit explains a disconnect."""
-        if self.peer_alive is None:
-            return None
-        deadline = time.perf_counter() + 2.0
-        while time.perf_counter() < deadline:
-            reason = self.peer_alive()
-            if reason:
-                return reason
-            time.sleep(0.05)
-        return None
+                return self._end(start, self.socket.recv_string())
+            self._check_peer(now)
 
     def interrupt(self, now: float) -> None:
         """Stopped by SIGINT/SIGTERM: tell the scheduler the simulation ends (SIMULATION_ENDS,
@@ -209,7 +230,7 @@ _ZMTP_READY = zmtp_command(b"READY", b"\x0bSocket-Type" + (3).to_bytes(4, "big")
 _ZMTP_DELIMITER = b"\x01\x00"
 
 
-class ZmtpLink:
+class ZmtpLink(_Link):
     """:class:`SchedulerLink`'s exchange (same messages, errors, timeouts and signals) over a
     plain TCP or Unix socket speaking ZeroMQ's wire protocol, ZMTP 3.0, as a REQ socket does
     (NULL mechanism; each request is an empty delimiter frame then the message).
@@ -223,21 +244,13 @@ class ZmtpLink:
     RECONNECT = 0.1
 
     def __init__(self, endpoint: str, timeout: float, peer_alive=None, address=None):
-        self.endpoint = endpoint
-        self.timeout = timeout
-        #: optional callable returning None while the scheduler process lives, else a reason
-        self.peer_alive = peer_alive
+        super().__init__(endpoint, timeout, peer_alive)
         self.family, self.address = address if address is not None else zmtp_address(endpoint)
         self.sock: socket.socket | None = None
         self.poller = select.poll()
         self.signal_fd = signals.wakeup_fd()  # SIGINT/SIGTERM wake the wait up
         if self.signal_fd is not None:
             self.poller.register(self.signal_fd, select.POLLIN)
-        self.awaiting = False  # a request was sent and its reply not received
-        self.connected_once = False
-        self.wall_time_waiting = 0.0  # seconds spent waiting for the scheduler (scheduling_time)
-        self.nb_exchanges = 0
-        self._signals_due = 0.0  # perf_counter date of the next look at the stop signals
         self._rbuf = bytearray()  # bytes received and not yet read as a whole frame
         self._greeted = False  # the scheduler's 64-byte greeting was read
         self._handshaken = False  # the scheduler's READY command was read
@@ -248,31 +261,13 @@ class ZmtpLink:
     def exchange(self, now: float, events: list[dict[str, Any]]) -> dict[str, Any]:
         """Send one message and return the decoded reply."""
         payload = encode_message(now, events).encode()
-        start = time.perf_counter()
-        if start >= self._signals_due:  # a read of the wake-up fd per exchange: ~1 % of a run
-            signals.check()  # (the waits below watch that fd; the main thread raises at the end)
-            self._signals_due = start + 0.02
+        start = self._begin()
         deadline = start + self.timeout
         if self.sock is None:
             self._connect(deadline, now)
         self._send(_ZMTP_DELIMITER + zmtp_frame(payload), deadline, now)
         self.awaiting = True
-        raw = self._receive(deadline, now).decode()
-        self.awaiting = False
-        self.wall_time_waiting += time.perf_counter() - start
-        self.nb_exchanges += 1
-        return decode_reply(raw)
-
-    def _timed_out(self, now: float) -> SchedulerGone:
-        what = "answer" if self.connected_once else "connect"
-        return SchedulerGone(f"the scheduler at {self.endpoint} did not {what} within {self.timeout:g} s "
-                             f"(simulated time {now:.6f}); is it running and listening on that endpoint?")
-
-    def _gone(self, now: float) -> SchedulerGone:
-        reason = self._peer_exit_reason()
-        return SchedulerGone(reason + f" (simulated time {now:.6f})" if reason else
-                             f"the scheduler at {self.endpoint} disconnected before answering "
-                             f"(simulated time {now:.6f})")
+        return self._end(start, self._receive(deadline, now).decode())
 
     def _wait(self, deadline: float, now: float, until: float | None = None) -> bool:
         """Wait for what the socket is polled for, up to 0.25 s (or ``until``; signals and the
@@ -290,10 +285,7 @@ class ZmtpLink:
         if self._stopping:  # (the signal is known: the last messages go out regardless)
             return False
         signals.check()
-        if self.peer_alive is not None:
-            reason = self.peer_alive()
-            if reason:
-                raise SchedulerGone(f"{reason} (simulated time {now:.6f})")
+        self._check_peer(now)
         return False
 
     def _connect(self, deadline: float, now: float) -> None:
@@ -443,9 +435,6 @@ class ZmtpLink:
             raise SchedulerGone(f"the scheduler at {self.endpoint} refused the connection: "
                                 f"{body[7:].decode(errors='replace')} (simulated time {now:.6f})")
         # any other command: nothing to do
-
-    def _peer_exit_reason(self) -> str | None:
-        return SchedulerLink._peer_exit_reason(self)
 
     def interrupt(self, now: float) -> None:
         """Stopped by SIGINT/SIGTERM: tell the scheduler the simulation ends (as
