@@ -135,30 +135,9 @@ _BETWEEN_RESOURCES = ("parallel", "parallel_homogeneous", "parallel_homogeneous_
                       "parallel_homogeneous_pfs", "data_staging")
 
 
-def _between_resources(profiles: dict, name: str, seen: set) -> bool:
-    """Profile ``name`` takes no route but between resources and to and from the master (see
-    :func:`_route_free`; ``composed`` sequences of such profiles included)."""
-    profile = profiles.get(name)
-    if profile is None:
-        return False
-    if profile.type in _BETWEEN_RESOURCES or _route_free(profiles, name, set()):
-        return True
-    if profile.type == "composed":
-        if name in seen:
-            return True
-        seen.add(name)
-        seq = profile.data.get("seq")
-        return isinstance(seq, list) and all(isinstance(s, str) and _between_resources(profiles, s, seen)
-                                             for s in seq)
-    return False
-
-
-def _route_free(profiles: dict, name: str, seen: set) -> bool:
-    """Profile ``name`` sends nothing but the job's messages to the master: a delay, a parallel
-    task that only computes, or a sequence of those (``seen``: composed profiles already met)."""
-    profile = profiles.get(name)
-    if profile is None:
-        return False
+def _route_free(profile) -> bool:
+    """A leaf profile that sends nothing but the job's messages to the master: a delay or a
+    parallel task that only computes."""
     ptype, data = profile.type, profile.data
     if ptype == "delay":
         return True
@@ -173,13 +152,27 @@ def _route_free(profiles: dict, name: str, seen: set) -> bool:
             return isinstance(com, list) and all(float(x) == 0 for x in com)
         except (TypeError, ValueError):
             return False
-    if ptype == "composed":
-        if name in seen:
-            return True
-        seen.add(name)
-        seq = data.get("seq")
-        return isinstance(seq, list) and all(isinstance(s, str) and _route_free(profiles, s, seen) for s in seq)
     return False
+
+
+def _between_resources(profile) -> bool:
+    """A leaf profile that takes no route but between resources and to and from the master."""
+    return profile.type in _BETWEEN_RESOURCES or _route_free(profile)
+
+
+def _leaves_are(profiles: dict, name: str, leaf_ok, seen: set) -> bool:
+    """Profile ``name`` is a leaf ``leaf_ok`` accepts, or a ``composed`` sequence of such
+    profiles (``seen``: composed profiles already met)."""
+    profile = profiles.get(name)
+    if profile is None:
+        return False
+    if profile.type != "composed":
+        return leaf_ok(profile)
+    if name in seen:
+        return True
+    seen.add(name)
+    seq = profile.data.get("seq")
+    return isinstance(seq, list) and all(isinstance(s, str) and _leaves_are(profiles, s, leaf_ok, seen) for s in seq)
 
 
 def usable(config, workloads: dict, options: dict) -> bool | str:
@@ -193,10 +186,10 @@ def usable(config, workloads: dict, options: dict) -> bool | str:
     for wl in workloads.values():
         profiles = wl.profiles
         seen: set = set()
-        if answer is True and all(_route_free(profiles, name, seen) for name in list(profiles)):
+        if answer is True and all(_leaves_are(profiles, name, _route_free, seen) for name in list(profiles)):
             continue
         seen = set()
-        if not all(_between_resources(profiles, name, seen) for name in list(profiles)):
+        if not all(_leaves_are(profiles, name, _between_resources, seen) for name in list(profiles)):
             return False
         answer = "pairs"
     return answer
