@@ -377,20 +377,6 @@ class TraceRecorder:
         paje = self._paje
         registered = not trace or job_id in self._paje_jobs
         head, tail = f"6 {t} machine_state m", f" j{job_id}\n"
-        lists = [running[mid] for mid in ids]
-        if not any(lists):  # the usual case: every machine was idle (the loop below, in bulk)
-            for jobs in lists:
-                jobs[job_id] = key
-            for mid in ids:
-                computing[mid] = True
-            if trace and ids:
-                if not registered:
-                    self._paje_register(job_id)
-                paje.append(head + (tail + head).join(map(str, ids)) + tail)
-            self.nb_idle -= len(ids)
-            self.nb_computing += len(ids)
-            self._write_states(time)
-            return
         became = 0  # idle machines that become computing
         for mid in ids:
             jobs = running[mid]
@@ -442,21 +428,6 @@ class TraceRecorder:
                 paje.append(f'8 {t} km m{mid} "{job_id}"\n')
         running, computing, unavailable = self._running, self._state_is_computing, self._unavailable
         head = f"6 {t} machine_state m"
-        lists = [running[mid] for mid in ids]
-        if not unavailable and all(len(jobs) == 1 and job_id in jobs for jobs in lists):
-            # the usual case: the job computed alone on every machine (the loop below, in bulk)
-            for jobs in lists:
-                jobs.clear()
-            for mid in ids:
-                computing[mid] = False
-            if trace and ids:
-                paje.append(head + (" w\n" + head).join(map(str, ids)) + " w\n")
-            self.nb_idle += len(ids)
-            self.nb_computing -= len(ids)
-            self._keys.pop(job_id, None)
-            self._paje_jobs.discard(job_id)
-            self._write_states(time)
-            return
         freed = 0  # machines that become idle
         try:
             for mid in ids:
