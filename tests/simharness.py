@@ -26,6 +26,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable
 
+import batsim_recorded
+
 REPO = Path(__file__).resolve().parents[1]
 TESTS = REPO / "tests"
 DATA = TESTS / "data"
@@ -40,8 +42,9 @@ CLUSTER4 = DATA / "cluster4.xml"
 #: the same cluster, but the master is the only host of a second cluster (see the file)
 CLUSTER_MASTER = DATA / "cluster_master.xml"
 
-#: the real Batsim 4.2.1 binary for cross-engine tests (``.ci/run`` sets it when available)
-BATSIM = os.environ.get("BATSIM", "")
+#: the real Batsim 4.2.1 binary for cross-engine tests: ``BATSIM``, else ``batsim`` on ``PATH``;
+#: without one, Batsim's runs are replayed from their recordings (``batsim_recorded``)
+BATSIM = batsim_recorded.BATSIM
 
 JOBS_HEADER = ("job_id,workload_name,profile,submission_time,requested_number_of_resources,requested_time,"
                "success,final_state,starting_time,execution_time,finish_time,waiting_time,turnaround_time,"
@@ -144,8 +147,62 @@ def run_sim(tmp_path: Path, *, workloads: Iterable[Path] = (), platform: Path | 
             record: bool = False, env: dict[str, str] | None = None, wait: float = 30.0,
             start_scheduler: bool = True, engine: str = "coburst", transcript: bool = False) -> SimRun:
     """Run one simulation: scheduler process + ``coburst sim`` process (``engine="batsim"``:
-    the real Batsim named by the environment variable ``BATSIM`` instead, same options but
-    coburst's own ``--timeout``)."""
+    the real Batsim instead, same options but coburst's own ``--timeout``; without a Batsim
+    binary, its recorded run is replayed, see :mod:`batsim_recorded`)."""
+    if engine == "batsim":
+        return _batsim_sim(tmp_path, workloads=list(workloads), platform=platform, scheduler=scheduler,
+                           options=options, args=list(args), timeout=timeout, sched_timeout_ms=sched_timeout_ms,
+                           prefix=prefix, record=record, env=env, wait=wait, start_scheduler=start_scheduler,
+                           transcript=transcript)
+    return _run_sim(tmp_path, workloads=workloads, platform=platform, scheduler=scheduler, options=options,
+                    args=args, timeout=timeout, sched_timeout_ms=sched_timeout_ms, prefix=prefix, record=record,
+                    env=env, wait=wait, start_scheduler=start_scheduler, engine=engine, transcript=transcript)
+
+
+def _scheduler_name(scheduler: str) -> str:
+    """A scheduler as a recording's key names it: a file of the repository by its path in the
+    repository (its code, like coburst's policies it imports, is not part of the key: changed
+    decisions show as a difference, and the case is recorded again), else as given."""
+    spec = Path(scheduler_spec(scheduler))
+    try:
+        return "repo:" + spec.resolve().relative_to(REPO).as_posix() if spec.is_absolute() else scheduler
+    except ValueError:
+        return scheduler
+
+
+def _batsim_sim(tmp_path: Path, **kw: Any) -> SimRun:
+    """The real Batsim's run of a case, live or replayed from its recording."""
+    description = {"kind": "sim", "platform": kw["platform"], "workloads": kw["workloads"],
+                   "scheduler": _scheduler_name(kw["scheduler"]), "options": kw["options"] or {},
+                   "args": kw["args"], "prefix": kw["prefix"], "record": kw["record"], "env": kw["env"] or {},
+                   "start_scheduler": kw["start_scheduler"], "transcript": kw["transcript"]}
+    result: dict[str, SimRun] = {}
+
+    def live() -> batsim_recorded.Outcome:
+        run = result["run"] = _run_sim(tmp_path, engine="batsim", **kw)
+        return batsim_recorded.Outcome(run.returncode, run.stdout, run.stderr,
+                                       {"sched_returncode": run.sched_returncode, "sched_output": run.sched_output,
+                                        "wall": run.wall})
+    outcome = batsim_recorded.batsim_run(tmp_path, description, live)
+    if "run" in result:
+        return result["run"]
+    out_prefix = tmp_path / kw["prefix"]
+    record_path = None
+    if kw["transcript"]:
+        record_path = tmp_path / f"transcript-{kw['prefix']}.jsonl"
+    elif kw["record"]:
+        record_path = tmp_path / f"messages-{kw['prefix']}.jsonl"
+    extra = outcome.extra
+    return SimRun(outcome.returncode, outcome.stdout, outcome.stderr, extra.get("sched_returncode"),
+                  extra.get("sched_output", ""), out_prefix, record_path, extra.get("wall", 0.0),
+                  ["batsim (recorded)", "-p", str(kw["platform"])])
+
+
+def _run_sim(tmp_path: Path, *, workloads: Iterable[Path] = (), platform: Path | str = CLUSTER4,
+             scheduler: str = "schedFcfs", options: dict | None = None, args: Iterable[str] = (),
+             timeout: float = 5.0, sched_timeout_ms: int = 20000, prefix: str = "out",
+             record: bool = False, env: dict[str, str] | None = None, wait: float = 30.0,
+             start_scheduler: bool = True, engine: str = "coburst", transcript: bool = False) -> SimRun:
     options = dict(options or {})
     record_path = tmp_path / f"messages-{prefix}.jsonl" if record else None
     if record_path is not None:
