@@ -48,30 +48,59 @@ def cosched_platform(platform: str | None) -> dict[str, str] | None:
     return props if props.get("platform") == "cosched" else None
 
 
+#: registry family -> the entry file that runs any policy of the family by name
+ENTRY_FILES = {"bb": "coburstBackfill.py", "cosched": "coschedPolicy.py", "hetero": "heteroPolicy.py"}
+#: the entry file that runs any registered policy (plugins included) by name
+ANY_POLICY = "coburstPolicy.py"
+
+
+def pybatsim_bundled(name: str) -> bool:
+    """Whether ``name`` is one of pybatsim's bundled schedulers (``schedulers/<name>.py`` of
+    its package; the package is located, not imported)."""
+    import importlib.util
+
+    if not name.isidentifier():
+        return False
+    try:
+        spec = importlib.util.find_spec("schedulers")
+    except (ImportError, ValueError):
+        return False
+    locations = spec.submodule_search_locations if spec is not None else None
+    return any((Path(loc) / f"{name}.py").is_file() for loc in locations or ())
+
+
 def resolve_scheduler(spec: str, options: dict, platform: str | None = None) -> tuple[str, dict]:
-    """A scheduler file path, a pybatsim bundled name, or a coburst policy name: a
-    co-scheduling policy (``easy-co``, ``EASY-Co``...) when the name is one and the platform
-    is a node-sharing one or the name belongs to no burst-buffer policy, a heterogeneous
-    mapping policy (``min-min``, ``duplex``, ``astar``...) when it names no other, else a
-    burst-buffer-aware policy."""
+    """A scheduler file path, a coburst policy name (:mod:`coburst.registry`: ``[FAMILY:]NAME``),
+    or a pybatsim bundled name, as ``(scheduler, options)``.
+
+    A built-in policy runs through its family's entry file (:data:`ENTRY_FILES`); a name
+    several families share is the co-scheduling policy on a node-sharing platform, else the
+    first family's (``fcfs`` is ``bb:fcfs``).  A name that is neither a built-in policy nor a
+    pybatsim bundled scheduler is looked up among the plugins (read only then), which run
+    through ``schedulers/coburstPolicy.py``."""
     path = Path(spec)
     if spec.endswith(".py"):
         if not path.is_file():
             raise InputError(spec, None, "scheduler file not found")
         return str(path.resolve()), options
-    from coburst import policies as bb_policies
-    from coburst.policies import cosched, hetero
+    from coburst import registry
 
-    # the registries' name tables: no policy module is imported for a pybatsim name
-    bb, co = bb_policies.known(spec), cosched.known(spec)
-    if not (bb or co) and hetero.known(spec):
-        return str(REPO_SCHEDULERS / "heteroPolicy.py"), {"policy": spec, **options}
-    if co and (not bb or cosched_platform(platform) is not None):
-        return str(REPO_SCHEDULERS / "coschedPolicy.py"), {"policy": spec, **options}
-    if bb:
-        return str(REPO_SCHEDULERS / "coburstBackfill.py"), {"policy": spec, **options}
-    # pybatsim's bundled schedulers (schedFcfs, easyBackfill, ...)
-    return spec, options
+    # the registry's name tables: no policy module is imported for a pybatsim name
+    families = registry.builtin_families(spec)
+    if families:
+        family = families[0]
+        if len(families) > 1 and "cosched" in families and cosched_platform(platform) is not None:
+            family = "cosched"
+        return str(REPO_SCHEDULERS / ENTRY_FILES[family]), {"policy": spec, **options}
+    if pybatsim_bundled(spec):  # pybatsim's bundled schedulers (schedFcfs, easyBackfill, ...)
+        return spec, options
+    if registry.lookup(spec) is not None:
+        return str(REPO_SCHEDULERS / ANY_POLICY), {"policy": spec, **options}
+    family, _ = registry.split_name(spec)
+    if family is not None and family not in registry.FAMILIES:
+        raise InputError(spec, None, f"unknown policy family {family!r} (families: {', '.join(registry.FAMILIES)})")
+    raise InputError(spec, None, "neither a coburst policy nor a pybatsim scheduler (a .py file or a name of "
+                     f"pybatsim's schedulers){registry.unknown_message(spec).removeprefix('unknown policy')}")
 
 
 def launch_scheduler(spec: str, options: dict, endpoint: str, log_path: Path) -> subprocess.Popen:
@@ -183,15 +212,18 @@ def _run_over_zmq(args: argparse.Namespace, spec: str, options: dict, config, to
 
 
 def pass_heatmap(args: argparse.Namespace, spec: str, options: dict) -> None:
-    """A co-scheduling policy that reads a heatmap (popularity, pop-filler, pair-greedy...)
-    gets the simulator's ``--heatmap`` when its options name none (one heatmap for the speed
-    hook and the decisions)."""
-    if getattr(args, "heatmap", None) is None or "heatmap" in options or Path(spec).name != "coschedPolicy.py":
+    """A co-scheduling policy that reads a heatmap (popularity, pop-filler, pair-greedy, a
+    plugin's...) gets the simulator's ``--heatmap`` when its options name none (one heatmap
+    for the speed hook and the decisions)."""
+    if getattr(args, "heatmap", None) is None or "heatmap" in options:
         return
-    from coburst.policies import cosched
+    if Path(spec).name not in (ENTRY_FILES["cosched"], ANY_POLICY):
+        return
+    from coburst import registry
 
-    cls, _ = cosched.resolve(options["policy"])
-    if any(p.name == "heatmap" for p in cls.params):
+    family = "cosched" if Path(spec).name == ENTRY_FILES["cosched"] else None  # as each file reads names
+    found = registry.lookup(options.get("policy"), platform_family=family)
+    if found is not None and found.entry.family == "cosched" and any(p.name == "heatmap" for p in found.cls.params):
         options["heatmap"] = args.heatmap
 
 

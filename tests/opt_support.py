@@ -12,7 +12,7 @@ from coburst.core.decisions import Decisions
 from coburst.core.profile import Profile, ReferenceProfile
 from coburst.core.state import Job, RunningJob, SchedulerState
 from coburst.policies.base import fill
-from sched_support import UNIT, clusters
+from coburst.testing.strategies import UNIT, clusters
 
 NOW = 100.0
 

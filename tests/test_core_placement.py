@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 from coburst.core.cluster import ELSEWHERE, SAME_CHASSIS, SAME_GROUP, Cluster
 from coburst.core.placement import bb_slots, place_bb, select_nodes
 from coburst.errors import InputError
-from sched_support import clusters
+from coburst.testing.strategies import clusters
 
 
 # ---------------------------------------------------------------- cluster

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from coburst.core.cluster import Cluster
 from coburst.core.placement import Allocation
 from coburst.core.profile import OVERDUE, Profile, ProfileConflict, ReferenceProfile
-from sched_support import UNIT, clusters
+from coburst.testing.strategies import UNIT, clusters
 
 
 def same(a, b):

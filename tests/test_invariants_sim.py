@@ -9,7 +9,7 @@ real ``pybatsim`` process running ``schedulers/coburstBackfill.py`` (two process
 simulation, tests/simharness.py), then checks from the outputs only:
 
 * the simulation ends normally (no stall, no protocol violation);
-* safety and liveness with :func:`sched_support.check_invariants` on records rebuilt from
+* safety and liveness with :func:`coburst.testing.check_invariants` on records rebuilt from
   ``_jobs.csv`` (start, end, compute allocation) and the adapter's BB metadata
   (``bb=<BB id>:<bytes>/...``): exactly the jobs that can never fit are rejected, every
   other one starts and ends, within its walltime; no compute node shared and no BB node
@@ -34,33 +34,23 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import signal
 import tempfile
 import zlib
-from dataclasses import dataclass
 from pathlib import Path
 
-import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, seed, settings
 from hypothesis import strategies as st
-from procset import ProcSet
 
 from coburst.core.cluster import Cluster
-from coburst.core.decisions import Decisions
-from coburst.core.placement import Allocation
-from coburst.core.replay import DecisionRecord, JobRecord, ReplayResult
-from coburst.core.state import Job
 from coburst.platforms.dragonfly import parse_topology, render_xml, spec_from_options
-from coburst.platforms.info import read_platform
-from sched_support import check_invariants, check_reservations_kept
+from coburst.testing import check_invariants, check_reservations_kept
+from coburst.testing.records import parse_bb_metadata, platform_cluster, records, trace_decisions
+from coburst.testing.strategies import GB, DragonflyCase, dragonfly_cases
 from simharness import REPO, run_sim, write_json
 
 SCHEDULER = REPO / "schedulers" / "coburstBackfill.py"
-GB = 10**9
-SPEED = 1e9  # flop/s of the generated hosts (DragonflySpec default "1Gf")
-TOPOLOGIES = ["2,1;2,1;2,1;2", "1,1;2,1;2,1;2", "1,1;2,1;1,1;3", "2,1;1,1;2,1;2"]
 TOL_PER_JOB = 5e-4  # seconds of lateness a killed job can pass on (> 2 messages of 0.1 ms)
 EXAMPLES = int(os.environ.get("COBURST_INVARIANT_EXAMPLES", "4"))
 SEED = os.environ.get("COBURST_INVARIANT_SEED")
@@ -69,148 +59,14 @@ SEED = os.environ.get("COBURST_INVARIANT_SEED")
 FAMILIES = {"fcfs": None, "filler": None, "filler-sjf": None, "no-future": (1, 2), "backfill": (1, 2),
             "backfill-sjf": (1, 3), "conservative": None}
 FINAL = {"COMPLETED_SUCCESSFULLY", "COMPLETED_WALLTIME_REACHED", "REJECTED"}
-
-
-# ---------------------------------------------------------------------- strategies
-@dataclass
-class Case:
-    topo: str
-    bb_per_chassis: int
-    bb_capacity: int
-    jobs: list[dict]            # Batsim job JSON (with "bb")
-    profiles: dict[str, dict]
-    runtime: dict[int, float]   # job id -> intended run time (s)
-    exact: dict[int, bool]      # job id -> run time exactly known (delay profile)
-
-    def __repr__(self) -> str:
-        rows = [(j["id"], j["subtime"], j["res"], j["walltime"], j["bb"] // (GB // 2), self.runtime[j["id"]],
-                 "delay" if self.exact[j["id"]] else "ptask") for j in self.jobs]
-        return (f"Case(topo={self.topo!r}, bb_per_chassis={self.bb_per_chassis}, "
-                f"bb_capacity={self.bb_capacity // GB}GB, jobs (id, sub, res, wall, bb/0.5GB, run, kind)={rows})")
-
-
-@st.composite
-def cases(draw) -> Case:
-    topo = draw(st.sampled_from(TOPOLOGIES))
-    t = parse_topology(topo)
-    per_chassis = t["routers"] * t["nodes"]
-    bbpc = draw(st.integers(1, min(2, per_chassis - 1)))
-    n_chassis = t["groups"] * t["chassis"]
-    n_compute = n_chassis * (per_chassis - bbpc)
-    cap_units = draw(st.integers(1, 6))  # capacity in GB (per BB node)
-    n = draw(st.integers(5, 25))
-    jobs, profiles, runtime, exact = [], {}, {}, {}
-    sub = 0
-    for i in range(n):
-        sub += draw(st.sampled_from([0, 0, 1, 2, 3, 5, 8]))
-        res = draw(st.integers(1, n_compute + 1))  # n_compute + 1: never fits
-        wall = draw(st.integers(2, 30))
-        # per-node request in half-GB; 2 * cap + 1 half-GB is larger than any BB node
-        bb = draw(st.one_of(st.just(0), st.integers(1, 2 * cap_units + 1))) * (GB // 2)
-        run = draw(st.integers(1, wall + 3))
-        if draw(st.booleans()):
-            profiles[f"p{i}"] = {"type": "delay", "delay": run}
-            exact[i] = True
-        else:
-            profiles[f"p{i}"] = {"type": "parallel_homogeneous", "cpu": run * SPEED,
-                                 "com": draw(st.sampled_from([0, 10**6]))}
-            exact[i] = False
-        runtime[i] = float(run)
-        jobs.append({"id": i, "subtime": sub, "walltime": wall, "res": res, "profile": f"p{i}", "bb": bb})
-    return Case(topo, bbpc, cap_units * GB, jobs, profiles, runtime, exact)
-
-
-# ---------------------------------------------------------------------- outputs -> records
-def platform_cluster(path: Path) -> Cluster:
-    """The cluster as Batsim 4.2 numbers it: compute hosts, then storage hosts, each in
-    lexicographic host-name order (independent of the adapter's own reading)."""
-    info = read_platform(path)
-    compute = sorted(info.compute, key=lambda h: h.name)
-    storage = sorted(info.storage, key=lambda h: h.name)
-    res = [{"id": k, "name": h.name, "properties": h.properties} for k, h in enumerate(compute + storage)]
-    return Cluster.from_resources(res[:len(compute)], res[len(compute):])
-
-
-_META = re.compile(r"bb=(\d+:\d+(?:/\d+:\d+)*)")
-
-
-def parse_bb_metadata(text: str) -> dict[int, int]:
-    """``bb=12:2000/13:1000`` -> {12: 2000, 13: 1000}; empty text -> {}."""
-    if not text:
-        return {}
-    m = _META.fullmatch(text)
-    assert m, f"malformed BB metadata {text!r}"
-    out = {}
-    for part in m.group(1).split("/"):
-        b, v = part.split(":")
-        assert int(b) not in out, f"BB id repeated in {text!r}"
-        out[int(b)] = int(v)
-    return out
-
-
-def allocation(cluster: Cluster, job: Job, nodes: ProcSet, bb_bytes: dict[int, int]) -> Allocation:
-    """An :class:`Allocation` (cluster indices) from Batsim ids and BB bytes per BB id."""
-    for rid in nodes:
-        assert cluster.is_compute(rid), f"job {job.id}: resource {rid} is not a compute node"
-    idx = np.array(sorted(cluster.compute_index(rid) for rid in nodes), dtype=np.int64)
-    if not bb_bytes:
-        return Allocation.make(cluster.n_bb, idx)
-    bb_nodes = []
-    for rid, v in bb_bytes.items():
-        assert job.bb and v % job.bb == 0 and v > 0, f"job {job.id}: {v} B on BB {rid} is not whole pieces of {job.bb}"
-        bb_nodes += [cluster.bb_index(rid)] * (v // job.bb)
-    return Allocation.make(cluster.n_bb, idx, np.array(bb_nodes), job.bb)
-
-
-def records(cluster: Cluster, case: Case, run) -> tuple[list[Job], ReplayResult]:
-    rows = run.jobs()
-    assert len(rows) == len(case.jobs), f"{len(rows)} rows for {len(case.jobs)} jobs\n{run.report()}"
-    jobs, recs = [], {}
-    for j in case.jobs:
-        job = Job(f"w0!{j['id']}", float(j["subtime"]), j["res"], float(j["walltime"]), j["bb"])
-        jobs.append(job)
-        row = rows[job.id]
-        assert row["final_state"] in FINAL, row
-        rec = JobRecord(job)
-        recs[job.id] = rec
-        if row["final_state"] == "REJECTED":
-            rec.rejected = "rejected"
-            assert row["starting_time"] == "" and row["allocated_resources"] == "", row
-            continue
-        assert float(row["submission_time"]) == job.subtime, row
-        rec.start = float(row["starting_time"])
-        # end = start + execution time: both printed with 6 decimals, exact for a killed job
-        rec.end = rec.start + float(row["execution_time"])
-        assert abs(rec.end - float(row["finish_time"])) <= 2e-6, row
-        rec.killed = row["final_state"] == "COMPLETED_WALLTIME_REACHED"
-        rec.alloc = allocation(cluster, job, ProcSet.from_str(row["allocated_resources"]),
-                               parse_bb_metadata(row["metadata"]))
-    return jobs, ReplayResult(recs)
-
-
-def trace_decisions(cluster: Cluster, jobs: list[Job], path: Path) -> list[DecisionRecord]:
-    by_id = {j.id: j for j in jobs}
-    out = []
-    for line in path.read_text().splitlines():
-        entry = json.loads(line)
-        dec = Decisions(entry["now"])
-        for r in entry["reserve"]:
-            job = by_id[r["job"]]
-            dec.reserve(job, r["start"], allocation(cluster, job, ProcSet.from_str(r["nodes"]),
-                                                     parse_bb_metadata(r["bb"])))
-        out.append(DecisionRecord(entry["now"], 0, 0, 0.0, dec))
-    return out
+Case = DragonflyCase
+cases = dragonfly_cases
 
 
 # ---------------------------------------------------------------------- the checks
 def check_run(case: Case, label: str, tmp: Path) -> None:
-    spec = spec_from_options(**parse_topology(case.topo), bb_per_chassis=case.bb_per_chassis,
-                             bb_capacity=case.bb_capacity)
-    platform = tmp / "platform.xml"
-    platform.write_text(render_xml(spec))
+    platform, workload = case.write(tmp)
     cluster = platform_cluster(platform)
-    workload = write_json(tmp / "workload.json",
-                          {"nb_res": cluster.n_compute, "jobs": case.jobs, "profiles": case.profiles})
     trace = tmp / "trace.jsonl"
     for attempt in range(2):
         run = run_sim(tmp, workloads=[workload], platform=platform, scheduler=str(SCHEDULER),
@@ -225,7 +81,11 @@ def check_run(case: Case, label: str, tmp: Path) -> None:
     # busy cores that can happen to a healthy scheduler (its trace is flushed line by line)
     assert run.sched_returncode in (0, -signal.SIGKILL) and "Traceback" not in run.sched_output, run.report()
 
-    jobs, result = records(cluster, case, run)
+    rows = run.jobs()
+    assert len(rows) == len(case.jobs), f"{len(rows)} rows for {len(case.jobs)} jobs\n{run.report()}"
+    for row in rows.values():
+        assert row["final_state"] in FINAL, row
+    jobs, result = records(cluster, case.jobs, rows)
     check_invariants(cluster, jobs, result)  # rejections, liveness, walltimes, no sharing, BB capacity
 
     for j in case.jobs:  # killed iff the run time reaches the walltime (ptask: clear cases only)

@@ -19,7 +19,8 @@ from coburst.policies.base import fill, fits_any_now
 from coburst.policies.maxutil import compute_first, hill_climb, util_score
 from coburst.policies.plan import reserve_head
 from opt_support import reference_fill, states
-from sched_support import check_invariants, clusters, workloads
+from coburst.testing import check_invariants
+from coburst.testing.strategies import clusters, workloads
 
 
 @settings(max_examples=150, deadline=None)

@@ -19,7 +19,8 @@ from coburst.core.replay import replay
 from coburst.core.state import Job
 from coburst.policies.plan import anneal, decision_rng, reserve_head
 from opt_support import NOW, brute_force_best, plan_score, reference_plan_brute, states
-from sched_support import check_invariants, clusters, workloads
+from coburst.testing import check_invariants
+from coburst.testing.strategies import clusters, workloads
 
 OBJ = ["sum", "square", "cube", "start"]
 

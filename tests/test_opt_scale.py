@@ -24,7 +24,8 @@ from coburst.core.replay import replay
 from coburst.core.state import Job, RunningJob, SchedulerState
 from coburst.policies.plan import reserve_head
 from opt_support import reference_fill
-from sched_support import UNIT, check_invariants, check_reservations_kept
+from coburst.testing import check_invariants, check_reservations_kept
+from coburst.testing.strategies import UNIT
 
 NOW = 100.0
 

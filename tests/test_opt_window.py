@@ -14,7 +14,8 @@ from coburst.core.state import Job
 from coburst.policies.maxutil import compute_first
 from coburst.policies.window import BBFit, ilp_counts, search_window, search_window_literal
 from opt_support import NOW, states
-from sched_support import check_invariants, clusters, workloads
+from coburst.testing import check_invariants
+from coburst.testing.strategies import clusters, workloads
 
 
 @settings(max_examples=80, deadline=None)

@@ -11,7 +11,8 @@ from coburst.core.cluster import Cluster
 from coburst.core.replay import ReplayError, replay
 from coburst.core.state import Job
 from coburst.errors import InputError
-from sched_support import UNIT, check_invariants, check_reservations_kept, clusters, workloads
+from coburst.testing import check_invariants, check_reservations_kept
+from coburst.testing.strategies import UNIT, clusters, workloads
 
 ALL = ["fcfs", "filler", "filler-sjf", "no-future-1", "no-future-2", "backfill-0", "backfill-1",
        "backfill-2", "backfill-sjf-1", "backfill-sjf-3", "conservative"]

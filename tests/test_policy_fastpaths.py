@@ -19,7 +19,7 @@ from coburst.core.replay import replay
 from coburst.core.state import Job, RunningJob, SchedulerState
 from coburst.policies.base import fits_any_now
 from opt_support import states
-from sched_support import clusters, workloads
+from coburst.testing.strategies import clusters, workloads
 
 PLAN_FAMILIES = ["plan-sum", "plan-square", "plan-cube", "plan-start"]
 SMALL = dict(cooling_steps=3, temperature_steps=2)  # a short search: same code paths

@@ -31,7 +31,7 @@ from coburst.adapter.bb import bb_metadata, bb_request
 from coburst.adapter.scheduler import CoburstScheduler
 from coburst.core.decisions import Decisions, Start
 from coburst.core.nodeshare import CoJob, NodeSharingCluster, NodeSharingState
-from coburst.policies import cosched
+from coburst import registry as policy_registry
 
 __all__ = ["CoschedScheduler"]
 
@@ -41,7 +41,8 @@ log = logging.getLogger("coburst.adapter.cosched")
 class CoschedScheduler(CoburstScheduler):
     """A pybatsim scheduler running a node-sharing policy (module doc)."""
 
-    registry: ClassVar[Any] = cosched
+    registry: ClassVar[Any] = policy_registry.scope("cosched")
+
     def onSimulationBegins(self):
         self.cluster = NodeSharingCluster.from_resources(*self.resources())
         self.state = NodeSharingState(self.cluster, self._now())

@@ -34,7 +34,7 @@ from coburst.adapter.scheduler import CoburstScheduler
 from coburst.core.decisions import Start
 from coburst.core.hetero import HeteroCluster, HeteroDecisions, HeteroState, HJob, job_work, nonneg_number
 from coburst.core.placement import procset_of
-from coburst.policies import hetero
+from coburst import registry as policy_registry
 
 __all__ = ["HeteroScheduler"]
 
@@ -50,7 +50,8 @@ def _num(info: Mapping[str, Any], key: str) -> float:
 class HeteroScheduler(CoburstScheduler):
     """A pybatsim scheduler running a heterogeneous-cluster policy (module doc)."""
 
-    registry: ClassVar[Any] = hetero
+    registry: ClassVar[Any] = policy_registry.scope("hetero")
+
     def onSimulationBegins(self):
         compute, _ = self.resources()
         # a platform without the properties: InputError (coburst run: exit 2, the message)

@@ -65,7 +65,7 @@ from typing import Any, ClassVar, Mapping, Sequence
 
 from batsim.batsim import BatsimScheduler
 
-from coburst import policies
+from coburst import registry as policy_registry
 from coburst.core.cluster import Cluster
 from coburst.core.decisions import Decisions, Start
 from coburst.adapter.bb import bb_metadata, bb_request
@@ -86,16 +86,19 @@ def parse_options(
     *,
     default_policy: str | None = None,
     fixed_policy: str | None = None,
-    registry: Any = policies,
+    registry: Any = None,
 ) -> tuple[Policy, dict[str, Any]]:
     """Validate pybatsim options; return ``(policy, adapter settings)``.
 
-    ``registry`` is the policy registry names are looked up in (a module or object with
-    ``resolve(name)`` and ``get(name, **params)``): :mod:`coburst.policies` by default,
-    :mod:`coburst.policies.cosched` for the node-sharing adapter.
+    ``registry`` is where policy names are looked up (an object with ``resolve(name)`` and
+    ``get(name, **params)``): the burst-buffer family's view of :mod:`coburst.registry` by
+    default (its names, ``bb:NAME``, and the plugins of the family), the node-sharing
+    family's for the node-sharing adapter.
 
     Raises :class:`~coburst.errors.InputError` naming the faulty option.
     """
+    if registry is None:
+        registry = policy_registry.scope("bb")
     options = dict(options or {})
     if not all(isinstance(k, str) for k in options):
         raise InputError(_SOURCE, None, "option names must be strings")
@@ -177,7 +180,8 @@ class CoburstScheduler(BatsimScheduler):
 
     default_policy: ClassVar[str | None] = None
     fixed_policy: ClassVar[str | None] = None
-    registry: ClassVar[Any] = policies  # where policy names are looked up (parse_options)
+    #: where policy names are looked up (parse_options): the family's view of coburst.registry
+    registry: ClassVar[Any] = policy_registry.scope("bb")
     #: entry files of one policy of a family registry set this: the policy's parameters stay
     #: options, ``policy`` may not be given
     only_policy: ClassVar[str | None] = None

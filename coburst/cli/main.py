@@ -15,7 +15,8 @@ import sys
 from coburst.errors import CoburstError, Interrupted
 
 #: sub-command modules, in the order ``coburst --help`` lists them
-COMMANDS = ("sim", "run", "demo", "platform", "workload", "model", "theory", "analyze", "plot", "report", "campaign")
+COMMANDS = ("sim", "run", "demo", "platform", "workload", "model", "theory", "analyze", "plot", "report", "campaign",
+            "policies")
 #: sub-commands that simulate (see :func:`main`: one BLAS thread)
 SIMULATING = ("sim", "run", "demo", "campaign")
 #: sub-commands that run one simulation per process (see :func:`main`: the start-up's gc)

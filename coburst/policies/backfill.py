@@ -45,6 +45,11 @@ class Backfill(Policy):
     params = (DEPTH,)
     reserve_storage: ClassVar[bool] = True
 
+    @property
+    def keeps_reservations(self) -> str:  # type: ignore[override]
+        """One reservation is kept; with ``depth >= 2`` only the first (module doc)."""
+        return "all" if self.depth <= 1 else "first"
+
     def backfill_order(self, jobs: Sequence[Job]) -> Sequence[Job]:
         """Order in which jobs behind the reserved ones are tried (FIFO here)."""
         return jobs
@@ -79,3 +84,4 @@ class NoFuture(Backfill):
     family = "no-future"
     source = "Kopański 2020, Alg. 3"
     reserve_storage = False
+    keeps_reservations = None  # backfilled jobs may take the burst buffers a reserved job needs

@@ -57,6 +57,11 @@ class Policy(ABC):
     family: ClassVar[str] = ""
     source: ClassVar[str] = ""
     params: ClassVar[tuple[Param, ...]] = ()
+    #: what the policy promises of the reservations it makes (checked by
+    #: :func:`coburst.testing.assert_reservations_kept` from the adapter's decision trace):
+    #: ``"all"`` (a reserved job never starts after its reservation), ``"first"`` (the first
+    #: reservation of every decision is kept; later ones may slip), None (no promise)
+    keeps_reservations: ClassVar[str | None] = None
 
     def __init__(self, **kwargs: Any):
         known = {p.name: p for p in self.params}

@@ -22,6 +22,7 @@ class Conservative(Policy):
 
     family = "conservative"
     source = "Mu'alem & Feitelson 2001; Kopański 2020 §1.7.2"
+    keeps_reservations = "first"  # the plan is rebuilt at every call: later reservations may slip
 
     def make_decisions(self, state: SchedulerState) -> Decisions:
         decisions = Decisions(state.now)
