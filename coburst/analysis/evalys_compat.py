@@ -11,8 +11,8 @@ evalys call                                 what happens                        
 ``JobSet.fragmentation()`` /                ``AttributeError``: ``Series.set_value`` removed     :func:`fragmentation`
 ``metrics.fragmentation``                   (pandas 1.0)
 ``Workload.arriving_each_day`` / ``_hour``  ``SpecificationError``: dict "renamer" in            :func:`arriving_each_day`,
-/ ``fraction_jobs_by_job_size``             ``SeriesGroupBy.agg`` (removed in pandas 1.0)        :func:`arriving_each_hour`,
-                                                                                                :func:`fraction_jobs_by_job_size`
+and ``fraction_jobs_by_job_size``           ``SeriesGroupBy.agg`` (removed in pandas 1.0)        :func:`arriving_each_hour`,
+                                                                                                 :func:`fraction_jobs_by_job_size`
 ``visu.details.plot_details``               ``TypeError``: ``SeriesVisualization.build()``       :func:`plot_details`
                                             needs ``legend_label``; then ``get_shared_x_axes()
                                             .join`` (removed in matplotlib 3.8)
@@ -20,7 +20,7 @@ evalys call                                 what happens                        
 ``visu.gantt.plot_gantt``                   works, but returns nothing (the figure is only in    :func:`gantt` returns the figure,
                                             pyplot's state) and labels every job (unreadable     no labels by default
                                             with thousands of jobs); ``labeler=False`` fails
-``Workload.plot``                            ``TypeError``: passes ``load_label`` that            :func:`plot_workload`
+``Workload.plot``                           ``TypeError``: passes ``load_label`` that            :func:`plot_workload`
                                             ``legacy.plot_load`` no longer takes
 ``JobSet.from_csv``, ``free_intervals``,    work, with ``Pandas4Warning`` (``inplace=`` of       :func:`quiet` / :func:`jobset_from_csv`
 ``detailed_utilisation``                    ``rename``/``set_index``, incompatible dtype         filter these warnings raised
@@ -165,7 +165,7 @@ def arriving_each_day(workload) -> pd.DataFrame:
 
 
 def arriving_each_hour(workload) -> pd.DataFrame:
-    """``Workload.arriving_each_hour``: the same per hour of the day (``"00"``..``"23"``, UTC)."""
+    """``Workload.arriving_each_hour``: the same per hour of the day (``"00"`` to ``"23"``, UTC)."""
     return _by_period(workload, "%H", "hour")
 
 

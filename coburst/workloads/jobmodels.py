@@ -1,22 +1,22 @@
 """SWF jobs -> Batsim jobs under the two job models of Kopański 2020, §2.4.
 
 Selection policy (:func:`select_jobs`; SWF writes ``-1`` for unknown values)
-    ====================  =====================================================================
-    field                 policy
-    ====================  =====================================================================
-    submit time (2)       unknown or negative: job dropped
-    run time (4)          unknown or <= 0: job dropped (nothing to simulate)
-    processors (8, 5)     requested processors; when unknown, allocated processors; when both
-                          are unknown or <= 0: job dropped
-    width                 wider than the platform's compute nodes: job dropped (§2.3)
-    requested time (9)    the walltime; unknown or <= 0: the run time is used (counted in the
-                          report).  A job whose run time exceeds its requested time is kept
-                          and will be killed at its walltime, as on the real machine.
-    requested memory (10) ignored by default (burst buffers drawn from the model, §2.5);
-                          with ``bb_source="memory"`` a positive value (KB per processor) is
-                          used as the request, unknown ones are drawn from the model
-    status (11), others   not used; every job is kept whatever its status
-    ====================  =====================================================================
+    =====================  =====================================================================
+    field                  policy
+    =====================  =====================================================================
+    submit time (2)        unknown or negative: job dropped
+    run time (4)           unknown or <= 0: job dropped (nothing to simulate)
+    processors (8, 5)      requested processors; when unknown, allocated processors; when both
+                           are unknown or <= 0: job dropped
+    width                  wider than the platform's compute nodes: job dropped (§2.3)
+    requested time (9)     the walltime; unknown or <= 0: the run time is used (counted in the
+                           report).  A job whose run time exceeds its requested time is kept
+                           and will be killed at its walltime, as on the real machine.
+    requested memory (10)  ignored by default (burst buffers drawn from the model, §2.5);
+                           with ``bb_source="memory"`` a positive value (KB per processor) is
+                           used as the request, unknown ones are drawn from the model
+    status (11), others    not used; every job is kept whatever its status
+    =====================  =====================================================================
 
     Kept jobs are ordered by (submit time, job number); ids become 0, 1, ... in that order,
     and submit times are shifted so that the first kept job is submitted at 0.  The SWF job
