@@ -36,6 +36,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
+from coburst import registry  # noqa: E402
 from coburst.analysis.cosched import cosched_metrics, makespan_bound_of  # noqa: E402
 from coburst.models.heatmap import load_heatmap  # noqa: E402
 from coburst.policies.cosched import LABELS  # noqa: E402
@@ -71,6 +72,16 @@ def prepare(out: Path, nodes: int, jobs: int, experiments: int, arrival: str) ->
     return platform, workloads
 
 
+def policy_name(label: str) -> str | None:
+    """The name ``coburst run`` takes for a ``--policies`` entry: a Kellari label (``EASY-Co``)
+    gives its family's name; any other co-scheduling policy name of the registry
+    (``[cosched:]NAME``, plugins included) is taken as it is.  None: not a co-scheduling policy."""
+    if label in LABELS:
+        return LABELS[label]
+    found = registry.lookup(label, platform_family="cosched")
+    return found.entry.qualified if found is not None and found.entry.family == "cosched" else None
+
+
 def run_one(platform: Path, workload: Path, label: str, prefix: Path) -> tuple[str, float, str]:
     """One ``coburst run``; returns (label, wall seconds, error or "")."""
     jobs_csv = Path(f"{prefix}_jobs.csv")
@@ -78,7 +89,7 @@ def run_one(platform: Path, workload: Path, label: str, prefix: Path) -> tuple[s
         return label, 0.0, ""
     prefix.parent.mkdir(parents=True, exist_ok=True)
     t0 = time.perf_counter()
-    proc = subprocess.run(coburst("run", LABELS[label], "-p", str(platform), "-w", str(workload),
+    proc = subprocess.run(coburst("run", policy_name(label), "-p", str(platform), "-w", str(workload),
                                   "--heatmap", str(HEATMAP), "-e", str(prefix), "-q"),
                           capture_output=True, text=True)
     err = "" if proc.returncode == 0 else (proc.stderr.strip().splitlines() or ["exit %d" % proc.returncode])[-1]
@@ -100,14 +111,17 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--jobs", type=int, default=1000)
     ap.add_argument("--nodes", type=int, default=420)
     ap.add_argument("--arrival", default="zero", help="zero (default), constant, uniform, poisson, weibull")
-    ap.add_argument("--policies", default=",".join(POLICIES), help="comma-separated Kellari labels")
+    ap.add_argument("--policies", default=",".join(POLICIES),
+                    help="comma-separated Kellari labels, or any co-scheduling policy name (plugins too: "
+                         "coburst policies --family cosched)")
     ap.add_argument("--workers", type=int, default=os.cpu_count() or 1)
     ap.add_argument("--out", default="out/cosched_study")
     args = ap.parse_args(argv)
     policies = [p.strip() for p in args.policies.split(",") if p.strip()]
-    unknown = [p for p in policies if p not in LABELS]
+    unknown = [p for p in policies if policy_name(p) is None]
     if unknown:
-        ap.error(f"unknown policies {unknown} (known: {', '.join(LABELS)})")
+        ap.error(f"unknown policies {unknown} (known: {', '.join(LABELS)}, or any name of "
+                 "`coburst policies --family cosched`)")
     if "Conservative" not in policies:
         policies.append("Conservative")  # the makespan-speedup baseline
     out = Path(args.out)

@@ -71,6 +71,16 @@ THESIS_TOTAL = {"low16": (8500, 10000), "high16": (2100, 3500), "dist0": (120 * 
                 "dist1": (90 * 3600, 130 * 3600)}
 
 
+def registry_policy(name: str) -> bool:
+    """Whether a ``--policies`` entry beyond the study's eight is a heterogeneous-mapping policy
+    of coburst's registry (``[hetero:]NAME``, plugins included): it runs as one more campaign
+    scheduler of that name, with its default parameters."""
+    from coburst import registry
+
+    found = registry.lookup(name)
+    return found is not None and found.entry.family == "hetero"
+
+
 def _clean(obj):
     if isinstance(obj, float) and not math.isfinite(obj):
         return None
@@ -122,6 +132,7 @@ def campaign_spec(args) -> tuple[Path, Path | None]:
     for s in data["schedulers"]:
         s["scheduler"] = str(ROOT / "schedulers" / Path(s["scheduler"]).name)
     data["schedulers"] = [s for s in data["schedulers"] if s["name"] in policies]
+    data["schedulers"] += [{"name": p, "scheduler": p} for p in policies if p not in POLICIES]
     out.mkdir(parents=True, exist_ok=True)
     spec = out / "spec.toml"
     with atomic_write(spec) as fh:
@@ -286,7 +297,9 @@ def main() -> int:
     parser.add_argument("--seeds", default="0,1,2,3,4", help="workload seeds, comma-separated (default 0-4)")
     parser.add_argument("--synthetic-jobs", type=int, default=512, help="jobs of a 5.1.1 workload (default 512)")
     parser.add_argument("--kth-jobs", type=int, default=500, help="jobs of a 5.1.2 KTH slice (default 500)")
-    parser.add_argument("--policies", default=",".join(POLICIES), help="policies, comma-separated (default: all 8)")
+    parser.add_argument("--policies", default=",".join(POLICIES),
+                        help="policies, comma-separated (default: all 8; any other heterogeneous-mapping policy "
+                             "name of `coburst policies --family hetero`, plugins too, runs with its defaults)")
     parser.add_argument("--platforms", default=",".join(PLATFORMS),
                         help="platforms, comma-separated (default: low16,high16,dist0,dist1)")
     parser.add_argument("--parallel", type=int, default=2, help="simulations at once (default 2)")
@@ -295,9 +308,10 @@ def main() -> int:
     parser.add_argument("--report-only", action="store_true", help="do not run; tables and figures from the runs done")
     args = parser.parse_args()
     policies = [p for p in args.policies.split(",") if p]
-    unknown = [p for p in policies if p not in POLICIES]
+    unknown = [p for p in policies if p not in POLICIES and not registry_policy(p)]
     if unknown:
-        parser.error(f"--policies: unknown {', '.join(unknown)} (choose among {', '.join(POLICIES)})")
+        parser.error(f"--policies: unknown {', '.join(unknown)} (choose among {', '.join(POLICIES)}, or a name of "
+                     "`coburst policies --family hetero`)")
     bad = [p for p in args.platforms.split(",") if p and p not in PLATFORMS]
     if bad:
         parser.error(f"--platforms: unknown {', '.join(bad)} (choose among {', '.join(PLATFORMS)})")

@@ -103,6 +103,31 @@ def campaign_spec(args, models: list[str]) -> tuple[Path, Path | None]:
     return spec, out
 
 
+def bb_policy(name: str) -> bool:
+    """Whether a ``--more-policies`` entry is a burst-buffer policy of coburst's registry
+    (``[bb:]NAME``, any spelling: ``backfill-sjf-1``, a plugin's name)."""
+    from coburst import registry
+
+    found = registry.lookup(name)
+    return found is not None and found.entry.family == "bb"
+
+
+def with_policies(spec: Path, out: Path, names: list[str]) -> Path:
+    """The campaign ``spec`` with one more scheduler per name (``--more-policies``), written
+    to ``out``/spec.toml (the bundled file's relative paths made absolute)."""
+    data = tomllib.loads(spec.read_text(encoding="utf-8"))
+    if spec == TOML:
+        data["platforms"] = [str(PLATFORM)]
+        data["prepare"]["run"] = [[a.replace("{spec_dir}/..", str(ROOT)) for a in cmd] for cmd in data["prepare"]["run"]]
+    data["campaign"].pop("out", None)
+    data["schedulers"] += [{"scheduler": p} for p in names]
+    out.mkdir(parents=True, exist_ok=True)
+    path = out / "spec.toml"
+    with atomic_write(path) as fh:
+        fh.write(dumps_toml(data))
+    return path
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--jobs", type=int, default=1000,
@@ -115,16 +140,30 @@ def main() -> int:
     parser.add_argument("--seed", type=int, default=0, help="workload seed (burst-buffer requests), default 0")
     parser.add_argument("--parallel", type=int, default=2, help="simulations run at once (default 2)")
     parser.add_argument("--models", default=",".join(MODELS), help="job models, comma-separated")
+    parser.add_argument("--more-policies", default="", metavar="NAMES",
+                        help="more burst-buffer policies run and tabulated beside the four, comma-separated (any "
+                             "name of `coburst policies --family bb`, plugins too); default OUT "
+                             "out/reservation_study[_<variant>]_with_<names>")
     args = parser.parse_args()
     if args.jobs < 1:
         parser.error("--jobs must be >= 1")
     models = [m for m in args.models.split(",") if m]
     if any(m not in MODELS for m in models):
         parser.error(f"--models: choose among {', '.join(MODELS)}")
+    more = [p for p in args.more_policies.split(",") if p]
+    bad = [p for p in more if p in POLICIES or not bb_policy(p)]
+    if bad:
+        parser.error(f"--more-policies: {', '.join(bad)}: not a burst-buffer policy beyond {', '.join(POLICIES)} "
+                     "(`coburst policies --family bb` lists them)")
+    policies = [*POLICIES, *more]
     console = Console(width=None if sys.stdout.isatty() else 132)  # tables not cut when redirected
 
     io_adapter = (ROOT / "coburst" / "adapter" / "io_aware.py").is_file()
     spec, out_arg = campaign_spec(args, models)
+    if more:
+        base = out_arg or ROOT / "out" / "reservation_study"
+        out_arg = Path(args.out) if args.out else base.with_name(f"{base.name}_with_{'_'.join(more)}")
+        spec = with_policies(spec, out_arg, more)
     cmd = [*COBURST, "campaign", str(spec), "--jobs", str(max(1, args.parallel))]
     if out_arg is not None:
         cmd += ["--out", str(out_arg)]
@@ -146,7 +185,7 @@ def main() -> int:
                       "(one parallel_homogeneous phase each)[/yellow]")
     results = []
     for model in models:
-        for policy in POLICIES:
+        for policy in policies:
             run = runs_of.get((model, policy))
             status = read_status(runs_dir(out) / run.run_id) if run else None
             if status is None:
@@ -162,7 +201,7 @@ def main() -> int:
                     "io_aware_dynamic": io_adapter, "models": {}}
     for model in models:
         runs = {}
-        for policy in POLICIES:
+        for policy in policies:
             if any(r[0] == model and r[1] == policy for r in failed):
                 continue
             df = read_jobs(runs_dir(out) / runs_of[(model, policy)].run_id / f"{PREFIX_NAME}_jobs.csv")
