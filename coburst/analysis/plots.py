@@ -38,6 +38,7 @@ from coburst.analysis import timeseries
 from coburst.analysis.tables import group_columns, metric_columns
 from coburst.errors import InputError
 
+#: the figure kinds, in the order a report shows them
 KINDS = ("gantt", "boxen", "tail", "ci", "normalised", "timeseries", "pareto", "corr")
 FORMATS = ("png", "svg")
 DPI = 80

@@ -20,7 +20,7 @@ and with reservations / new starts (:meth:`Profile.occupy`).  Queries:
   contains a segment that alone has too few free nodes or free BB bytes (per-segment
   counts kept up to date by :meth:`Profile.occupy`);
 * :meth:`Profile.earliest_start` / :meth:`Profile.allocation_now` -- the same for a
-  :class:`~coburst.core.state.Job`.
+  :class:`~coburst.core.job.Job`.
 
 :meth:`Profile.copy` is cheap (a few microseconds): optimisers try plans on copies.
 
@@ -83,18 +83,18 @@ def _dup_row(a: np.ndarray, i: int) -> np.ndarray:
 
 class JobQueries:
     """What both availability profiles (:class:`Profile`, :class:`~coburst.core.maskprofile.
-    MaskProfile`) answer alike: the queries by :class:`~coburst.core.state.Job` and the
+    MaskProfile`) answer alike: the queries by :class:`~coburst.core.job.Job` and the
     breakpoints."""
 
     __slots__ = ()
 
     def earliest_start(self, job, not_before: float | None = None,
                        storage: bool = True) -> tuple[float, Allocation] | None:
-        """:meth:`earliest` for a :class:`~coburst.core.state.Job`."""
+        """:meth:`earliest` for a :class:`~coburst.core.job.Job`."""
         return self.earliest(job.res, job.walltime, job.bb, storage, not_before)
 
     def allocation_now(self, job, storage: bool = True) -> Allocation | None:
-        """:meth:`alloc_now` for a :class:`~coburst.core.state.Job`."""
+        """:meth:`alloc_now` for a :class:`~coburst.core.job.Job`."""
         return self.alloc_now(job.res, job.walltime, job.bb, storage)
 
     @property

@@ -3,7 +3,7 @@
 Two levels:
 
 * the scheduling core's (:func:`clusters`, :func:`workloads`): a
-  :class:`~coburst.core.cluster.Cluster` and :class:`~coburst.core.state.Job` lists for
+  :class:`~coburst.core.cluster.Cluster` and :class:`~coburst.core.job.Job` lists for
   :func:`coburst.core.replay.replay` (a policy driven without a simulator);
 * the simulator's (:func:`dragonfly_cases`): a dragonfly platform with burst-buffer nodes (the
   XML coburst's generator writes) and a Batsim workload (``delay`` and
