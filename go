@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
-# coburst set-up and entry point:  ./go demo  |  ./go test  [extra pytest args]
+# coburst set-up and entry point:  ./go demo  |  ./go test  [extra pytest args]  |  ./go docs
 #
 # Does all the set-up a fresh Debian/Ubuntu machine needs, then runs the main job or the
 # test suite: system packages for building SimGrid (cmake, g++, Boost headers; installed with
 # apt-get when running as root or with password-less sudo, otherwise an actionable message),
 # uv (into .tools/ when not on PATH), the locked Python environment (uv sync --locked; the
 # first time this builds simgrid==4.1 from its sdist: 10-20 minutes), then the command.
+# ./go docs builds the documentation site (docs/, executing its tutorials) into docs/_build/html.
 set -euo pipefail
 cd "$(dirname "$0")"
 
@@ -94,6 +95,7 @@ cmd=${1:-}
 case "$cmd" in
   demo) setup; exec "$UV" run --locked --no-sync coburst demo "$@" ;;
   test) setup; need_test_tools; exec "$UV" run --locked --no-sync python -m pytest -n 2 -q "$@" ;;
+  docs) setup; exec "$UV" run --locked --no-sync sphinx-build -W --keep-going -n -b html docs docs/_build/html "$@" ;;
   setup) setup ;;
-  *) echo "usage: ./go demo | ./go test [pytest args] | ./go setup" >&2; exit 2 ;;
+  *) echo "usage: ./go demo | ./go test [pytest args] | ./go docs [sphinx-build args] | ./go setup" >&2; exit 2 ;;
 esac
