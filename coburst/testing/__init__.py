@@ -14,8 +14,9 @@
   :func:`check_invariants`, :func:`check_reservations_kept`;
 * outputs read back as records (:mod:`coburst.testing.records`);
 * hypothesis strategies for random platforms and workloads
-  (:mod:`coburst.testing.strategies`, needs ``hypothesis``; ``clusters``, ``workloads``,
-  ``dragonfly_cases`` served from here on first use).
+  (:mod:`coburst.testing.strategies`, needs ``hypothesis``; served from here on first use):
+  ``clusters`` and ``workloads`` (the scheduling core's), ``dragonfly_cases``,
+  ``cosched_cases`` and ``hetero_cases`` (a platform and a workload for each family).
 """
 
 from __future__ import annotations
@@ -25,7 +26,8 @@ from typing import TYPE_CHECKING
 from coburst.lazy import module_getattr
 
 if TYPE_CHECKING:  # pragma: no cover
-    from coburst.testing.strategies import DragonflyCase, clusters, dragonfly_cases, workloads
+    from coburst.testing.strategies import (DragonflyCase, PlatformCase, clusters, cosched_cases, dragonfly_cases,
+                                            hetero_cases, workloads)
 
 from coburst.testing.invariants import (assert_capacities, assert_every_job_ends, assert_invariants,
                                         assert_reservations_kept, assert_same_bytes, check_invariants,
@@ -35,8 +37,8 @@ from coburst.testing.run import PolicyRun, RunFailed, assert_deterministic, run_
 __all__ = ["run_policy", "PolicyRun", "RunFailed", "assert_deterministic", "assert_capacities",
            "assert_every_job_ends", "assert_invariants", "assert_reservations_kept", "assert_same_bytes",
            "check_invariants", "check_reservations_kept", "clusters", "workloads", "dragonfly_cases",
-           "DragonflyCase"]
+           "DragonflyCase", "cosched_cases", "hetero_cases", "PlatformCase"]
 
 #: the strategies, served on first use (importing this package does not import hypothesis)
-__getattr__ = module_getattr(__name__, {"clusters": "strategies", "workloads": "strategies",
-                                        "dragonfly_cases": "strategies", "DragonflyCase": "strategies"})
+__getattr__ = module_getattr(__name__, {name: "strategies" for name in (
+    "clusters", "workloads", "dragonfly_cases", "DragonflyCase", "cosched_cases", "hetero_cases", "PlatformCase")})

@@ -5,11 +5,12 @@ Two levels:
 * the scheduling core's (:func:`clusters`, :func:`workloads`): a
   :class:`~coburst.core.cluster.Cluster` and :class:`~coburst.core.job.Job` lists for
   :func:`coburst.core.replay.replay` (a policy driven without a simulator);
-* the simulator's (:func:`dragonfly_cases`): a dragonfly platform with burst-buffer nodes (the
-  XML coburst's generator writes) and a Batsim workload (``delay`` and
-  ``parallel_homogeneous`` profiles, per-node ``bb`` requests, jobs killed at their walltime,
-  jobs that never fit), written to files by :meth:`DragonflyCase.write` for
-  :func:`coburst.testing.run_policy`.
+* the simulator's, one per policy family, written to files by their ``write`` method for
+  :func:`coburst.testing.run_policy`: :func:`dragonfly_cases` (``bb``: a dragonfly with
+  burst-buffer nodes, ``delay`` and ``parallel_homogeneous`` profiles, per-node ``bb``
+  requests, jobs killed at their walltime, jobs that never fit), :func:`cosched_cases`
+  (``cosched``: a node-sharing platform, whole-node jobs with applications) and
+  :func:`hetero_cases` (``hetero``: a heterogeneous cluster, multi-task jobs).
 """
 
 from __future__ import annotations
@@ -22,7 +23,8 @@ from hypothesis import strategies as st
 from coburst.core.cluster import Cluster
 from coburst.core.state import Job
 
-__all__ = ["UNIT", "clusters", "workloads", "GB", "SPEED", "TOPOLOGIES", "DragonflyCase", "dragonfly_cases"]
+__all__ = ["UNIT", "clusters", "workloads", "GB", "SPEED", "TOPOLOGIES", "DragonflyCase", "dragonfly_cases",
+           "PlatformCase", "cosched_cases", "hetero_cases"]
 
 UNIT = 1000  # BB bytes unit in generated cases
 
@@ -153,3 +155,77 @@ def dragonfly_cases(draw, min_jobs: int = 5, max_jobs: int = 25) -> DragonflyCas
         runtime[i] = float(run)
         jobs.append({"id": i, "subtime": sub, "walltime": wall, "res": res, "profile": f"p{i}", "bb": bb})
     return DragonflyCase(topo, bbpc, cap_units * GB, jobs, profiles, runtime, exact)
+
+
+# ---------------------------------------------------------------------- the other families
+@dataclass
+class PlatformCase:
+    """A platform (its XML text) and a Batsim workload for it, for one policy family."""
+
+    family: str
+    platform_xml: str
+    workload: dict
+
+    def write(self, folder: str | Path) -> tuple[Path, Path]:
+        """Write ``platform.xml`` and ``workload.json`` into ``folder``; return their paths."""
+        import json
+
+        folder = Path(folder)
+        platform = folder / "platform.xml"
+        platform.write_text(self.platform_xml)
+        workload = folder / "workload.json"
+        workload.write_text(json.dumps(self.workload, separators=(",", ":")) + "\n", encoding="utf-8")
+        return platform, workload
+
+
+@st.composite
+def cosched_cases(draw, max_nodes: int = 4, min_jobs: int = 3, max_jobs: int = 12,
+                  apps: tuple[str, ...] = ("cg.E.512", "mg.E.128", "lu.E.512", "ft.E.512")) -> PlatformCase:
+    """A node-sharing platform (``coburst platform cosched``: 2..``max_nodes`` ARIS nodes, four
+    half-socket units each) and jobs of whole nodes (``res`` = nodes x 4; now and then one
+    node more than the machine, or a width that is not whole nodes: rejected), applications
+    of the ARIS NAS heatmap (or none), delay profiles sometimes past the walltime (killed)."""
+    from coburst.platforms.cosched import CoschedSpec, render_xml
+
+    spec = CoschedSpec(nodes=draw(st.integers(2, max_nodes)))
+    per_node = spec.units_per_node
+    jobs, profiles, sub = [], {}, 0
+    for i in range(draw(st.integers(min_jobs, max_jobs))):
+        sub += draw(st.sampled_from([0, 0, 1, 3, 7]))
+        nodes = draw(st.integers(1, spec.nodes + 1))
+        res = nodes * per_node if draw(st.integers(0, 9)) else max(1, nodes * per_node - 1)
+        wall = draw(st.integers(5, 40))
+        run = draw(st.integers(1, wall + 3))
+        profiles[f"p{i}"] = {"type": "delay", "delay": run}
+        job = {"id": i, "subtime": sub, "walltime": wall, "res": res, "profile": f"p{i}"}
+        app = draw(st.sampled_from((None, *apps)))
+        if app is not None:
+            job["app"] = app
+        jobs.append(job)
+    return PlatformCase("cosched", render_xml(spec), {"nb_res": spec.nb_units, "jobs": jobs, "profiles": profiles})
+
+
+@st.composite
+def hetero_cases(draw, max_types: int = 3, max_nodes: int = 3, max_cores: int = 4, min_jobs: int = 3,
+                 max_jobs: int = 14) -> PlatformCase:
+    """A heterogeneous cluster (``coburst platform hetero``: 1..``max_types`` node types of
+    1..``max_nodes`` nodes with 1..``max_cores`` cores, clocks drawn in a range) and
+    ``parallel_homogeneous`` jobs (``res`` tasks on one node; now and then wider than every
+    node: rejected), with or without a walltime."""
+    from coburst.platforms.hetero import NodeType, build, render_xml
+
+    types = []
+    for k in range(draw(st.integers(1, max_types))):
+        lo = draw(st.integers(10, 40)) / 10
+        types.append(NodeType(f"t{k}", draw(st.integers(1, max_nodes)), draw(st.integers(1, max_cores)),
+                              (lo, lo + draw(st.integers(0, 20)) / 10)))
+    plat = build(types, draw(st.integers(0, 1000)))
+    widest = max(len(n.cores) for n in plat.nodes)
+    jobs, profiles, sub = [], {}, 0
+    for i in range(draw(st.integers(min_jobs, max_jobs))):
+        sub += draw(st.sampled_from([0, 0, 1, 5, 20]))
+        res = draw(st.integers(1, widest + (1 if draw(st.integers(0, 9)) == 0 else 0)))
+        profiles[f"p{i}"] = {"type": "parallel_homogeneous", "cpu": draw(st.integers(1, 40)) * 1e9, "com": 0}
+        wall = draw(st.sampled_from([-1, -1, 1000]))
+        jobs.append({"id": i, "subtime": sub, "walltime": wall, "res": res, "profile": f"p{i}"})
+    return PlatformCase("hetero", render_xml(plat), {"nb_res": plat.nb_cores, "jobs": jobs, "profiles": profiles})
