@@ -32,6 +32,10 @@ Cases:
                 9 records are dropped; 28,453 on the 96-node dragonfly), ``easyBackfill``
                 (skipped with ``--quick``).
 
+The KTH log is the Parallel Workloads Archive's ``KTH-SP2-1996-2.1-cln.swf``: ``--swf PATH``,
+else in ``$COBURST_SWF_DIR``, else in ``../shared/data/swf`` beside the checkout (not in this
+repository); without it the two cases that read it are skipped, saying so.
+
 ``--against DIR``: two more engines, ``before-zmq`` and ``before-inprocess``: the same
 commands with another coburst source tree first on ``PYTHONPATH`` (e.g. ``git archive REV | tar
 -x -C DIR``: a copy of the tree before a change), interleaved with the others; each case then
@@ -50,8 +54,8 @@ per second of wall time, CPU, peak RSS, and the marginal cost per job between si
 = linear).  1M jobs is opt-in (``--scaling-max 1000000``); otherwise it is extrapolated from
 the 10k -> 100k marginal costs and labelled so.
 
-The real Batsim is ``--batsim PATH``, else ``$BATSIM``, else ``../shared/tools/batsim/batsim``
-next to the repository; without it only coburst's figures are printed.
+The real Batsim is ``--batsim PATH``, else ``$BATSIM``, else ``batsim`` on ``PATH``; without it
+only coburst's figures are printed.
 """
 
 from __future__ import annotations
@@ -81,7 +85,10 @@ CACHE = BENCH / ".cache"
 VENV_BIN = Path(sys.executable).parent
 COBURST = VENV_BIN / "coburst"
 PYBATSIM = VENV_BIN / "pybatsim"
-SWF = ROOT / "workloads" / "KTH-SP2-1996-2.1-cln.swf"
+sys.path.insert(0, str(ROOT / "tests"))
+from shared_data import missing, swf_log  # noqa: E402  (tests/shared_data.py: where the KTH log lies)
+
+SWF = swf_log()  # --swf replaces it
 KTH_SP2 = ROOT / "platforms" / "kth_sp2.xml"
 DRAGONFLY = ROOT / "platforms" / "dragonfly96.xml"
 ENGINES = ("batsim", "coburst-zmq", "coburst-inprocess")
@@ -562,7 +569,7 @@ def bench_scaling(nodes_list: list[int], sizes: list[int], max_jobs: int, tmp: P
 # ----------------------------------------------------------------------------- main
 
 def find_batsim(cli: str | None) -> str | None:
-    for cand in (cli, os.environ.get("BATSIM"), str(ROOT.parent / "shared" / "tools" / "batsim" / "batsim")):
+    for cand in (cli, os.environ.get("BATSIM"), shutil.which("batsim")):
         if cand and Path(cand).is_file() and os.access(cand, os.X_OK):
             return str(Path(cand).resolve())
         if cand and cand == cli:
@@ -673,13 +680,20 @@ def main() -> None:
                              "core alone; Batsim writes both by default)")
     parser.add_argument("--case", action="append", choices=("delay5000", "kth2000-ph", "kth-full"),
                         help="only these cases (repeatable)")
-    parser.add_argument("--batsim", help="the real batsim binary (default $BATSIM, else ../shared/tools/batsim/batsim)")
+    parser.add_argument("--batsim", help="the real batsim binary (default $BATSIM, else batsim on PATH)")
+    parser.add_argument("--swf", type=Path, help="the KTH-SP2 log (default KTH-SP2-1996-2.1-cln.swf in $COBURST_SWF_DIR, "
+                                                 "else in ../shared/data/swf beside the checkout)")
     parser.add_argument("--no-batsim", action="store_true", help="coburst engines only")
     parser.add_argument("--against", type=Path, default=None,
                         help="another coburst source tree (before a change): before-zmq and before-inprocess engines")
     parser.add_argument("--keep", action="store_true", help="keep the run folder (printed)")
     args = parser.parse_args()
     repeat = args.repeat or (1 if args.quick else 3)
+    global SWF
+    SWF = args.swf.resolve() if args.swf else SWF
+    no_log = (f"--swf {args.swf}: no such file" if args.swf else missing(SWF)) if not SWF.is_file() else None
+    if no_log and args.case and set(args.case) & {"kth2000-ph", "kth-full"}:
+        sys.exit(f"bench_engines: error: {no_log}")
     t_start = time.perf_counter()
     batsim = None if args.no_batsim else find_batsim(args.batsim)
     facts = machine_facts(batsim)
@@ -689,7 +703,7 @@ def main() -> None:
         print(f"real Batsim: {batsim} ({facts['batsim']}, SimGrid {facts['batsim_simgrid']})")
     else:
         why = "not used (--no-batsim)" if args.no_batsim else \
-            "NOT found (--batsim, $BATSIM, ../shared/tools/batsim/batsim)"
+            "NOT found (--batsim, $BATSIM, batsim on PATH)"
         print(f"real Batsim {why}: coburst figures only")
     print(f"coburst {facts['coburst']} on SimGrid {facts['coburst_simgrid']}; pybatsim {facts['pybatsim']}")
     engines = [e for e in ENGINES if batsim or e != "batsim"]
@@ -711,6 +725,9 @@ def main() -> None:
         if not args.scaling_only:
             wanted = args.case or ["delay5000", "kth2000-ph"] + ([] if args.quick else ["kth-full"])
             for name in wanted:
+                if name != "delay5000" and no_log:
+                    print(f"{name}: skipped: {no_log}")
+                    continue
                 if name == "delay5000":
                     case = Case(name, "5000 KTH jobs as delay jobs, kth_sp2.xml (100 nodes), pybatsim easyBackfill",
                                 KTH_SP2, ROOT / "workloads" / "kth_sp2_delay_5000.json", "easyBackfill")

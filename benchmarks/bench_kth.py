@@ -1,10 +1,13 @@
 """Benchmark: the full KTH-SP2 log, Alloc-Only model, ``backfill-sjf-1`` through ``coburst sim``.
 
     .venv/bin/python benchmarks/bench_kth.py [--jobs N] [--policy backfill-sjf-1] [--baseline fcfs] [--repeat 1]
+                                             [--swf PATH]
 
 The workload is generated deterministically into a temporary directory with the converter
-(``coburst workload swf workloads/KTH-SP2-1996-2.1-cln.swf --seed 0``: all 28,453 usable jobs,
-or the first ``--jobs N``) for ``platforms/dragonfly96.xml`` (96 compute nodes, 12 BB nodes).
+(``coburst workload swf KTH-SP2-1996-2.1-cln.swf --seed 0``: all 28,453 usable jobs, or the
+first ``--jobs N``; the log is ``--swf PATH``, else in ``$COBURST_SWF_DIR``, else in
+``../shared/data/swf`` beside the checkout: the Parallel Workloads Archive's, not in this
+repository) for ``platforms/dragonfly96.xml`` (96 compute nodes, 12 BB nodes).
 Each run is two processes, as in benchmarks/bench_sim.py: the pybatsim scheduler
 (``schedulers/coburstBackfill.py -o '{"policy": ...}'``) and ``coburst sim``; the script
 prints the wall time, the CPU time of the simulator and of the scheduler (``os.wait4``
@@ -28,7 +31,9 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 VENV_BIN = Path(sys.executable).parent
-LOG = ROOT / "workloads" / "KTH-SP2-1996-2.1-cln.swf"
+sys.path.insert(0, str(ROOT / "tests"))
+from shared_data import missing, swf_log  # noqa: E402  (tests/shared_data.py: where the KTH log lies)
+
 PLATFORM = ROOT / "platforms" / "dragonfly96.xml"
 SCHEDULER = ROOT / "schedulers" / "coburstBackfill.py"
 
@@ -39,8 +44,8 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def make_workload(path: Path, jobs: int | None) -> int:
-    cmd = [sys.executable, "-m", "coburst", "workload", "swf", str(LOG), "--seed", "0", "-p", str(PLATFORM),
+def make_workload(log: Path, path: Path, jobs: int | None) -> int:
+    cmd = [sys.executable, "-m", "coburst", "workload", "swf", str(log), "--seed", "0", "-p", str(PLATFORM),
            "-q", "-o", str(path)]
     if jobs:
         cmd += ["--max-jobs", str(jobs)]
@@ -78,12 +83,17 @@ def main() -> None:
     parser.add_argument("--policy", default="backfill-sjf-1")
     parser.add_argument("--baseline", default="fcfs", help="policy measured in the same run for the ratios")
     parser.add_argument("--repeat", type=int, default=1, help="runs per policy (medians reported)")
+    parser.add_argument("--swf", type=Path, help="the KTH-SP2 log (default KTH-SP2-1996-2.1-cln.swf in "
+                                                 "$COBURST_SWF_DIR, else in ../shared/data/swf beside the checkout)")
     args = parser.parse_args()
+    log = args.swf or swf_log()
+    if not log.is_file():
+        parser.error(f"--swf {args.swf}: no such file" if args.swf else missing(log))
     load0 = os.getloadavg()
     with tempfile.TemporaryDirectory(prefix="coburst-bench-kth-") as tmp:
         tmp = Path(tmp)
         t0 = time.perf_counter()
-        n = make_workload(tmp / "kth.json", args.jobs)
+        n = make_workload(log, tmp / "kth.json", args.jobs)
         print(f"KTH-SP2 Alloc-Only, {n:,} jobs on {PLATFORM.name} (workload generated in "
               f"{time.perf_counter() - t0:.1f} s); load average {load0[0]:.1f} on {os.cpu_count()} CPUs")
         results = {}

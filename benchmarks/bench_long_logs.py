@@ -1,9 +1,11 @@
 """Long logs (issue 25): wall time, peak memory of every process and jobs per second on the KTH
 log repeated end to end, and memory against simulated time.
 
-    .venv/bin/python benchmarks/bench_long_logs.py [--million] [--no-batsim] [--batsim PATH]
+    .venv/bin/python benchmarks/bench_long_logs.py [--million] [--no-batsim] [--batsim PATH] [--swf PATH]
 
-Workloads: the whole KTH-SP2 log as delay jobs (``coburst workload swf --model delay
+Workloads: the whole KTH-SP2 log (the Parallel Workloads Archive's, not in this repository:
+``--swf PATH``, else ``KTH-SP2-1996-2.1-cln.swf`` in ``$COBURST_SWF_DIR``, else in
+``../shared/data/swf`` beside the checkout) as delay jobs (``coburst workload swf --model delay
 --repeat K``) on ``platforms/kth_sp2.xml``: x1 (28,467 jobs), x10 (284,670) and, with
 ``--million``, x36 (1,024,812 jobs; about a quarter of an hour).  Scheduler: EASY
 backfilling (``schedulers/coburstEasy.py``, i.e. ``coburst run easy``).  Engines:
@@ -46,7 +48,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_engines import (  # noqa: E402
     CACHE, COBURST, KTH_SP2, PYBATSIM, ROOT, SWF, RunFailed, _free_port, _listening, _spawn, _wait, find_batsim,
-    machine_facts,
+    machine_facts, missing,
 )
 
 SCHEDULER = str(ROOT / "schedulers" / "coburstEasy.py")
@@ -217,11 +219,17 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--million", action="store_true", help="also KTH x36 (1,024,812 jobs), coburst only")
     parser.add_argument("--no-batsim", action="store_true", help="skip the real Batsim")
-    parser.add_argument("--batsim", help="the Batsim binary (default $BATSIM, ../shared/tools/batsim/batsim)")
+    parser.add_argument("--batsim", help="the Batsim binary (default $BATSIM, else batsim on PATH)")
+    parser.add_argument("--swf", type=Path, help="the KTH-SP2 log (default KTH-SP2-1996-2.1-cln.swf in "
+                                                 "$COBURST_SWF_DIR, else in ../shared/data/swf beside the checkout)")
     parser.add_argument("--repeats", default=None, help="comma-separated log repetitions (default 1,10[,36])")
     parser.add_argument("--io-aware", nargs="?", type=int, const=0, default=None, metavar="N",
                         help="the IO-Aware KTH rows instead (first N jobs; without N: the whole log)")
     args = parser.parse_args()
+    global SWF
+    SWF = args.swf.resolve() if args.swf else SWF
+    if not SWF.is_file():
+        parser.error(f"--swf {args.swf}: no such file" if args.swf else missing(SWF))
     if args.io_aware is not None:
         facts = machine_facts(None)
         print(f"# long logs, IO-Aware, {facts['date']}, {facts['cores']} cores {facts['cpu']}, "

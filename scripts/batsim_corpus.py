@@ -2,14 +2,15 @@
 """Batsim 4.2.1's own test corpus on both engines: every (platform, workload) pair that makes
 sense, with pybatsim's example schedulers, on the real Batsim and on ``coburst sim``.
 
-    BATSIM=../shared/tools/batsim/batsim .venv/bin/python scripts/batsim_corpus.py -j 2
-    BATSIM=... .venv/bin/python scripts/batsim_corpus.py /work/.mirror/oar-team+batsim/repo \\
+    BATSIM=/path/to/batsim .venv/bin/python scripts/batsim_corpus.py -j 2
+    BATSIM=... .venv/bin/python scripts/batsim_corpus.py /path/to/batsim-repository \\
         --scheduler easyBackfill                      # a Batsim git repository: tag v4.2.1
 
 The argument is a folder holding Batsim's ``platforms/`` and ``workloads/`` folders (default
-``tests/data/batsim-4.2.1``: Batsim's own at tag v4.2.1, vendored for the test suite), or a
-Batsim git repository (bare or not), whose tag ``--tag`` (default ``v4.2.1``) is extracted
-into a temporary folder.  coburst itself never reads these files.
+``$COBURST_BATSIM_DATA``, else ``../shared/data/batsim-4.2.1`` beside the checkout: Batsim's
+own at tag v4.2.1, not in this repository), or a Batsim git repository (bare or not), whose
+tag ``--tag`` (default ``v4.2.1``) is extracted into a temporary folder.  coburst itself
+never reads these files.
 
 Pairs: every ``*.xml`` platform under ``platforms/`` with every ``*.json`` workload under
 ``workloads/`` (sub-folders included) whose ``nb_res`` is at most the platform's number of
@@ -48,10 +49,11 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "tests"))
 
+from shared_data import batsim_data, missing  # noqa: E402  (tests/ is on sys.path)
+
 SCHEDULERS = ("fillerSched", "easyBackfill", "schedFcfs")
 #: the scheduler each name runs as: pybatsim's fillerSched with a fixed order (tests/schedulers/)
 RUN_AS = {"fillerSched": "fillerSchedById"}
-CORPUS = REPO / "tests" / "data" / "batsim-4.2.1"
 
 _COUNT_HOSTS = r"""
 import sys
@@ -83,6 +85,8 @@ def corpus_root(source: Path, tag: str, tmp: Path) -> Path:
     the git repository ``source`` extracted under ``tmp``."""
     if (source / "platforms").is_dir() and (source / "workloads").is_dir():
         return source
+    if not source.exists():
+        sys.exit(f"batsim_corpus: {missing(source) if source == batsim_data() else f'{source}: not found'}")
     archive = subprocess.run(["git", "-C", str(source), "archive", tag, "platforms", "workloads"],
                              capture_output=True, check=False)
     if archive.returncode != 0:
@@ -195,9 +199,9 @@ def run_one(root: Path, platform: Path, workload: Path, scheduler: str, work: Pa
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("source", type=Path, nargs="?", default=CORPUS,
+    parser.add_argument("source", type=Path, nargs="?", default=batsim_data(),
                         help="folder with platforms/ and workloads/, or a Batsim git repository "
-                             "(default tests/data/batsim-4.2.1)")
+                             "(default $COBURST_BATSIM_DATA, else ../shared/data/batsim-4.2.1)")
     parser.add_argument("--tag", default="v4.2.1", help="git tag to extract from a repository (default v4.2.1)")
     parser.add_argument("--scheduler", action="append", help="pybatsim scheduler (repeatable; default the three "
                         "example schedulers)")

@@ -10,9 +10,11 @@
    512 single-task jobs at t = 0, requested time 100-3000 s) on ``platforms/hetero_low16.xml``
    (Table 2) and ``hetero_high16.xml`` (Table 3), five 500-job slices of the KTH-SP2 log with
    submit times rounded to 1e5 s (§5.1.2; the thesis used KIT ForHLR II) on ``hetero_dist0.xml``
-   (Table 4) and ``hetero_dist1.xml`` (Table 5); the eight policies of the thesis' figures
-   (IRMaSim's ``shortest_fastest``, ``longest_fastest``, ``first_first``, ``full_random``; the
-   thesis' ``min_min``, ``max_min``, ``duplex``, ``astar`` with 128 vertices); energy on (-E).
+   (Table 4) and ``hetero_dist1.xml`` (Table 5) (the log is read from the campaign's
+   ``{swf_dir}``: ``$COBURST_SWF_DIR``, else ``../shared/data/swf`` beside the checkout); the
+   eight policies of the thesis' figures (IRMaSim's ``shortest_fastest``, ``longest_fastest``,
+   ``first_first``, ``full_random``; the thesis' ``min_min``, ``max_min``, ``duplex``, ``astar``
+   with 128 vertices); energy on (-E).
 2. The §5.2 metrics per run: total time (makespan), mean waiting time, mean slowdown
    (turnaround / execution time) and mean bounded slowdown with IRMaSim's bound of 10 s
    (``Simulator.bounded_slowdown_statistics``: ``max(turnaround / max(execution, 10), 1)``),
@@ -114,7 +116,6 @@ def campaign_spec(args) -> tuple[Path, Path | None]:
     run = data["prepare"]["run"]
     run[0][-2:-2] = ["--jobs", str(args.synthetic_jobs)]
     run[1][-2:-2] = ["--length", str(args.kth_jobs)]
-    run[1] = [a.replace("{spec_dir}/../workloads", str(ROOT / "workloads")) for a in run[1]]
     data["platforms"] = [p for p in data["platforms"] if p["name"] in platforms]
     for p in data["platforms"]:
         p["path"] = str(ROOT / "platforms" / Path(p["path"]).name)

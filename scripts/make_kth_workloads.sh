@@ -3,12 +3,29 @@
 # time periods, for both job models (Alloc-Only and IO-Aware), on the thesis platform.
 # Deterministic: the same SEED gives byte-identical files.
 #
-#   scripts/make_kth_workloads.sh [OUT_DIR]        (default OUT_DIR: out/workloads/kth)
-#   SEED=3 scripts/make_kth_workloads.sh           (default SEED: 0)
+#   scripts/make_kth_workloads.sh [--swf LOG] [OUT_DIR]   (default OUT_DIR: out/workloads/kth)
+#   SEED=3 scripts/make_kth_workloads.sh                  (default SEED: 0)
 #
+# LOG is the Parallel Workloads Archive's KTH-SP2 log, by default KTH-SP2-1996-2.1-cln.swf in
+# $COBURST_SWF_DIR, else in ../shared/data/swf beside the checkout (not in this repository).
 # Writes OUT_DIR/kth_alloc_only.json, OUT_DIR/kth_alloc_only.part01.json .. part16.json,
 # and the same for kth_io_aware. About 15 s and 45 MB in all.
 set -euo pipefail
+KTH=KTH-SP2-1996-2.1-cln.swf
+WHAT="the KTH-SP2 log; set COBURST_SWF_DIR to the folder of SWF logs, or give --swf LOG"
+if [ "${1:-}" = "--swf" ]; then
+  [ -n "${2:-}" ] || { echo "make_kth_workloads.sh: --swf needs a path" >&2; exit 2; }
+  LOG=$(realpath -m -- "$2") WHAT="--swf"
+  shift 2
+elif [ -n "${COBURST_SWF_DIR:-}" ]; then
+  LOG=$(realpath -m -- "$COBURST_SWF_DIR")/$KTH
+else
+  LOG=$(realpath -m -- "$(dirname "$0")/../../shared/data/swf")/$KTH
+fi
+if [ ! -f "$LOG" ]; then
+  echo "make_kth_workloads.sh: $LOG: not found ($WHAT)" >&2
+  exit 2
+fi
 cd "$(dirname "$0")/.."
 OUT=${1:-out/workloads/kth}
 SEED=${SEED:-0}
@@ -19,7 +36,6 @@ elif [ -x .venv/bin/python ]; then
 else
   CMD=(python3 -m coburst)
 fi
-LOG=workloads/KTH-SP2-1996-2.1-cln.swf
 PLATFORM=platforms/dragonfly96.xml
 mkdir -p "$OUT"
 for model in alloc-only io-aware; do

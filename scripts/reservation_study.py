@@ -4,12 +4,15 @@ KTH-SP2 (Kopański 2020, §4.2), Alloc-Only and IO-Aware job models, platforms/d
 
     .venv/bin/python scripts/reservation_study.py [--jobs 1000] [--out out/reservation_study] [--seed 0]
     .venv/bin/python scripts/reservation_study.py --part 3          # the thesis' 3rd of 16 periods
+    .venv/bin/python scripts/reservation_study.py --swf PATH        # the KTH-SP2 log from elsewhere
 
 A campaign (``scripts/reservation_study.toml``, ``coburst campaign``) plus the study's tables:
 
-1. converts the first ``--jobs`` jobs of workloads/KTH-SP2-1996-2.1-cln.swf (or one of its
-   16 time periods, ``--part``) with ``coburst workload swf`` under both job models (the
-   campaign's ``[prepare]`` step);
+1. converts the first ``--jobs`` jobs of the Parallel Workloads Archive's KTH-SP2 log (``--swf``,
+   default ``KTH-SP2-1996-2.1-cln.swf`` in ``$COBURST_SWF_DIR``, else in ``../shared/data/swf``
+   beside the checkout: the campaign's ``{swf_dir}``), or one of its 16 time periods
+   (``--part``), with ``coburst workload swf`` under both job models (the campaign's
+   ``[prepare]`` step);
 2. runs every policy through ``coburst run`` (the campaign: resumable, ``--parallel`` runs at
    a time); IO-Aware jobs run their phases as dynamic sub-jobs (``--enable-dynamic-jobs``,
    adapter coburst/adapter/io_aware.py);
@@ -19,7 +22,7 @@ A campaign (``scripts/reservation_study.toml``, ``coburst campaign``) plus the s
    longer than with backfill-1).  The analysis is coburst/analysis/study.py.
 
 With the default options this is exactly ``coburst campaign scripts/reservation_study.toml``
-(output folder out/reservation_study); other ``--jobs``/``--part``/``--seed``/``--models``
+(output folder out/reservation_study); other ``--jobs``/``--part``/``--seed``/``--models``/``--swf``
 make a variant of that campaign (OUT/spec.toml, default OUT out/reservation_study_<variant>).
 
 Outputs: the campaign folder (OUT/workloads/*.json, OUT/runs/<run-id>/out_jobs.csv ...),
@@ -48,12 +51,13 @@ from coburst.campaign.spec import dumps_toml, load_campaign  # noqa: E402
 from coburst.fileio import atomic_write  # noqa: E402
 
 TOML = ROOT / "scripts" / "reservation_study.toml"
-LOG = ROOT / "workloads" / "KTH-SP2-1996-2.1-cln.swf"
+#: the log, as the campaign names it
+LOG = "{swf_dir}/KTH-SP2-1996-2.1-cln.swf"
 PLATFORM = ROOT / "platforms" / "dragonfly96.xml"
 POLICIES = ("fcfs", "no-future-1", "backfill-1", "filler")
 MODELS = ("alloc-only", "io-aware")
 COBURST = [sys.executable, "-m", "coburst"]
-DEFAULTS = {"jobs": 1000, "part": None, "seed": 0, "models": list(MODELS)}
+DEFAULTS = {"jobs": 1000, "part": None, "seed": 0, "models": list(MODELS), "swf": None}
 
 
 def _clean(obj):
@@ -70,10 +74,11 @@ def _clean(obj):
 def campaign_spec(args, models: list[str]) -> tuple[Path, Path | None]:
     """(campaign file, --out or None) for these options: the bundled file for the defaults,
     else a variant of it written to OUT/spec.toml."""
-    if {"jobs": args.jobs, "part": args.part, "seed": args.seed, "models": models} == DEFAULTS:
+    if {"jobs": args.jobs, "part": args.part, "seed": args.seed, "models": models, "swf": args.swf} == DEFAULTS:
         return TOML, Path(args.out) if args.out else None
     variant = (f"part{args.part:02d}" if args.part else f"first{args.jobs}") + f"_seed{args.seed}" + \
-        ("" if models == list(MODELS) else "_" + "_".join(models))
+        ("" if models == list(MODELS) else "_" + "_".join(models)) + \
+        ("" if args.swf is None else "_" + Path(args.swf).stem)
     out = Path(args.out) if args.out else ROOT / "out" / f"reservation_study_{variant}"
     data = tomllib.loads(TOML.read_text(encoding="utf-8"))
     data["campaign"].pop("out", None)
@@ -85,7 +90,8 @@ def campaign_spec(args, models: list[str]) -> tuple[Path, Path | None]:
     run, creates = [], []
     for w in data["workloads"]:
         name = f"{{out}}/workloads/kth_{w['labels']['model'].replace('-', '_')}.seed{{seed}}.json"
-        cmd = ["{python}", "-m", "coburst", "workload", "swf", str(LOG), "--model", w["labels"]["model"], "--seed",
+        log = LOG if args.swf is None else str(Path(args.swf).resolve()).replace("{", "{{").replace("}", "}}")
+        cmd = ["{python}", "-m", "coburst", "workload", "swf", log, "--model", w["labels"]["model"], "--seed",
                "{seed}", "-p", str(PLATFORM), "-q", "-o", name]
         if args.part:
             cmd[-2:-2] = ["--split", "16"]
@@ -144,9 +150,13 @@ def main() -> int:
                         help="more burst-buffer policies run and tabulated beside the four, comma-separated (any "
                              "name of `coburst policies --family bb`, plugins too); default OUT "
                              "out/reservation_study[_<variant>]_with_<names>")
+    parser.add_argument("--swf", metavar="PATH", help="the KTH-SP2 log (default: KTH-SP2-1996-2.1-cln.swf in "
+                        "$COBURST_SWF_DIR, else in ../shared/data/swf beside the checkout)")
     args = parser.parse_args()
     if args.jobs < 1:
         parser.error("--jobs must be >= 1")
+    if args.swf is not None and not Path(args.swf).is_file():
+        parser.error(f"--swf: {args.swf}: no such file")
     models = [m for m in args.models.split(",") if m]
     if any(m not in MODELS for m in models):
         parser.error(f"--models: choose among {', '.join(MODELS)}")

@@ -3,6 +3,7 @@ start, campaign files, and running ``coburst campaign`` as a real process."""
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import subprocess
@@ -10,7 +11,8 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-SWF = ROOT / "workloads" / "KTH-SP2-1996-2.1-cln.swf"
+#: the first 5000 jobs of the KTH-SP2 log as delay jobs on 100 nodes (shipped, see README)
+DELAY_5000 = ROOT / "workloads" / "kth_sp2_delay_5000.json"
 PLATFORM = ROOT / "platforms" / "kth_sp2.xml"
 
 #: a coburst pybatsim scheduler that appends the run's id to the file named by its "mark"
@@ -32,14 +34,21 @@ class Marked(CoburstScheduler):
 
 
 def delay_workloads(folder: Path, sizes: list[int]) -> list[Path]:
-    from coburst.workloads.delay import write_delay_workload
+    """``d<n>.json``: the first ``n`` jobs of :data:`DELAY_5000`, the file ``coburst workload``'s
+    delay conversion of the log's first ``n`` jobs would be."""
+    from coburst.workloads.batsim_json import write_workload
 
     folder.mkdir(parents=True, exist_ok=True)
+    full = json.loads(DELAY_5000.read_text())
     paths = []
     for n in sizes:
         path = folder / f"d{n}.json"
         if not path.exists():
-            write_delay_workload(SWF, path, 100, n)
+            jobs = full["jobs"][:n]
+            used = {j["profile"] for j in jobs}
+            profiles = {k: v for k, v in full["profiles"].items() if k in used}
+            write_workload({"nb_res": full["nb_res"], "description": full["description"], "jobs": jobs,
+                            "profiles": dict(sorted(profiles.items(), key=lambda kv: kv[1]["delay"]))}, path)
         paths.append(path)
     return paths
 

@@ -3,8 +3,8 @@ same result; a check Batsim does not make is a warning (stderr, file and place),
 coburst could not simulate the input correctly.
 
 Each case is a small input of our own reproducing what Batsim's own corpus showed
-(``tests/test_batsim_corpus.py`` runs that corpus, vendored in ``tests/data/batsim-4.2.1``,
-case by case; ``scripts/batsim_corpus.py`` prints it as a table):
+(``tests/test_batsim_corpus.py`` runs that corpus, read from ``../shared/data/batsim-4.2.1``
+or ``COBURST_BATSIM_DATA``, case by case; ``scripts/batsim_corpus.py`` prints it as a table):
 
 * far dates (Batsim's ``test_long_workload.json`` submits jobs up to 1e17 s): no 2**32 s
   limit, and the scheduler's dates read back as RapidJSON reads them; negative submission
@@ -21,7 +21,6 @@ case by case; ``scripts/batsim_corpus.py`` prints it as a table):
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
@@ -31,6 +30,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from crossengine import assert_identical, needs_batsim, run_both
+from shared_data import needs_batsim_data
 from simharness import BATSIM, REPO, run_sim, workload
 
 from coburst.simulator.protocol import batsim_date, rapidjson_double
@@ -260,37 +260,12 @@ def test_master_in_a_nested_full_zone_identical_to_batsim(tmp_path):
 
 
 # ------------------------------------------------------------------ Batsim's own corpus
-#: Batsim's repository, when at hand (the vendored copy of tests/data/batsim-4.2.1 is checked against it)
-BATSIM_REPO = Path(os.environ.get("BATSIM_REPO", "/work/.mirror/oar-team+batsim/repo"))
-CORPUS = REPO / "tests" / "data" / "batsim-4.2.1"
-needs_repo = pytest.mark.skipif(not ((BATSIM_REPO / "HEAD").exists() or (BATSIM_REPO / ".git").exists()),
-                                reason=f"Batsim's git repository not at hand (set BATSIM_REPO; looked at {BATSIM_REPO})")
-
-
-@needs_repo
-def test_vendored_corpus_is_batsims():
-    """tests/data/batsim-4.2.1 holds Batsim's platforms/, workloads/, events/ and LICENSE at tag
-    v4.2.1, every file, byte for byte, and nothing else but its README."""
-    listing = subprocess.run(["git", "-C", str(BATSIM_REPO), "ls-tree", "-r", "v4.2.1", "platforms", "workloads",
-                              "events", "LICENSE"], capture_output=True, text=True, check=True).stdout
-    tag = {line.split("\t", 1)[1]: line.split()[2] for line in listing.splitlines()}
-    ours = {str(f.relative_to(CORPUS)) for f in CORPUS.rglob("*") if f.is_file()} - {"README.md"}
-    assert ours == set(tag), (sorted(ours - set(tag)), sorted(set(tag) - ours))
-    blobs = subprocess.run(["git", "hash-object", *sorted(tag)], cwd=CORPUS, capture_output=True, text=True,
-                           check=True).stdout.split()
-    assert dict(zip(sorted(tag), blobs)) == tag
-
-
 @pytest.mark.skipif(not BATSIM, reason="cross-engine: needs the real Batsim 4.2.1 binary in BATSIM")
-@pytest.mark.parametrize("source", ["vendored", "repository"])
-def test_batsim_corpus_script(tmp_path, source):
-    """``scripts/batsim_corpus.py`` on a slice of the corpus, from the vendored folder (its
-    default) and from a Batsim repository's tag; the whole corpus runs case by case in
-    ``tests/test_batsim_corpus.py``."""
-    if source == "repository" and not ((BATSIM_REPO / "HEAD").exists() or (BATSIM_REPO / ".git").exists()):
-        pytest.skip(f"Batsim's git repository not at hand (set BATSIM_REPO; looked at {BATSIM_REPO})")
-    where = [str(BATSIM_REPO)] if source == "repository" else []
-    proc = subprocess.run([sys.executable, str(REPO / "scripts" / "batsim_corpus.py"), *where,
+@needs_batsim_data()
+def test_batsim_corpus_script(tmp_path):
+    """``scripts/batsim_corpus.py`` on a slice of the corpus, from its default folder (the
+    shared corpus); the whole corpus runs case by case in ``tests/test_batsim_corpus.py``."""
+    proc = subprocess.run([sys.executable, str(REPO / "scripts" / "batsim_corpus.py"),
                            "--platforms", "platforms/small_platform.xml", "--workloads", "workloads/test_[cd]*.json",
                            "-j", "2", "--wait", "60"], capture_output=True, text=True, timeout=280)
     table = proc.stdout.split("# table (sorted)\n", 1)[-1].splitlines()[1:]

@@ -1,7 +1,9 @@
 """Issue 22, deliverable 2: Batsim 4.2.1's own test corpus on both engines, in the suite.
 
-``tests/data/batsim-4.2.1/`` holds Batsim's ``platforms/``, ``workloads/`` and ``events/`` at
-tag v4.2.1 (see its README).  Every (platform, workload) pair whose ``nb_res`` fits the
+Batsim's ``platforms/``, ``workloads/`` and ``events/`` at tag v4.2.1 are read where
+``shared_data.batsim_data()`` says (``COBURST_BATSIM_DATA``, default
+``../shared/data/batsim-4.2.1``; Batsim's files, not in this repository): without them, every
+test here is skipped with a message naming the folder.  Every (platform, workload) pair whose ``nb_res`` fits the
 platform's compute hosts, with each of pybatsim's three example schedulers, is one case
 here (``scripts/batsim_corpus.py`` pairs them the same way).  Each case asserts the outcome
 it must have, and reaches it quickly (no case waits for a hang):
@@ -39,9 +41,11 @@ import pytest
 
 import simharness
 from crossengine import differences, needs_batsim
-from simharness import DATA, run_sim
+from shared_data import batsim_data, needs_batsim_data
+from simharness import run_sim
 
-CORPUS = DATA / "batsim-4.2.1"
+CORPUS = batsim_data()
+pytestmark = needs_batsim_data()
 SCHEDULERS = ("fillerSched", "easyBackfill", "schedFcfs")
 #: the scheduler file each name runs as (tests/schedulers/)
 RUN_AS = {"fillerSched": "fillerSchedById"}

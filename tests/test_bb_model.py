@@ -15,9 +15,9 @@ from scipy import stats
 from coburst.errors import InputError
 from coburst.models.bb_request import BBRequestModel
 from coburst.models.fit import best, cross_validate
+from shared_data import need_swf
 
 ROOT = Path(__file__).resolve().parents[1]
-KTH = ROOT / "workloads" / "KTH-SP2-1996-2.1-cln.swf"
 GB = 10**9
 
 
@@ -154,7 +154,7 @@ def test_cli_fit_bb_on_synthetic_swf(tmp_path):
 
 
 def test_cli_fit_bb_on_kth_explains_missing_memory():
-    proc = run_cli("model", "fit-bb", str(KTH))
+    proc = run_cli("model", "fit-bb", str(need_swf()))
     assert proc.returncode == 2
     assert "field 10 (requested memory): no job has a positive value" in proc.stderr
     assert "Table 2.3" in proc.stderr and "Traceback" not in proc.stderr

@@ -19,6 +19,7 @@ from campaign_support import (PLATFORM, ROOT, campaign_cmd, delay_workloads, job
 from coburst.campaign.spec import dumps_toml, load_campaign
 from coburst.cli.main import main
 from coburst.errors import InputError
+from shared_data import swf_dir
 
 
 def cli(capsys, *args) -> tuple[int, str, str]:
@@ -326,3 +327,58 @@ name = "both"
                                                    "sched=fcfs__wl=only_kth__plat=kth__seed=0"]
     with pytest.raises(InputError, match=r"workloads\[0\]\.platforms\[0\].*no platform named 'nope'"):
         load_campaign(write(tmp_path / "d.toml", text.replace('platforms = ["kth"]', 'platforms = ["nope"]')))
+
+
+# ---------------------------------------------------------------------------- {swf_dir}
+#: a prepare step reading an SWF log from {swf_dir} (it copies a delay workload: the log is
+#: only checked)
+SWF_SPEC = f'''
+platforms = ["{PLATFORM}"]
+[prepare]
+run = [["{{python}}", "-c", "import shutil, sys; shutil.copy('src/d20.json', sys.argv[2])", "{{swf_dir}}/log.swf",
+        "{{out}}/w.json"]]
+creates = ["{{out}}/w.json"]
+[[schedulers]]
+scheduler = "fcfs"
+[[workloads]]
+path = "{{out}}/w.json"
+'''
+
+
+def test_swf_dir_placeholder(tmp_path, monkeypatch):
+    """``{swf_dir}``: ``$COBURST_SWF_DIR`` (made absolute), else ``../shared/data/swf`` beside
+    the checkout, as the tests' own ``shared_data.swf_dir``; arguments starting with it are the
+    prepare step's inputs."""
+    spec = write(tmp_path / "c.toml", SWF_SPEC)
+    monkeypatch.delenv("COBURST_SWF_DIR", raising=False)
+    camp = load_campaign(spec)
+    assert camp.prepare_run[0][3] == str(ROOT.parent / "shared" / "data" / "swf" / "log.swf")
+    assert camp.prepare_run[0][3] == str(swf_dir() / "log.swf")
+    assert camp.prepare_inputs == [("prepare.run[0][3]", swf_dir() / "log.swf")]
+    monkeypatch.setenv("COBURST_SWF_DIR", str(tmp_path / "logs"))
+    assert load_campaign(spec).prepare_run[0][3] == str(tmp_path / "logs" / "log.swf")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("COBURST_SWF_DIR", "rel")
+    assert load_campaign(spec).prepare_run[0][3] == str(tmp_path / "rel" / "log.swf")
+    with pytest.raises(InputError, match="not usable as a label"):
+        load_campaign(write(tmp_path / "d.toml", SWF_SPEC + 'labels = { swf_dir = "x" }\n'))
+
+
+def test_a_missing_swf_log_is_named_before_the_prepare_step(tmp_path, capsys, monkeypatch):
+    delay_workloads(tmp_path / "src", [20])
+    spec = write(tmp_path / "c.toml", SWF_SPEC)
+    logs = tmp_path / "logs"
+    monkeypatch.setenv("COBURST_SWF_DIR", str(logs))
+    out = tmp_path / "o"
+    code, _, err = cli(capsys, spec, "--out", out)
+    assert code == 2 and "Traceback" not in err
+    assert err.strip() == (f"coburst campaign: error: {spec}: prepare.run[0][3]: file not found: {logs / 'log.swf'} "
+                           "({swf_dir} is $COBURST_SWF_DIR, else ../shared/data/swf beside the coburst checkout)")
+    assert not (out / "w.json").exists()
+    logs.mkdir()
+    (logs / "log.swf").write_text("")
+    code, _, err = cli(capsys, spec, "--out", out)
+    assert code == 0, err
+    (logs / "log.swf").unlink()  # the prepare step's outputs exist: the log is not needed again
+    code, _, err = cli(capsys, spec, "--out", out)
+    assert code == 0, err

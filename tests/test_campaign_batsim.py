@@ -16,7 +16,7 @@ BATSIM = os.environ.get("BATSIM")
 
 
 @pytest.mark.skipif(not BATSIM, reason="cross-engine campaign test: needs the real Batsim 4.2.1 binary in the "
-                                       "environment variable BATSIM (e.g. BATSIM=../shared/tools/batsim/batsim)")
+                                       "environment variable BATSIM (BATSIM=/path/to/batsim)")
 def test_batsim_engine_campaign_matches_coburst(tmp_path):
     delay_workloads(tmp_path / "wl", [30, 60])
     spec = tmp_path / "c.toml"

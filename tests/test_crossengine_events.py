@@ -8,7 +8,8 @@ Batsim tests its events with, made deterministic) and everything Batsim writes i
 
 * Batsim's own inputs (``events/test_events_4hosts.txt``, ``events/test_generic_event.txt``
   with the platform and workloads Batsim's ``test/test_externalevents.py`` uses), read from
-  Batsim's repository (``BATSIM_REPO``, default the local mirror);
+  Batsim's files beside the checkout (``COBURST_BATSIM_DATA``, default
+  ``../shared/data/batsim-4.2.1``; skipped, naming the file, without them);
 * small inputs of our own: a machine made unavailable while idle and while it runs a job
   (Batsim does not kill the job: it ends normally and the machine stays unavailable; a
   scheduler may kill it, ``kill_on_unavailable``), available again, several events at one
@@ -26,12 +27,11 @@ import pytest
 
 from crossengine import assert_identical, needs_batsim, run_both
 from simharness import CLUSTER_MASTER, run_sim, workload
-from test_energy_crossengine import BATSIM_REPO, HAVE_BATSIM_FILES, batsim_file
+from shared_data import batsim_file, needs_batsim_data
 
 pytestmark = needs_batsim
 
-needs_repo = pytest.mark.skipif(not HAVE_BATSIM_FILES,
-                                reason=f"Batsim's repository not at hand (set BATSIM_REPO; looked in {BATSIM_REPO})")
+needs_repo = needs_batsim_data()
 
 DELAY = {"d10": {"type": "delay", "delay": 10}, "d30": {"type": "delay", "delay": 30}}
 

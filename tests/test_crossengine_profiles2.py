@@ -4,8 +4,9 @@
 
 * Batsim's own usage-trace test inputs (``workloads/test_usage_trace.json`` and its
   ``usage-trace/`` folder on ``platforms/small_platform_usage_replay.xml``: 100-core hosts, the
-  replayed traces' 4-byte messages cross explicit routes), read from Batsim's repository
-  (``BATSIM_REPO``, default the local mirror) into the test's temporary folder;
+  replayed traces' 4-byte messages cross explicit routes), copied from Batsim's files beside
+  the checkout (``COBURST_BATSIM_DATA``, default ``../shared/data/batsim-4.2.1``) into the
+  test's temporary folder;
 * small inputs written here: walltimes reached and kills in the middle of a replay, ranks
   sharing a host, ranks mapped by ``smpi_ranks_to_hosts_mapping``, usage traces inside
   composed profiles, trace-file quirks (comments, blank lines, another rank's lines, no final
@@ -17,42 +18,17 @@
 from __future__ import annotations
 
 import json
-import os
-import shutil
-import subprocess
 from pathlib import Path
 
 import pytest
 
 from crossengine import assert_energy_identical, assert_identical, jobs_rows, needs_batsim, run_both
+from shared_data import batsim_tree, needs_batsim_data
 from simharness import run_sim, workload
 
 pytestmark = [needs_batsim, pytest.mark.timeout(600)]
 
-BATSIM_REPO = Path(os.environ.get("BATSIM_REPO", "/work/.mirror/oar-team+batsim/repo"))
-BATSIM_FILES = Path(__file__).resolve().parent / "data" / "batsim-4.2.1"  # vendored, else BATSIM_REPO
-needs_repo = pytest.mark.skipif(not BATSIM_FILES.is_dir() and not (BATSIM_REPO / "HEAD").exists()
-                                and not (BATSIM_REPO / ".git").exists(),
-                                reason=f"Batsim's repository not at hand (set BATSIM_REPO; looked at {BATSIM_REPO})")
-
-
-def batsim_tree(tmp_path: Path, *names: str) -> Path:
-    """Files and folders of Batsim's repository at tag v4.2.1, extracted under ``tmp_path``
-    (their relative layout kept: a usage_trace profile names its trace relative to the
-    workload's folder)."""
-    if BATSIM_FILES.is_dir():
-        for name in names:
-            src, dst = BATSIM_FILES / name, tmp_path / name
-            dst.parent.mkdir(parents=True, exist_ok=True)
-            if src.is_dir():
-                shutil.copytree(src, dst)
-            else:
-                shutil.copy2(src, dst)
-        return tmp_path
-    archive = subprocess.run(["git", "-C", str(BATSIM_REPO), "archive", "v4.2.1", *names], capture_output=True,
-                             check=True).stdout
-    subprocess.run(["tar", "-x", "-C", str(tmp_path)], input=archive, check=True)
-    return tmp_path
+needs_repo = needs_batsim_data()
 
 
 # ------------------------------------------------------------------------------ usage_trace

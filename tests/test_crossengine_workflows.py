@@ -6,7 +6,8 @@ scheduler, and everything Batsim writes is compared (:func:`crossengine.assert_i
 Batsim's own input is ``workloads/GENOME.d.351024866.5.dax`` on ``platforms/cluster512.xml``
 (what its ``test/test_workflow.py`` runs, there with batsched's fcfs; here with pybatsim's
 ``easyBackfill`` and the deterministic filler of ``tests/schedulers/eventsFiller.py``), read
-from Batsim's repository (``BATSIM_REPO``, default the local mirror); the other cases use
+from Batsim's files beside the checkout (``COBURST_BATSIM_DATA``, default
+``../shared/data/batsim-4.2.1``; skipped, naming the file, without them); the other cases use
 small DAX files of our own.
 """
 
@@ -18,12 +19,11 @@ import pytest
 
 from crossengine import assert_identical, needs_batsim, run_both
 from simharness import CLUSTER_MASTER, run_sim, workload
-from test_energy_crossengine import BATSIM_REPO, HAVE_BATSIM_FILES, batsim_file
+from shared_data import batsim_file, needs_batsim_data
 
 pytestmark = needs_batsim
 
-needs_repo = pytest.mark.skipif(not HAVE_BATSIM_FILES,
-                                reason=f"Batsim's repository not at hand (set BATSIM_REPO; looked in {BATSIM_REPO})")
+needs_repo = needs_batsim_data()
 
 M = ["-m", "master_0"]
 

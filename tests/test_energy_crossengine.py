@@ -14,19 +14,19 @@ explicit routes and pybatsim's ``fcfsSchedSleep`` pstate layout (0-2 compute, 3 
 5 on).  The scheduler is ``tests/schedulers/energyProbe.py`` (pybatsim 3.2.1's energy
 schedulers are unusable on Batsim 4.2.1: ``fcfsSchedSleep`` reads pstates as integers,
 ``easyEnergyBudget`` is unmaintained).  When
-Batsim's repository is at hand (``BATSIM_REPO``, default the local mirror), its own energy
-platforms and ``test_energy_minimal_load*`` workloads run too.
+Batsim's own files are at hand (``COBURST_BATSIM_DATA``, default ``../shared/data/batsim-4.2.1``),
+its energy platforms and ``test_energy_minimal_load*`` workloads run too.
 """
 
 from __future__ import annotations
 
-import os
 import subprocess
 from pathlib import Path
 
 import pytest
 
 from crossengine import assert_energy_identical, assert_identical, needs_batsim, run_both
+from shared_data import batsim_file, needs_batsim_data
 from simharness import workload
 
 pytestmark = [needs_batsim, pytest.mark.timeout(600)]
@@ -171,26 +171,7 @@ def test_hetero_preset(tmp_path):
     assert_energy_identical(batsim, coburst, degenerate_epower=True)
 
 
-BATSIM_REPO = Path(os.environ.get("BATSIM_REPO", "/work/.mirror/oar-team+batsim/repo"))
-#: Batsim's platforms/, workloads/, events/ at tag v4.2.1, vendored (else read from BATSIM_REPO)
-BATSIM_FILES = Path(__file__).resolve().parent / "data" / "batsim-4.2.1"
-HAVE_BATSIM_FILES = BATSIM_FILES.is_dir() or (BATSIM_REPO / "HEAD").exists()
-
-
-def batsim_file(tmp_path: Path, name: str) -> Path:
-    """A file of Batsim's repository at tag v4.2.1 (a leading blank line dropped: SimGrid
-    skips it, coburst's XML pre-check does not)."""
-    if (BATSIM_FILES / name).is_file():
-        text = (BATSIM_FILES / name).read_text()
-    else:
-        text = subprocess.run(["git", "-C", str(BATSIM_REPO), "show", f"v4.2.1:{name}"], capture_output=True,
-                              text=True, check=True).stdout
-    path = tmp_path / Path(name).name
-    path.write_text(text.lstrip("\n"))
-    return path
-
-
-@pytest.mark.skipif(not HAVE_BATSIM_FILES, reason="Batsim's files (tests/data/batsim-4.2.1 or BATSIM_REPO) not at hand")
+@needs_batsim_data()
 @pytest.mark.parametrize("platform", ["energy_platform_homogeneous_no_net_128.xml", "cluster_energy_128.xml"])
 @pytest.mark.parametrize("load", ["50"])
 def test_batsims_own_energy_platforms(tmp_path, platform, load):

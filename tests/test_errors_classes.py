@@ -16,13 +16,14 @@ from pathlib import Path
 import pytest
 
 from proc_support import alive, children, matching
+from shared_data import need_swf, needs_swf, swf_log
 
 pytestmark = pytest.mark.timeout(60)
 
 ROOT = Path(__file__).resolve().parents[1]
 COBURST = [sys.executable, "-m", "coburst"]
 PLATFORM = str(ROOT / "platforms" / "kth_sp2.xml")
-SWF = ROOT / "workloads" / "KTH-SP2-1996-2.1-cln.swf"
+SWF = swf_log()
 BIG_WORKLOAD = str(ROOT / "workloads" / "kth_sp2_delay_5000.json")
 WORKLOAD = {"nb_res": 4, "jobs": [{"id": 1, "subtime": 1, "walltime": 10, "res": 1, "profile": "d"}],
             "profiles": {"d": {"type": "delay", "delay": 5}}}
@@ -31,7 +32,8 @@ READ_ONLY = "/sys/coburst-out/x" if os.geteuid() == 0 else None
 
 
 def swf_lines(n: int = 20) -> list[str]:
-    lines = [x for x in SWF.read_text().splitlines() if x.strip() and not x.startswith(";")]
+    """The first ``n`` jobs of the KTH-SP2 log (the test is skipped without it)."""
+    lines = [x for x in need_swf().read_text().splitlines() if x.strip() and not x.startswith(";")]
     return lines[:n]
 
 
@@ -68,12 +70,21 @@ def check(proc: subprocess.CompletedProcess, tmp: Path, *fragments: str, code: i
 
 @pytest.fixture
 def files(tmp_path: Path) -> dict[str, Path]:
+    """``ok.json``, and ``ok.swf`` (the first jobs of the KTH-SP2 log) when that log is at hand
+    (:func:`swf_file` skips a test that needs it otherwise)."""
     f = {}
-    f["ok.swf"] = tmp_path / "ok.swf"
-    f["ok.swf"].write_text("\n".join(swf_lines()) + "\n")
+    if SWF.is_file():
+        f["ok.swf"] = tmp_path / "ok.swf"
+        f["ok.swf"].write_text("\n".join(swf_lines()) + "\n")
     f["ok.json"] = tmp_path / "ok.json"
     f["ok.json"].write_text(json.dumps(WORKLOAD))
     return f
+
+
+def swf_file(files: dict[str, Path]) -> Path:
+    """``ok.swf``; the test is skipped without the KTH-SP2 log."""
+    need_swf()
+    return files["ok.swf"]
 
 
 # ---------------------------------------------------------------- numbers that overflow or are not finite
@@ -99,6 +110,8 @@ def test_swf_run_time_1e308(tmp_path, files):
      "--heatmap-alone"),
 ])
 def test_option_not_finite_or_out_of_range(tmp_path, files, args, option):
+    if "ok.swf" in args:
+        swf_file(files)
     check(cli(tmp_path, *args), tmp_path, option)
 
 
@@ -108,6 +121,7 @@ def test_option_not_finite_or_out_of_range(tmp_path, files, args, option):
     ({"s": 1.0, "loc": 0, "scale": 0}, "params.scale"),
 ])
 def test_model_numbers(tmp_path, files, params, where):
+    swf_file(files)
     text = json.dumps({"distribution": "lognorm", "params": params}).replace('"NaN"', "NaN")
     (tmp_path / "m.json").write_text(text)
     check(cli(tmp_path, "workload", "swf", "ok.swf", "-o", "out.json", "--bb-model", "m.json"), tmp_path,
@@ -141,6 +155,7 @@ def test_sim_export_place_checked_first(tmp_path, files):
 
 
 def test_workload_outputs_checked_first(tmp_path, files):
+    swf_file(files)
     places = [(prefix + ".json", named) for prefix, named in output_places(tmp_path)
               if not prefix.endswith("/") and prefix != "pj"]
     places.append(("adir", "is a directory"))
@@ -300,6 +315,7 @@ def test_signal_at_time_zero_before_the_engine_runs(tmp_path, sig, code):
     nothing_left(tmp_path)
 
 
+@needs_swf()
 def test_signal_stops_a_long_conversion(tmp_path):
     proc = subprocess.Popen([*COBURST, "workload", "swf", str(SWF), "-o", "out.json", "--model", "io-aware"],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=tmp_path)

@@ -25,6 +25,7 @@ from pathlib import Path
 import pytest
 
 from campaign_support import PLATFORM, ROOT, delay_workloads, write_spec
+from shared_data import need_swf
 from coburst.cli.main import main
 
 
@@ -193,7 +194,7 @@ def test_workload_swf_names_a_non_numeric_bb_capacity(tmp_path, capsys):
     bad = re.sub(r'id="bb_capacity" value="\d+"', 'id="bb_capacity" value="40 GB"', xml)
     plat = tmp_path / "p.xml"
     plat.write_text(bad)
-    code, _, err = cli(capsys, "workload", "swf", ROOT / "workloads" / "KTH-SP2-1996-2.1-cln.swf", "-p", plat,
+    code, _, err = cli(capsys, "workload", "swf", need_swf(), "-p", plat,
                        "-o", tmp_path / "w.json", "--max-jobs", "10")
     assert code == 2, err
     line = one_error_line(err)

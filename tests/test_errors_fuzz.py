@@ -16,6 +16,7 @@ import os
 import signal
 import subprocess
 import sys
+from functools import lru_cache
 from pathlib import Path
 
 import pytest
@@ -24,13 +25,12 @@ from hypothesis import strategies as st
 
 from cli_support import call
 from proc_support import children
+from shared_data import need_swf, needs_swf, swf_log
 
 pytestmark = pytest.mark.timeout(120)
 
 ROOT = Path(__file__).resolve().parents[1]
 PLATFORM = str(ROOT / "platforms" / "kth_sp2.xml")
-SWF_LINES = [x for x in (ROOT / "workloads" / "KTH-SP2-1996-2.1-cln.swf").read_text().splitlines()
-             if x.strip() and not x.startswith(";")][:3]
 WORKLOAD = {"nb_res": 4, "jobs": [{"id": 1, "subtime": 1, "walltime": 10, "res": 2, "profile": "d"},
                                   {"id": "b", "subtime": 2, "res": 1, "profile": "c"}],
             "profiles": {"d": {"type": "delay", "delay": 5},
@@ -69,13 +69,19 @@ def rejected(code: int, err: str, folder: Path, *names: str) -> None:
 
 
 # ====================================================================== SWF
+@lru_cache(maxsize=None)
+def swf_lines() -> tuple[str, ...]:
+    """The first three jobs of the KTH-SP2 log (skipped without it)."""
+    return tuple([x for x in need_swf().read_text().splitlines() if x.strip() and not x.startswith(";")][:3])
+
+
 BAD_TOKENS = st.sampled_from(["nan", "inf", "-inf", "1e308", "-1e400", "abc", "0x10", "1.5.2", "", "--1", "1e",
                               "\u00e9", "12,5", "9" * 40])
 
 
 @st.composite
 def malformed_swf_line(draw):
-    fields = draw(st.sampled_from(SWF_LINES)).split()
+    fields = draw(st.sampled_from(swf_lines())).split()
     defect = draw(st.sampled_from(["token", "count", "fraction"]))
     if defect == "token":
         i = draw(st.integers(0, 17))
@@ -92,10 +98,11 @@ def malformed_swf_line(draw):
     return " ".join(fields)
 
 
+@needs_swf()
 @settings(FUZZ, max_examples=12)
 @given(line=malformed_swf_line(), where=st.integers(0, 3))
 def test_fuzz_swf_lines(tmp_path, line, where):
-    lines = SWF_LINES[:]
+    lines = list(swf_lines())
     lines.insert(where, line)
     path = tmp_path / "log.swf"
     path.write_text("; Version: 2.2\n" + "\n".join(lines) + "\n")
@@ -109,7 +116,7 @@ def test_swf_truncated_at_every_byte(tmp_path):
     from coburst.errors import InputError
     from coburst.workloads.swf import read_swf
 
-    data = ("\n".join(SWF_LINES) + "\n").encode()
+    data = ("\n".join(swf_lines()) + "\n").encode()
     path = tmp_path / "log.swf"
     for cut in range(0, len(data)):
         path.write_bytes(data[:cut])
@@ -325,7 +332,7 @@ NUMBERISH = st.sampled_from(["nan", "inf", "-inf", "NaN", "1e999", "-1e999", "",
 
 def swf_file(tmp: Path) -> Path:
     f = tmp / "log.swf"
-    f.write_text("\n".join(SWF_LINES) + "\n")
+    f.write_text("\n".join(swf_lines()) + "\n")
     return f
 
 
@@ -343,14 +350,18 @@ COMMANDS = [
 ]
 
 
+#: the commands reading an SWF log are left out without the KTH-SP2 log
+OPTION_CASES = [(c, o) for c, opts in COMMANDS for o in opts if "{swf}" not in c or swf_log().is_file()]
+
+
 @settings(FUZZ, max_examples=60)
-@given(case=st.sampled_from([(c, o) for c, opts in COMMANDS for o in opts]), value=NUMBERISH)
+@given(case=st.sampled_from(OPTION_CASES), value=NUMBERISH)
 def test_fuzz_option_values(tmp_path, case, value):
     base, option = case
     for p in tmp_path.glob("out*"):
         p.unlink()
-    args = [a.format(swf=swf_file(tmp_path), out=tmp_path / "out", missing=tmp_path / "missing.json")
-            for a in base]
+    swf = swf_file(tmp_path) if "{swf}" in base else None
+    args = [a.format(swf=swf, out=tmp_path / "out", missing=tmp_path / "missing.json") for a in base]
     if base[0] in ("sim", "run"):
         args += ["-e", str(tmp_path / "out")]
     code, err = call(*args, f"{option}={value}" if option.startswith("--") else option, *(

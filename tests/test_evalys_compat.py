@@ -13,7 +13,7 @@ import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 import pytest  # noqa: E402
 
-from simharness import REPO  # noqa: E402
+from shared_data import need_swf  # noqa: E402
 
 from coburst.analysis import evalys_compat as ec  # noqa: E402
 
@@ -24,7 +24,7 @@ from evalys.workload import Workload  # noqa: E402
 
 @pytest.fixture(scope="module")
 def swf(tmp_path_factory):
-    src = (REPO / "workloads" / "KTH-SP2-1996-2.1-cln.swf").read_text().splitlines()
+    src = need_swf().read_text().splitlines()
     header = [line for line in src[:60] if line.startswith(";")]
     body = [line for line in src if not line.startswith(";")][:300]
     p = tmp_path_factory.mktemp("swf") / "kth300.swf"

@@ -14,6 +14,7 @@ import hetero_fixtures as hf
 from crossengine import assert_energy_identical, assert_identical, jobs_rows, needs_batsim, run_both
 from simharness import COBURST, REPO
 from hetero_fixtures import NODES, check_invariants, random_jobs
+from shared_data import need_swf
 
 CASES = [("heteroMinMin", {}), ("heteroMaxMin", {"mapping": "deferred"}), ("heteroDuplex", {}),
          ("heteroAStar", {"mapping": "deferred"}),
@@ -52,7 +53,7 @@ def test_on_a_distributed_heterogeneity_preset_with_a_kth_slice(tmp_path):
     ``coburst workload hetero --swf`` (§5.1.2: a KTH slice, multi-task jobs, daily batches)."""
     plat, wl = tmp_path / "dist0.xml", tmp_path / "kth.json"
     for args in (["platform", "hetero", "--preset", "dist0", "-o", str(plat)],
-                 ["workload", "hetero", "--swf", str(REPO / "workloads" / "KTH-SP2-1996-2.1-cln.swf"),
+                 ["workload", "hetero", "--swf", str(need_swf()),
                   "--length", "30", "--start", "200", "-o", str(wl), "-q"]):
         subprocess.run([str(COBURST), *args], check=True, capture_output=True, timeout=120)
     batsim, coburst = run_both(tmp_path, workloads=[wl], platform=plat, scheduler=str(REPO / "schedulers" / "heteroDuplex.py"),

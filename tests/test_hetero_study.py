@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 from coburst.campaign.spec import load_campaign
+from shared_data import need_swf
 
 ROOT = Path(__file__).resolve().parents[1]
 SCRIPT = ROOT / "scripts" / "hetero_study.py"
@@ -26,6 +27,7 @@ def test_the_campaign_file_pairs_each_environment_with_its_platforms():
 
 
 def test_reduced_study_end_to_end(tmp_path):
+    need_swf()  # the KTH slices of the dist1 platform
     out, figs = tmp_path / "study", tmp_path / "figs"
     cmd = [sys.executable, str(SCRIPT), "--seeds", "0", "--synthetic-jobs", "24", "--kth-jobs", "30",
            "--policies", "shortest_fastest,duplex", "--platforms", "low16,dist1", "--out", str(out), "--figures", str(figs)]

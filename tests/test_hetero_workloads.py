@@ -22,8 +22,9 @@ sys.path.insert(0, str(Path(__file__).parent))
 from crossengine import assert_identical, needs_batsim, run_both  # noqa: E402
 from simharness import COBURST, REPO, run_sim, write_json  # noqa: E402
 from hetero_fixtures import IRMASIM, needs_irmasim  # noqa: E402
+from shared_data import need_swf, swf_log  # noqa: E402
 
-KTH = REPO / "workloads" / "KTH-SP2-1996-2.1-cln.swf"
+KTH = swf_log()
 
 
 def cli(*args: str, cwd: Path) -> subprocess.CompletedProcess:
@@ -76,7 +77,7 @@ def test_synthetic_invariants(seed, n, lo, width, ref):
 # ----------------------------------------------------------------------------- §5.1.2
 @pytest.fixture(scope="module")
 def kth_log():
-    return read_swf(KTH)
+    return read_swf(need_swf())
 
 
 @pytest.fixture(scope="module")
@@ -143,7 +144,7 @@ def test_realistic_bad_options(kwargs, option, kth_log):
 
 
 def test_realistic_cli_and_errors(tmp_path):
-    lines = KTH.read_text().splitlines(keepends=True)
+    lines = need_swf().read_text().splitlines(keepends=True)
     small = tmp_path / "kth_head.swf"  # the header and the first 200 jobs of the KTH log
     small.write_text("".join(line for line in lines if line.startswith(";"))
                      + "".join([line for line in lines if not line.startswith(";")][:200]))

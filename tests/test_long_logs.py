@@ -18,16 +18,16 @@ from pathlib import Path
 import pytest
 
 from coburst.simulator import workload as simworkload
+from shared_data import need_swf
 
 ROOT = Path(__file__).resolve().parents[1]
-SWF = ROOT / "workloads" / "KTH-SP2-1996-2.1-cln.swf"
 PLATFORM = str(ROOT / "platforms" / "kth_sp2.xml")
 OUTPUTS = ("_jobs.csv", "_machine_states.csv", "_schedule.trace")
 
 
 def swf_workload(tmp_path: Path, repeat: int, jobs: int = 300) -> Path:
     out = tmp_path / f"kth_{jobs}x{repeat}.json"
-    subprocess.run([sys.executable, "-m", "coburst.cli.main", "workload", "swf", str(SWF), "--model", "delay",
+    subprocess.run([sys.executable, "-m", "coburst.cli.main", "workload", "swf", str(need_swf()), "--model", "delay",
                     "-p", PLATFORM, "--max-jobs", str(jobs), "--repeat", str(repeat), "-q", "-o", str(out)],
                    check=True, cwd=ROOT)
     return out

@@ -16,16 +16,16 @@ import pytest
 
 from coburst.simulator.jobs import ProfileKeys, ProfileTable
 from coburst.simulator.workload import Profile
+from shared_data import need_swf
 
 ROOT = Path(__file__).resolve().parents[1]
-SWF = ROOT / "workloads" / "KTH-SP2-1996-2.1-cln.swf"
 PLATFORM = str(ROOT / "platforms" / "dragonfly96.xml")
 TOOL = Path(__file__).resolve().parent / "tools" / "live_jobs.py"
 
 
 def io_workload(tmp_path: Path, repeat: int, jobs: int = 100) -> Path:
     out = tmp_path / f"kth_io_{jobs}x{repeat}.json"
-    subprocess.run([sys.executable, "-m", "coburst.cli.main", "workload", "swf", str(SWF), "--model", "io-aware",
+    subprocess.run([sys.executable, "-m", "coburst.cli.main", "workload", "swf", str(need_swf()), "--model", "io-aware",
                     "-p", PLATFORM, "--max-jobs", str(jobs), "--repeat", str(repeat), "-q", "-o", str(out)],
                    check=True, cwd=ROOT)
     return out

@@ -1,4 +1,5 @@
-"""SWF 2.2 parser and selection policy: real KTH log, and every malformed-input path."""
+"""SWF 2.2 parser and selection policy: real KTH log (``shared_data.need_swf``: skipped without
+it), and every malformed-input path."""
 
 from __future__ import annotations
 
@@ -11,9 +12,9 @@ import pytest
 from coburst.errors import InputError
 from coburst.workloads.jobmodels import select_jobs
 from coburst.workloads.swf import FIELDS, parse_line, read_swf
+from shared_data import need_swf
 
 ROOT = Path(__file__).resolve().parents[1]
-KTH = ROOT / "workloads" / "KTH-SP2-1996-2.1-cln.swf"
 
 GOOD = """; Version: 2.2
 ; Computer: test
@@ -52,7 +53,7 @@ def test_reads_header_and_records(tmp_path):
 
 
 def test_kth_log_is_parsed_and_filtered_like_the_thesis():
-    log = read_swf(KTH)
+    log = read_swf(need_swf())
     assert len(log.jobs) == 28476
     assert log.header["Installation"].startswith("Swedish Royal Institute")
     kept, report = select_jobs(log.jobs, 96)

@@ -19,9 +19,9 @@ import numpy as np
 import pytest
 
 from coburst.workloads.batsim_json import read_workload
+from shared_data import need_swf
 
 ROOT = Path(__file__).resolve().parents[1]
-KTH = ROOT / "workloads" / "KTH-SP2-1996-2.1-cln.swf"
 DF96 = ROOT / "platforms" / "dragonfly96.xml"
 
 
@@ -68,7 +68,7 @@ needs_sim = pytest.mark.skipif(
 @needs_sim
 def test_round_trip_1000_kth_jobs_alloc_only_with_easy_backfill(tmp_path):
     workload = tmp_path / "kth1000.json"
-    proc = run_cli("workload", "swf", str(KTH), "--max-jobs", "1000", "-o", str(workload), "-q")
+    proc = run_cli("workload", "swf", str(need_swf()), "--max-jobs", "1000", "-o", str(workload), "-q")
     assert proc.returncode == 0, proc.stderr
     doc = read_workload(workload)
     rows = _simulate(tmp_path, workload)

@@ -21,8 +21,8 @@ paper run, against 164 missing before).
 
 Checked here: a tiny Vivaldi case on both engines (fails with the correctly rounded reading:
 coburst printed ``0.000000`` where Batsim prints ``-0.000000``), the six corpus pairs (from
-``tests/data/batsim-4.2.1/`` when present, else Batsim's repository: ``BATSIM_REPO``, default
-the local mirror), the readings of the whole and the streamed workload readers against
+Batsim's files beside the checkout: ``COBURST_BATSIM_DATA``, default
+``../shared/data/batsim-4.2.1``), the readings of the whole and the streamed workload readers against
 :func:`rapidjson_double` (hypothesis), end-to-end waiting times against Batsim's date
 arithmetic written out (hypothesis), and — when RapidJSON's headers and ``g++`` are at hand
 (``RAPIDJSON_REPO``, default the local mirror of Tencent/rapidjson, tag v1.1.0 as in Debian
@@ -48,9 +48,9 @@ from hypothesis import strategies as st
 from coburst.simulator.protocol import rapidjson_double
 from coburst.simulator.workload import _batsim_numbers, _Fallback, batsim_float, load_workload
 from crossengine import assert_identical, needs_batsim, run_both
+from shared_data import need_batsim_data
 from simharness import COBURST, workload
 
-BATSIM_REPO = Path(os.environ.get("BATSIM_REPO", "/work/.mirror/oar-team+batsim/repo"))
 RAPIDJSON_REPO = Path(os.environ.get("RAPIDJSON_REPO", "/work/.mirror/Tencent+rapidjson/repo"))
 
 #: two submission dates: RapidJSON reads the second one ulp below the correctly rounded value,
@@ -100,27 +100,6 @@ def test_tiny_vivaldi_waiting_time_sign_as_batsim(tmp_path):
     assert_identical(batsim, coburst)
 
 
-#: Batsim's corpus kept in the project (its platforms/ and workloads/), when there
-IN_TREE = Path(__file__).parent / "data" / "batsim-4.2.1"
-
-
-def _corpus(tmp: Path) -> Path | None:
-    """A folder with Batsim 4.2.1's ``platforms/`` and ``workloads/``: the project's copy, else
-    tag v4.2.1 of ``BATSIM_REPO`` extracted under ``tmp``, else None."""
-    if (IN_TREE / "platforms").is_dir() and (IN_TREE / "workloads").is_dir():
-        return IN_TREE
-    if not (BATSIM_REPO / "HEAD").exists() and not (BATSIM_REPO / ".git").exists():
-        return None
-    archive = subprocess.run(["git", "--git-dir", str(BATSIM_REPO if (BATSIM_REPO / "HEAD").exists()
-                                                      else BATSIM_REPO / ".git"), "archive", "v4.2.1",
-                              "platforms", "workloads"], capture_output=True, check=False)
-    if archive.returncode != 0:
-        return None
-    tmp.mkdir(parents=True, exist_ok=True)
-    subprocess.run(["tar", "-x", "-C", str(tmp)], input=archive.stdout, check=True)
-    return tmp
-
-
 @needs_batsim
 @pytest.mark.timeout(600)
 @pytest.mark.parametrize("hosts", [128, 256, 512])
@@ -129,12 +108,8 @@ def _corpus(tmp: Path) -> Path | None:
 def test_batsim_corpus_vivaldi_rows(tmp_path, hosts, wl_name):
     """The corpus pairs that differed (5 of these 6) are identical to Batsim, ``_jobs.csv``
     byte for byte with every message, ``_schedule.csv`` and ``_machine_states.csv``."""
-    root = _corpus(tmp_path / "corpus")
-    if root is None:
-        pytest.skip(f"needs Batsim's corpus: {IN_TREE} or Batsim's git repository (tag v4.2.1) in "
-                    f"BATSIM_REPO ({BATSIM_REPO})")
-    platform = root / "platforms" / f"energy_platform_homogeneous_no_net_{hosts}.xml"
-    batsim, coburst = run_both(tmp_path, workloads=[root / "workloads" / wl_name], platform=platform,
+    platform = need_batsim_data("platforms", f"energy_platform_homogeneous_no_net_{hosts}.xml")
+    batsim, coburst = run_both(tmp_path, workloads=[need_batsim_data("workloads", wl_name)], platform=platform,
                                scheduler="easyBackfill")
     assert_identical(batsim, coburst)
 

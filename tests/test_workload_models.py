@@ -15,9 +15,9 @@ from coburst.errors import InputError
 from coburst.platforms.info import read_platform
 from coburst.workloads.batsim_json import dumps, read_workload, validate
 from coburst.workloads.jobmodels import ModelParams, PlatformParams, swf_to_workloads
+from shared_data import need_swf
 
 ROOT = Path(__file__).resolve().parents[1]
-KTH = ROOT / "workloads" / "KTH-SP2-1996-2.1-cln.swf"
 DF96 = ROOT / "platforms" / "dragonfly96.xml"
 SMALL = ROOT / "platforms" / "dragonfly_small.xml"
 
@@ -49,7 +49,7 @@ def small_platform():
 
 @pytest.fixture(scope="module")
 def kth_full():
-    docs, report = swf_to_workloads(str(KTH), read_platform(DF96), ModelParams(seed=0))
+    docs, report = swf_to_workloads(str(need_swf()), read_platform(DF96), ModelParams(seed=0))
     return docs[0]
 
 
@@ -136,7 +136,7 @@ def test_kth_alloc_only_statistics(kth_full):
 
 
 def test_split_keeps_every_job_exactly_once(kth_full):
-    parts, _ = swf_to_workloads(str(KTH), read_platform(DF96), ModelParams(seed=0), split=16)
+    parts, _ = swf_to_workloads(str(need_swf()), read_platform(DF96), ModelParams(seed=0), split=16)
     assert len(parts) == 16
     full = {j["swf_id"]: j for j in kth_full["jobs"]}
     seen: list[int] = []
@@ -164,17 +164,18 @@ def test_split_keeps_every_job_exactly_once(kth_full):
 
 def test_output_is_byte_identical_and_samples_are_reproducible(tmp_path):
     # the documented command (README) reproduces the shipped sample byte for byte
+    kth = need_swf()
     out = tmp_path / "alloc-only.json"
-    proc = run_cli("workload", "swf", str(KTH.relative_to(ROOT)), "--max-jobs", "200", "-o", str(out))
+    proc = run_cli("workload", "swf", str(kth), "--max-jobs", "200", "-o", str(out))
     assert proc.returncode == 0, proc.stderr
     assert out.read_bytes() == (ROOT / "workloads" / "kth_alloc_only_sample.json").read_bytes()
     assert validate(read_workload(out))["jobs"] == 200
     platform = read_platform(DF96)
-    (io_doc,), _ = swf_to_workloads(str(KTH), platform, ModelParams(model="io-aware"), max_jobs=200,
+    (io_doc,), _ = swf_to_workloads(str(kth), platform, ModelParams(model="io-aware"), max_jobs=200,
                                     platform_name="dragonfly96.xml")
     assert dumps(io_doc).encode() == (ROOT / "workloads" / "kth_io_aware_sample.json").read_bytes()
     assert validate(io_doc)["io_jobs"] == 200
-    (seed1,), _ = swf_to_workloads(str(KTH), platform, ModelParams(seed=1), max_jobs=200,
+    (seed1,), _ = swf_to_workloads(str(kth), platform, ModelParams(seed=1), max_jobs=200,
                                    platform_name="dragonfly96.xml")
     assert dumps(seed1).encode() != out.read_bytes()
 
@@ -214,7 +215,7 @@ def test_platform_without_compute_hosts(tmp_path, small_swf):
 
 
 def test_workload_validation_messages():
-    (doc,), _ = swf_to_workloads(str(ROOT / "workloads" / "KTH-SP2-1996-2.1-cln.swf"), read_platform(SMALL),
+    (doc,), _ = swf_to_workloads(str(need_swf()), read_platform(SMALL),
                                  ModelParams(model="io-aware"), max_jobs=3)
     validate(doc)
     cases = [

@@ -13,10 +13,11 @@ from pathlib import Path
 import pytest
 
 from cli_support import call
+from shared_data import need_swf, swf_log
 from coburst.workloads.batsim_json import dumps, repeat_period, write_repeated
 
 REPO = Path(__file__).resolve().parents[1]
-KTH = REPO / "workloads" / "KTH-SP2-1996-2.1-cln.swf"
+KTH = swf_log()
 KTH_PLATFORM = REPO / "platforms" / "kth_sp2.xml"
 
 
@@ -76,7 +77,7 @@ def test_writer_memory_does_not_grow_with_the_repeat_count(tmp_path):
 
 def test_cli_delay_model_repeated(tmp_path):
     out1, out3 = tmp_path / "k1.json", tmp_path / "k3.json"
-    args = [KTH, "--model", "delay", "-p", KTH_PLATFORM, "--max-jobs", 500, "-q"]
+    args = [need_swf(), "--model", "delay", "-p", KTH_PLATFORM, "--max-jobs", 500, "-q"]
     assert call("workload", "swf", *args, "-o", out1) == (0, "")
     code, err = call("workload", "swf", *args[:-1], "--repeat", 3, "-o", out3)
     assert code == 0 and "(1500 jobs, delay, the log 3 times)" in err
@@ -94,7 +95,7 @@ def test_cli_delay_model_repeated(tmp_path):
 
 def test_cli_alloc_only_repeat_records_it_in_the_metadata(tmp_path):
     out = tmp_path / "w.json"
-    code, _ = call("workload", "swf", KTH, "--max-jobs", 50, "--repeat", 2, "-o", out, "-q")
+    code, _ = call("workload", "swf", need_swf(), "--max-jobs", 50, "--repeat", 2, "-o", out, "-q")
     assert code == 0
     doc = json.loads(out.read_text())
     assert len(doc["jobs"]) == 100 and doc["coburst"]["repeat"] == 2 and len(doc["profiles"]) == 50

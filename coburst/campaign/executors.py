@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Callable
 
 from coburst.campaign import runner
-from coburst.campaign.spec import Campaign, Run, parse_toml
+from coburst.campaign.spec import SWF_VAR, Campaign, Run, parse_toml
 from coburst.errors import InputError
 
 SPEC_COPY = "campaign.toml"
@@ -198,6 +198,10 @@ def prepare(camp: Campaign, log: Callable[[str], None]) -> None:
         return
     if camp.prepare_creates and all(p.exists() for p in camp.prepare_creates):
         return
+    for place, path in camp.prepare_inputs:
+        if not path.exists():
+            raise InputError(camp.source, place, f"file not found: {path} ({{swf_dir}} is ${SWF_VAR}, else "
+                                                 "../shared/data/swf beside the coburst checkout)")
     cwd = camp.source.resolve().parent
     for i, cmd in enumerate(camp.prepare_run):
         log(f"prepare: {' '.join(cmd)}")

@@ -39,9 +39,12 @@ Format (every key but ``schedulers``, ``platforms`` and ``workloads`` is optiona
 
 Templates (Python ``str.format``; ``{{`` for a brace) in paths, names, commands and string
 option values: ``{out}`` the output folder, ``{spec_dir}`` this file's folder, ``{python}``
-the Python running coburst, ``{seed}``, the workload's ``vary`` keys; in scheduler options
-``{prefix}`` is the run's output prefix (replaced when the run executes).  Relative paths
-are relative to the campaign file's folder.
+the Python running coburst, ``{swf_dir}`` the folder of SWF logs (``$COBURST_SWF_DIR``, else
+``../shared/data/swf`` beside the checkout holding coburst: other projects' logs, not in the
+repository), ``{seed}``, the workload's ``vary`` keys; in scheduler options ``{prefix}`` is
+the run's output prefix (replaced when the run executes).  Relative paths are relative to
+the campaign file's folder.  A ``[prepare]`` argument that begins with ``{swf_dir}`` names an
+input: when the prepare commands run, a missing one is an error naming it.
 
 The runs are platforms x workloads x seeds x schedulers (x option grid) x engines, in this
 order (a workload's runs finish together).
@@ -73,6 +76,16 @@ WORKLOAD_KEYS = ("path", "name", "labels", "vary", "sim_args", "platforms")
 RESERVED = ("run_id", "scheduler", "scheduler_spec", "options", "platform", "platform_name", "workload",
             "workload_name", "seed", "engine", "sim_args", "timeout", "run_timeout", "sched", "wl", "plat")
 _LABEL_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+SWF_VAR = "COBURST_SWF_DIR"
+
+
+def swf_dir() -> Path:
+    """``{swf_dir}``: ``$COBURST_SWF_DIR`` (absolute), else ``../shared/data/swf`` beside the
+    checkout that holds this package."""
+    value = os.environ.get(SWF_VAR, "")
+    if value:
+        return Path(os.path.abspath(Path(value).expanduser()))
+    return Path(__file__).resolve().parents[3] / "shared" / "data" / "swf"
 
 
 @dataclass
@@ -96,6 +109,7 @@ class Campaign:
     runs: list[Run] = field(default_factory=list)
     prepare_run: list[list[str]] = field(default_factory=list)
     prepare_creates: list[Path] = field(default_factory=list)
+    prepare_inputs: list[tuple[str, Path]] = field(default_factory=list)  # (place, path): {swf_dir}/... arguments
     labels: list[str] = field(default_factory=list)   # label names, in declaration order
 
     def missing_inputs(self) -> list[tuple[str, Path]]:
@@ -266,7 +280,7 @@ def load_campaign(path: str | Path, *, out: str | Path | None = None, engines: l
     run_timeout = _number(src, "campaign.run_timeout", camp.get("run_timeout", 0))
     sim_args = _str_list(src, "campaign.sim_args", camp.get("sim_args", []))
 
-    ctx0 = {"out": str(out_dir), "spec_dir": str(base), "python": sys.executable}
+    ctx0 = {"out": str(out_dir), "spec_dir": str(base), "python": sys.executable, "swf_dir": str(swf_dir())}
 
     # prepare
     prep = _check_keys(src, "prepare", data.get("prepare", {}), PREPARE_KEYS)
@@ -279,12 +293,17 @@ def load_campaign(path: str | Path, *, out: str | Path | None = None, engines: l
     creates = _str_list(src, "prepare.creates", prep.get("creates", []))
     prepare_run: list[list[str]] = []
     prepare_creates: list[Path] = []
+    prepare_inputs: list[tuple[str, Path]] = []
     for seed in seeds:
         ctx = {**ctx0, "seed": seed}
         for i, cmd in enumerate(commands):
             c = [_fmt(src, f"prepare.run[{i}]", a, ctx) for a in cmd]
             if c not in prepare_run:
                 prepare_run.append(c)
+            for j, a in enumerate(cmd):
+                entry = (f"prepare.run[{i}][{j}]", _path(base, c[j]))
+                if a.startswith("{swf_dir}") and entry not in prepare_inputs:
+                    prepare_inputs.append(entry)
         for i, p in enumerate(creates):
             q = _path(base, _fmt(src, f"prepare.creates[{i}]", p, ctx))
             if q not in prepare_creates:
@@ -346,7 +365,7 @@ def load_campaign(path: str | Path, *, out: str | Path | None = None, engines: l
             where = f"{place}.vary.{key}" if key in combos[0] else f"{place}.labels.{key}"
             if key in RESERVED or key in ctx0 or key == "prefix" or not _LABEL_RE.match(key):
                 raise _err(src, where, "not usable as a label (a reserved parameter name or not an identifier; "
-                                       f"reserved: {', '.join(RESERVED)}, out, spec_dir, python, prefix)")
+                                       f"reserved: {', '.join(RESERVED)}, out, spec_dir, python, swf_dir, prefix)")
             if key in combos[0] and key in labels:
                 raise _err(src, where, "both in vary and in labels")
             if key not in label_names:
@@ -400,7 +419,8 @@ def load_campaign(path: str | Path, *, out: str | Path | None = None, engines: l
     assign_run_ids(src, runs, grid_keys=[k for s in schedulers for k in s[4][0]], label_names=label_names,
                    nb_platforms=len(platforms), nb_engines=len(engines))
     return Campaign(source=src, text=text, data=data, name=name, out=out_dir, engines=list(engines), runs=runs,
-                    prepare_run=prepare_run, prepare_creates=prepare_creates, labels=label_names)
+                    prepare_run=prepare_run, prepare_creates=prepare_creates, prepare_inputs=prepare_inputs,
+                    labels=label_names)
 
 
 def _subst(src: Path, where: str, value: Any, ctx: dict) -> Any:

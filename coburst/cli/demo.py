@@ -2,8 +2,9 @@
 
 Runs coburst's FCFS and EASY backfilling pybatsim schedulers (``schedulers/coburstFcfs.py``,
 ``schedulers/coburstEasy.py``) through the embedded simulator on the bundled 100-node
-platform (``platforms/kth_sp2.xml``) and a workload derived from the bundled KTH-SP2 log
-(``workloads/kth_sp2_delay_5000.json``: its first 5000 valid jobs, delay profiles), then
+platform (``platforms/kth_sp2.xml``) and the bundled workload derived from the KTH-SP2 log
+(``workloads/kth_sp2_delay_5000.json``: its first 5000 valid jobs, delay profiles; the log
+itself is not needed), then
 prints mean waiting time, mean bounded slowdown (tau = 10 min), utilisation and makespan.
 """
 

@@ -262,7 +262,7 @@ def register(subparsers) -> None:
     swf = sub.add_parser("swf", help="convert an SWF log to a Batsim workload (Alloc-Only or IO-Aware)",
                          description="Convert an SWF 2.2 log to a Batsim 4.2 workload with burst-buffer requests "
                                      "(selection policy and job models: coburst/workloads/jobmodels.py).")
-    swf.add_argument("swf", help="SWF log, e.g. workloads/KTH-SP2-1996-2.1-cln.swf")
+    swf.add_argument("swf", help="SWF log, e.g. ../shared/data/swf/KTH-SP2-1996-2.1-cln.swf")
     swf.add_argument("-o", "--output", required=True,
                      help="output workload JSON; with --split K, parts go to OUT.part01.json ... OUT.partK.json")
     swf.add_argument("--model", choices=("alloc-only", "io-aware", "delay"), default="alloc-only",
@@ -333,7 +333,7 @@ def register(subparsers) -> None:
                     help="synthetic: shortest requested time in s (default 100)")
     he.add_argument("--req-max", type=opt_int(1, 2**32), default=3000,
                     help="synthetic: longest requested time in s (default 3000)")
-    he.add_argument("--swf", help="realistic environment from this SWF log (e.g. workloads/KTH-SP2-1996-2.1-cln.swf)")
+    he.add_argument("--swf", help="realistic environment from this SWF log (e.g. ../shared/data/swf/KTH-SP2-1996-2.1-cln.swf)")
     he.add_argument("--start", help="realistic: index of the slice's first job after filtering, or 'random' "
                                     "(drawn with --seed; default 0)")
     he.add_argument("--length", type=opt_int(1, COUNT_MAX), help="realistic: jobs in the slice (default 500)")

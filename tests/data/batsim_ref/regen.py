@@ -1,8 +1,8 @@
 """Regenerate the reference outputs of the real Batsim 4.2.1 in this folder.
 
-    /work/main/.venv/bin/python tests/data/batsim_ref/regen.py [/path/to/batsim]
+    .venv/bin/python tests/data/batsim_ref/regen.py [/path/to/batsim]
 
-(default binary: $BATSIM or /work/shared/tools/batsim/batsim).  For every scenario below it
+(default binary: $BATSIM, else ``batsim`` on ``PATH``).  For every scenario below it
 runs Batsim against a scheduler (a small scripted one here, or pybatsim's
 ``easyBackfill``), keeps ``<name>_schedule.trace``, ``<name>_machine_states.csv`` and
 ``<name>_jobs.csv``, and writes ``<name>.calls.json``: the TraceRecorder calls (job starts
@@ -166,7 +166,9 @@ def dump_calls(path: Path, info: dict, calls: list) -> None:
 
 
 def main() -> int:
-    batsim = sys.argv[1] if len(sys.argv) > 1 else os.environ.get("BATSIM", "/work/shared/tools/batsim/batsim")
+    batsim = sys.argv[1] if len(sys.argv) > 1 else os.environ.get("BATSIM") or shutil.which("batsim")
+    if not batsim:
+        sys.exit("regen.py: give the batsim binary (argument, $BATSIM, or batsim on PATH)")
     for port, (name, (sched, extra, no_mark, keys)) in enumerate(SCENARIOS.items(), start=29301):
         endpoint = f"tcp://127.0.0.1:{port}"
         workload = HERE / f"{name}.workload.json"
