@@ -11,7 +11,8 @@ with burst-buffer nodes (storage hosts with ``bb_capacity``), a job's ``bb`` fie
 compact node) is placed by the policy and recorded, as by the burst-buffer adapter, as job
 metadata ``bb=<bb id>:<bytes>/...``.
 
-Options (pybatsim ``-o '<json>'``): ``policy`` (``easy-co``, ``EASY-Co``, ...), the policy's
+Options (pybatsim ``-o '<json>'``): ``policy`` (``easy-co``, ``EASY-Co``, ``cosched:fcfs``, a
+co-scheduling plugin's name: :mod:`coburst.registry`), the policy's
 parameters (``backfill_depth``, ``heatmap``, ``threshold``, ``sort_depth``...), and the
 adapter's ``trace`` (JSONL, one line per decision that starts jobs: ``{"now", "start",
 "placements": {job: {"mode", "units"}}}``).  The allocation in ``_jobs.csv`` says where

@@ -15,7 +15,8 @@ The policy decides once per Batsim message (``onNoMoreEvents``); its decisions l
 :class:`~coburst.core.hetero.HeteroDecisions` (maps to node queues, starts, rejects), applied
 to the state here and sent with ``bs.execute_jobs`` / ``bs.reject_jobs``.
 
-Options (pybatsim ``-o '<json>'``): ``policy`` (entry files fix it), the policy's parameters
+Options (pybatsim ``-o '<json>'``): ``policy`` (entry files fix it; any heterogeneous-mapping
+name of :mod:`coburst.registry`, plugins too, in ``schedulers/heteroPolicy.py``), the policy's parameters
 (``mapping``, ``max_vertices``, ``job_selection``, ``node_selection``, ``seed``) and the
 adapter's ``trace`` (JSONL, one line per decision that maps, starts or rejects: ``{"now",
 "map": {job: node}, "start": {job: "<core ids>"}, "reject": [...]}``).  Unknown options are

@@ -29,7 +29,8 @@ The same file runs unchanged on the real ``batsim`` 4.2 binary and on ``coburst 
 Options (pybatsim ``-o '<json>'``):
 
 ``policy``
-    policy label or family (``"backfill-sjf-1"``, ``"backfill-sjf"``, ``"fcfs"``...);
+    policy label or family (``"backfill-sjf-1"``, ``"backfill-sjf"``, ``"fcfs"``, ``"bb:fcfs"``, a
+    burst-buffer plugin's name...), looked up in :mod:`coburst.registry`;
 ``bb_capacity``
     capacity in bytes given to storage hosts without a ``bb_capacity`` property, except the
     one named ``pfs`` (the thesis' ``-r node_0,node_9,...:storage`` style);

@@ -9,7 +9,10 @@ Names are ``[FAMILY:]NAME`` (families ``bb``, ``cosched``, ``hetero``); the bare
 enough when one family knows it, and ``fcfs``, ``filler``, ``conservative`` and ``easy`` (shared
 by ``bb`` and ``cosched``) mean the ``bb`` policy unless ``coburst run`` sees a node-sharing
 platform.  Plugins are policies that other installed distributions declare in the entry-point
-group ``coburst.policies``; a broken one is skipped with a warning naming its distribution.
+group ``coburst.policies`` (in their ``pyproject.toml``: ``[project.entry-points."coburst.policies"]``
+then ``NAME = "package.module:PolicyClass"``, or a module whose policy classes all register;
+``examples/policy-plugin``); a broken one is skipped with a warning naming its distribution
+and entry point.
 """
 
 from __future__ import annotations

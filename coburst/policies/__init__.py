@@ -17,6 +17,10 @@ The registry names each family's module and class (:data:`MODULES`) and imports 
 module when its name is resolved (a run of one policy, or of a pybatsim scheduler, does not
 import them all: start-up time); ``tests/test_startup.py`` checks the table against
 the classes.
+
+This is the burst-buffer family's table and its spellings; :mod:`coburst.registry` puts the
+three families and the plugins under one naming rule (``bb:NAME``) and is what the commands,
+the adapters and the entry files look names up in.
 """
 
 from __future__ import annotations

@@ -15,6 +15,10 @@ cluster).  They run on node-sharing platforms (``coburst platform cosched``) thr
 The registry names each family's module and class (:data:`MODULES`) and imports a policy's
 module when its name is resolved (start-up time of a run of one policy);
 ``tests/test_startup.py`` checks the table against the classes.
+
+This is the co-scheduling family's table and its spellings; :mod:`coburst.registry` puts the
+three families and the plugins under one naming rule (``cosched:NAME``: ``cosched:fcfs`` is
+the compact FCFS above, bare ``fcfs`` the burst-buffer one unless the platform shares nodes).
 """
 
 from __future__ import annotations

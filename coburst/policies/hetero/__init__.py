@@ -18,6 +18,9 @@ hetero``) through :class:`coburst.adapter.hetero.HeteroScheduler` (entry files
 The registry names each family's module and class (:data:`MODULES`) and imports a policy's
 module when its name is resolved; ``tests/test_startup.py`` checks the table (and
 :data:`HEURISTIC_LABELS`) against the modules.
+
+This is the heterogeneous-mapping family's table and its spellings; :mod:`coburst.registry`
+puts the three families and the plugins under one naming rule (``hetero:NAME``).
 """
 
 from __future__ import annotations
