@@ -114,9 +114,17 @@ def test_the_generic_entry_file_over_zmq(env, tmp_path):
 @pytest.mark.batsim_live
 @pytest.mark.skipif(not BATSIM, reason="needs the real Batsim 4.2.1 binary (BATSIM=/path/to/batsim)")
 def test_the_generic_entry_file_on_the_real_batsim(env, tmp_path):
+    """The plugin through schedulers/coburstPolicy.py against the real Batsim 4.2.1 and against
+    coburst sim: the same jobs, starts and allocations (on a flat cluster Batsim accepts)."""
+    from coburst.platforms.cluster import ClusterSpec, render_xml
+
+    platform = tmp_path / "cluster4.xml"
+    platform.write_text(render_xml(ClusterSpec(nodes=4)))
     wl = workload(tmp_path / "w.json", JOBS, PROFILES)
-    ours = run_sim(tmp_path, workloads=[wl], scheduler=str(ROOT / "schedulers" / "coburstPolicy.py"),
-                   options={"policy": NAME}, timeout=30, wait=120, prefix="ours").check()
-    real = run_sim(tmp_path, workloads=[wl], scheduler=str(ROOT / "schedulers" / "coburstPolicy.py"),
-                   options={"policy": NAME}, timeout=30, wait=120, prefix="real", engine="batsim").check()
-    assert real.jobs_csv.read_bytes() == ours.jobs_csv.read_bytes()
+    runs = {engine: run_sim(tmp_path, workloads=[wl], platform=platform, options={"policy": NAME}, timeout=30,
+                            scheduler=str(ROOT / "schedulers" / "coburstPolicy.py"), wait=120, prefix=engine,
+                            engine=engine).check() for engine in ("coburst", "batsim")}
+    rows = {engine: {k: (r["final_state"], round(float(r["starting_time"]), 5), r["allocated_resources"])
+                     for k, r in run.jobs().items()} for engine, run in runs.items()}
+    assert rows["batsim"] == rows["coburst"]
+    assert {k.split("!")[1]: round(v[1], 1) for k, v in rows["batsim"].items()} == SAF_STARTS
