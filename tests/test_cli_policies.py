@@ -101,3 +101,30 @@ def test_describing_params():
     assert describe_param(p) == {"name": "x", "type": "int | float", "default": 0.5, "check": "lambda v: 0 < v < 1",
                                  "doc": "a fraction"}
     assert check_text(q.check) == "lambda s: s in 'ab'" and check_text(None) == ""
+
+
+def test_broken_plugins_warn_and_the_others_are_listed(capsys, tmp_path, monkeypatch):
+    from plugin_support import make_dist
+
+    make_dist(tmp_path / "a", "good-dist", {"mine": "goodmod:Mine"}, {"goodmod.py": (
+        "from coburst.policies.backfill import Backfill\n\n\nclass Mine(Backfill):\n"
+        '    """Backfilling again (Kopański 2020, Alg. 4)."""\n\n    family = "mine"\n')})
+    make_dist(tmp_path / "b", "broken-dist", {"oops": "nomod:X"})
+    monkeypatch.syspath_prepend(str(tmp_path / "a"))
+    monkeypatch.syspath_prepend(str(tmp_path / "b"))
+    registry.reset_plugins()
+    code, out, err = run(capsys)
+    assert code == 0
+    assert err.startswith("coburst: warning: plugin policy skipped (distribution 'broken-dist 0.1', entry point "
+                          "'oops' = 'nomod:X'): cannot be loaded: ModuleNotFoundError: No module named 'nomod'")
+    names = [line.split()[0] for line in out.splitlines()[1:]]
+    assert "mine" in names and "backfill" in names and "easy-co" in names
+    mine = next(line for line in out.splitlines() if line.startswith("mine "))
+    assert mine.split()[1:4] == ["bb", "plugin", "good-dist"] and "Kopański 2020, Alg. 4" in mine
+    code, out, _ = run(capsys, "mine")
+    assert code == 0 and "entry point mine = goodmod:Mine" in out
+    assert [line.split(None, 3) for line in out.splitlines() if line.startswith("  depth")] == [
+        ["depth", "int", "1", "lambda d: d >= 0"]]
+    code, out, _ = run(capsys, "--json")
+    doc = json.loads(out)
+    assert len(doc["problems"]) == 1 and "broken-dist" in doc["problems"][0]
