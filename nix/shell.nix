@@ -1,4 +1,4 @@
-# The real Batsim 4.2, pybatsim 3.2.1 and coburst's scheduler side, for running coburst's
+# The real Batsim 4.2.1, pybatsim 3.2.1 and coburst's scheduler side, for running coburst's
 # scheduler files on the reference engine (coburst itself does not need Nix: README.md,
 # "Real Batsim with Nix"):
 #
@@ -8,25 +8,30 @@
 #
 # or, for a whole campaign on the real Batsim:  coburst campaign FILE.toml --engine batsim
 #
-# Pins: Batsim's source is the v4.2.0 tag (framagit, fixed hash), built with nur-kapack's
-# batsim-420 recipe and its SimGrid 3.34; pybatsim is the PyPI 3.2.1 sdist (fixed hash, the
-# version coburst's uv.lock pins); coburst is this checkout (on PYTHONPATH).  nur-kapack
-# itself is an argument: pass a pinned revision for a fully frozen shell, e.g.
+# Pins: Batsim's source is the v4.2.1 tag (framagit, fixed hash), built with nur-kapack's
+# batsim-420 recipe against its SimGrid 3.32 (the SimGrid Debian builds Batsim 4.2.1 with, and
+# the one coburst's cross-engine recordings were made with); pybatsim is the PyPI 3.2.1 sdist
+# (fixed hash, the version coburst's uv.lock pins); coburst is this checkout (on PYTHONPATH).
+# nur-kapack is pinned to the last revision that still has those recipes (its master has
+# commented them out); another one can be passed:
 #   nix-shell nix/shell.nix --arg kapack 'import (fetchTarball "https://github.com/oar-team/nur-kapack/archive/<rev>.tar.gz") {}'
-{ kapack ? import (fetchTarball "https://github.com/oar-team/nur-kapack/archive/master.tar.gz") { } }:
+{ kapack ? import (fetchTarball {
+    url = "https://github.com/oar-team/nur-kapack/archive/018ce0c1872fa66b30aa054ae649b4fca6d6d64a.tar.gz";
+    sha256 = "1dpa6cdvgpnl0bzz2kc4g9fbfwg2i7rg66fy3r1fyhad2ns9i1p9";
+  }) { } }:
 
 let
   pkgs = kapack.pkgs;
   py = pkgs.python3.pkgs;
 
-  batsim = kapack.batsim-420.overrideAttrs (old: {
-    version = "4.2.0";
+  batsim = (kapack.batsim-420.override { simgrid = kapack.simgrid-332light; }).overrideAttrs (old: {
+    version = "4.2.1";
     src = pkgs.fetchFromGitLab {
       domain = "framagit.org";
       owner = "batsim";
       repo = "batsim";
-      rev = "v4.2.0";
-      sha256 = "sha256-RsjvPhuJL6S804/BZGpzl9qkCujWJxWK0isD4osekMI=";
+      rev = "v4.2.1";
+      sha256 = "sha256-xecLKFRIpoI149Aj4wFKiW4p0ClzbQuCbzwFwon5igA=";
     };
   });
 

@@ -20,7 +20,7 @@ def test_shell_nix_parses():
     assert proc.returncode == 0, proc.stderr
     text = SHELL.read_text()
     # the pins the README promises
-    assert 'rev = "v4.2.0"' in text and 'version = "3.2.1"' in text and "PYTHONPATH" in text
+    assert 'rev = "v4.2.1"' in text and 'simgrid-332' in text and 'version = "3.2.1"' in text and "PYTHONPATH" in text
 
 
 @pytest.mark.skipif(NIX is None, reason="nix-instantiate not installed (Debian: apt-get install nix-bin)")
