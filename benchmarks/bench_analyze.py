@@ -1,4 +1,4 @@
-"""``coburst analyze`` on a long ``_jobs.csv`` (issue 25: one million rows in <= 30 s, <= 500 MB).
+"""``coburst analyze`` on a long ``_jobs.csv`` (target: one million rows in <= 30 s, <= 500 MB).
 
     .venv/bin/python benchmarks/bench_analyze.py [--rows 1000000] [--dir /tmp/bench_analyze] [--no-baseline]
 

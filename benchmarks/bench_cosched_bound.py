@@ -1,6 +1,6 @@
 """Time of the co-scheduling makespan bound (:mod:`coburst.theory.cosched_bound`) at Kellari's
 study size: 1000 jobs at t = 0 drawn from 14 applications of the ARIS NAS seed, 420-node ARIS
-platform (2 x 10 cores, half-socket units), measured ARIS NAS heatmap.  Target (issue 24):
+platform (2 x 10 cores, half-socket units), measured ARIS NAS heatmap.  Target:
 <= 5 s.
 
 Cases (medians of ``--repeat`` runs, LP build + HiGHS solve + dual certificate):

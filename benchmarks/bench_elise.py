@@ -3,7 +3,7 @@
     .venv/bin/python benchmarks/bench_elise.py [--repeat N] [--sizes 1000,10000] [--no-batsim]
         [--elise DIR --elise-python PY | --no-elise] [--elise-repeat-large N]
 
-ELiSE's setting (ELiSE paper, §4; issue 8): all jobs at t = 0, drawn uniformly from the
+ELiSE's setting (ELiSE paper, §4): all jobs at t = 0, drawn uniformly from the
 Grid5000 Grvingt NAS seed (13 NPB jobs), on 800 nodes x 2 sockets x 16 cores = 25,600 cores
 (``coburst platform cosched --preset grvingt --nodes 800``: 3200 half-socket resources).
 
@@ -56,7 +56,7 @@ CACHE = HERE / ".cache"
 ROOT = HERE.parent
 HEATMAP = ROOT / "models" / "heatmaps" / "grvingt-nas.heatmap.csv"
 #: ELiSE's own simulation-loop times recorded on this kind of machine (tests/data/elise/
-#: g800_1000_t0/time_reports.csv for 1000 jobs; issue 20 for EASY / EASY-Co at 10,000; FIFO and
+#: g800_1000_t0/time_reports.csv for 1000 jobs; the target's own for EASY / EASY-Co at 10,000; FIFO and
 #: Filler at 10,000: this bench on 2026-11-27, load 2-5 -- the same day EASY took 123-130 s)
 ELISE_RECORDED = {("fifo", 1000): 0.92, ("easy", 1000): 1.03, ("easy-co", 1000): 12.7, ("filler", 1000): 10.8,
                   ("fifo", 10000): 133.4, ("easy", 10000): 77.0, ("easy-co", 10000): 181.0,
@@ -68,7 +68,7 @@ ENTRY = {"fifo": ROOT / "schedulers" / "coschedFcfs.py", "easy": ROOT / "schedul
 #: ELiSE's scheduler (name, backfill_enabled) for each policy (scripts/elise_reference.py)
 ELISE_SCHEDULER = {"fifo": ("FIFO Scheduler", False), "easy": ("EASY Scheduler", True),
                    "easy-co": ("Random Ranks Co-Scheduler", True), "filler": ("Filler Co-Scheduler", True)}
-#: the target of issue 20 (ELiSE's time / coburst's) by job count
+#: the target (ELiSE's time / coburst's) by job count
 TARGET = {1000: 2.0, 10000: 20.0}
 
 

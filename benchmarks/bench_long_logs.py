@@ -1,4 +1,4 @@
-"""Long logs (issue 25): wall time, peak memory of every process and jobs per second on the KTH
+"""Long logs: wall time, peak memory of every process and jobs per second on the KTH
 log repeated end to end, and memory against simulated time.
 
     .venv/bin/python benchmarks/bench_long_logs.py [--million] [--no-batsim] [--batsim PATH] [--swf PATH]
@@ -30,7 +30,7 @@ peak RSS, static jobs and ``_jobs.csv`` rows per second; memory samples in
 ``benchmarks/.cache/long_logs_io_{scheduler}.csv``.  The whole log takes about half an hour per
 scheduler on 2 shared cores.
 
-Targets (issue 25): 1M delay jobs EASY in-process <= 4 min and <= 300 MB; 285k <= 250 MB;
+Targets: 1M delay jobs EASY in-process <= 4 min and <= 300 MB; 285k <= 250 MB;
 IO-Aware full KTH with plan-square-0 <= 400 MB.
 """
 

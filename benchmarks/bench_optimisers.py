@@ -7,7 +7,7 @@ implementations measured in the same run.
                                                     [--sizes 96 240 1000]
 
 States: random busy states of dragonflies (``--sizes``, default 96: the thesis' dragonfly,
-96 compute + 12 BB nodes; 240 = 3x10x3x3 with 30 BB nodes, the platform of issue 20;
+96 compute + 12 BB nodes; 240 = 3x10x3x3 with 30 BB nodes, the mid-size target platform;
 1000 = 5x25x9x1 with 125 BB nodes: the platforms of benchmarks/bench_window_scale.py), as in
 benchmarks/bench_decisions.py.  Median over ``--states`` states per queue length of:
 

@@ -1,4 +1,4 @@
-"""Generated platforms: file size and load time, old (full) against new (linear) layout (issue 20).
+"""Generated platforms: file size and load time, old (full) against new (linear) layout.
 
     .venv/bin/python benchmarks/bench_platforms.py [--repeat N] [--no-batsim] [--batsim PATH]
 

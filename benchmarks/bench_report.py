@@ -1,10 +1,10 @@
-"""Time ``coburst analyze`` + ``coburst report`` on a synthetic campaign of the issue-11 size.
+"""Time ``coburst analyze`` + ``coburst report`` on a synthetic campaign of the KTH comparison's size.
 
 16 workload parts x 2 job models x 5 policies = 160 runs of ~1800 jobs each, laid out as a campaign
 folder (``runs/<id>/params.json``, ``status.json``, ``out_jobs.csv``; one workload JSON per
 part with burst-buffer requests, the 96-node dragonfly platform).  The schedules are
 synthetic (random waits, contiguous allocations): the figures measure the analysis, not a
-scheduler.  Prints the time of each stage; the issue's target is a report in under 30 s.
+scheduler.  Prints the time of each stage; the target is a report in under 30 s.
 
     .venv/bin/python benchmarks/bench_report.py [--parts 16] [--policies 5] [--jobs 1800] [--keep DIR]
 """

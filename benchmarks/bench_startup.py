@@ -1,5 +1,5 @@
 """Start-up cost of a run: whole 1-job runs, coburst in process against the real Batsim 4.2.1 +
-pybatsim measured in the same run (issues 22 and 20: the fixed cost of every ``coburst run``).
+pybatsim measured in the same run (the fixed cost of every ``coburst run``).
 
     .venv/bin/python benchmarks/bench_startup.py [--repeat N] [--no-batsim] [--batsim PATH]
                                                   [--against DIR] [--case NAME ...]

@@ -1,4 +1,4 @@
-"""Benchmarks of coburst.theory (issue 24 targets), printing figures:
+"""Benchmarks of coburst.theory against its speed targets, printing figures:
 
     .venv/bin/python benchmarks/bench_theory.py            # all parts
     .venv/bin/python benchmarks/bench_theory.py --quick    # fewer repetitions, no n = 20

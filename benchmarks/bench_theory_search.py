@@ -1,5 +1,5 @@
 """Time of §5's search strategies (Kuchumov & Korkhov 2021) on §8 instances, against the
-straightforward reference measured in the same run (issue 24's target: all strategies on the
+straightforward reference measured in the same run (target: all strategies on the
 50 x n = 10 instances of one α range in <= 10 s).
 
     .venv/bin/python benchmarks/bench_theory_search.py [--count 50] [--n 10] [--ranges 0.05:0.15 0.45:0.55]

@@ -1,4 +1,4 @@
-"""window-D decision times on dragonflies of 96, 240 and 1000 compute nodes (issue 20).
+"""window-D decision times on dragonflies of 96, 240 and 1000 compute nodes.
 
     .venv/bin/python benchmarks/bench_window_scale.py [--states 30] [--queues 20 100]
                                                       [--sizes 96 240 1000] [--seed 0]
@@ -6,7 +6,7 @@
 
 Platforms (:meth:`Cluster.dragonfly`, one BB node of 40 GB per chassis, the first host of
 each chassis): 96 = the thesis' 3x4x3x3 (12 BB nodes), 240 = 3x10x3x3 (30 BB nodes, the
-platform of the issue), 1000 = 5x25x9x1 (125 BB nodes).  States: random busy states as in
+mid-size target platform), 1000 = 5x25x9x1 (125 BB nodes).  States: random busy states as in
 benchmarks/bench_decisions.py (running jobs until >= 90 % of the nodes are taken, KTH-like
 widths, the thesis' lognormal BB requests), queue of ``--queues`` jobs.
 
