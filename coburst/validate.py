@@ -4,7 +4,7 @@ Every problem becomes an :class:`~coburst.errors.InputError` naming the file (or
 option), the place (line, JSON path, XML element, byte) and the problem; the CLI prints it
 on one line and exits with status 2.  Nothing here prints a traceback.
 
-Rules (where the issue tracker left a choice, the decision is written next to it):
+Rules (where a choice had to be made, the decision is written next to it):
 
 * **Files** (:func:`read_bytes`, :func:`read_text`, :func:`read_json`): a missing path, a
   directory or an unreadable file is named as such.  Text must be UTF-8 (a UTF-8 byte-order

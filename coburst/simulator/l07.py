@@ -128,7 +128,7 @@ class FairBottleneck:
     component alone gives its variables the values, bit for bit, that solving all of them
     would; an untouched component would get the values it already has.
 
-    **Undo** (session 12): when a variable ``v`` is enabled into a component ``C`` with
+    **Undo**: when a variable ``v`` is enabled into a component ``C`` with
     nothing else changed since the last solve, ``C``'s values then are the values a solve of
     ``C`` gives, and they are kept on ``v``.  When ``v`` leaves with nothing else changed,
     ``C`` is again what it was (the same variables, bounds, constraints and, once ``v``'s
@@ -775,7 +775,7 @@ def ptask(network: Network, hosts: list, flops: list[float], bytes_: list[float]
         diagonal = bytes_[::n + 1]
         if len(bytes_) == n * n and bytes_[1] > 0 and all(amount <= 0 for amount in diagonal):
             # parallel_homogeneous? (every pair sends the same, no host to itself): counted in
-            # C, without building the matrix it would be (session 13; the diagonal, all <= 0,
+            # C, without building the matrix it would be (the diagonal, all <= 0,
             # holds no ``com`` > 0, so the n (n - 1) others are all ``com`` exactly when the
             # count is that: what comparing with that matrix, item by item, found)
             com = bytes_[1]

@@ -1,5 +1,5 @@
 """A lower bound on the makespan of a co-scheduling job set: the fluid LP over node-sharing
-configurations (OPT as a yardstick; issue 24, deliverable 3).
+configurations (OPT as a yardstick).
 
 Kuchumov & Korkhov 2021, §4.1 give the optimal co-schedule of tasks *on one node* as an LP over
 the time each combination of tasks runs.  A co-scheduling *cluster* (Kellari 2025, Ch. 3, 5;

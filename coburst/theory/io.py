@@ -1,4 +1,4 @@
-"""JSON layout of co-scheduling instances and answers (issue 24).
+"""JSON layout of co-scheduling instances and answers.
 
 Instances::
 

@@ -35,7 +35,7 @@ import numpy as np
 
 from coburst.errors import InputError
 
-#: relative tolerance of constraint (1) and of the speed range (issue 24)
+#: relative tolerance of constraint (1) and of the speed range
 RTOL = 1e-9
 
 

@@ -1,4 +1,4 @@
-"""Worst cases of co-scheduling strategies against OPT (issue 24; Kuchumov & Korkhov 2021,
+"""Worst cases of co-scheduling strategies against OPT (Kuchumov & Korkhov 2021,
 §4.3, Theorem 1).
 
 Theorem 1 claims C_max^FCS <= 2 C_max^OPT.  It does not hold: :func:`nested_stall_instance`

@@ -5,7 +5,7 @@ task (flops), ``com`` = 0, so a task on a core of speed ``s`` flop/s takes ``cpu
 seconds -- IRMaSim's ``Core.get_next_step`` (``ops / (mops x 1e6)``) with its memory
 speed-up at 1.  One task = one core = one Batsim resource (``res`` = tasks).
 
-Job fields (the shared format of issue 19; Batsim forwards them in ``job.json_dict``)
+Job fields (the shared heterogeneous format; Batsim forwards them in ``job.json_dict``)
     ``id``, ``subtime``, ``res``, ``profile`` (named ``cpu<flops>``, one per distinct
     amount), then IRMaSim's ``req_time`` (s: the user's estimate), ``req_ops`` (operations
     per task), ``ipc``, ``mem`` (per task, IRMaSim's unit: MB), ``mem_vol``, ``nodes`` and
