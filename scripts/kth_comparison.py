@@ -45,7 +45,7 @@ sys.path.insert(0, str(ROOT))
 
 SPEC = ROOT / "scripts" / "kopanski_kth.toml"
 POLICIES = ["backfill-sjf-1", "maxutil-1.0-1", "window-1", "plan-square-0", "plan-cube-0"]
-# --variants: readings of Alg. 8 line 32 (plan-*-0 execute = "fill" / "plan"), issue 20
+# --variants: readings of Alg. 8 line 32 (plan-*-0 execute = "fill" / "plan")
 VARIANTS_SPEC = ROOT / "scripts" / "kopanski_kth_variants.toml"
 VARIANTS = ["backfill-sjf-1", "plan-square-0", "plan-square-0-plan", "plan-cube-0", "plan-cube-0-plan"]
 MODELS = ["alloc_only", "io_aware"]

@@ -5,7 +5,7 @@ strategies UCB, PI, EI and of FCS against OPT), as one command.
     .venv/bin/python scripts/kuchumov_figures.py                # 9 ranges x 50 instances, n = 10
     .venv/bin/python scripts/kuchumov_figures.py --count 5 --ranges 0.45:0.55 -o /tmp/k
 
-For each α range (default the nine of width 0.1, [0.05, 0.15] ... [0.85, 0.95], issue 24),
+For each α range (default the nine of width 0.1, [0.05, 0.15] ... [0.85, 0.95]),
 ``--count`` §8 instances with ``--n`` tasks (:func:`coburst.theory.generate.section8_instances`,
 seed ``--seed`` + the range's index) are solved by OPT (LP (3)), FCS (Listing 1) and the
 search strategies at every k of ``--ks`` (measuring interval ``--interval``, 10 in §8).  The ratio
