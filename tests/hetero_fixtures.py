@@ -1,5 +1,5 @@
 """Small heterogeneous platforms and workloads in the shared format of ``coburst platform
-hetero`` / ``coburst workload hetero`` (issue 19), written here so the policy tests control
+hetero`` / ``coburst workload hetero``, written here so the policy tests control
 every node and job, and the invariants the engine tests check on ``_jobs.csv``
 (tests/test_hetero_policies.py, tests/test_hetero_crossengine.py)."""
 

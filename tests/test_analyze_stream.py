@@ -1,4 +1,4 @@
-"""``coburst analyze`` in bounded memory (issue 25): the chunked ``_jobs.csv`` reader agrees with
+"""``coburst analyze`` in bounded memory: the chunked ``_jobs.csv`` reader agrees with
 the whole-file one (rows, and errors: file, line, column, problem, also at chunk boundaries),
 the streamed fold-back of IO-Aware sub-jobs with :func:`fold_io_jobs`, and the CLI's jobs tables
 are written in row groups whose size does not depend on the file, with memory that does not

@@ -1,4 +1,4 @@
-"""Issue 22, deliverable 2: every input the real Batsim 4.2.1 runs runs on coburst with the
+"""Every input the real Batsim 4.2.1 runs runs on coburst with the
 same result; a check Batsim does not make is a warning (stderr, file and place), unless
 coburst could not simulate the input correctly.
 

@@ -1,4 +1,4 @@
-"""Issue 22, deliverable 2: Batsim 4.2.1's own test corpus on both engines, in the suite.
+"""Batsim 4.2.1's own test corpus on both engines, in the suite.
 
 Batsim's ``platforms/``, ``workloads/`` and ``events/`` at tag v4.2.1 are read where
 ``shared_data.batsim_data()`` says (``COBURST_BATSIM_DATA``, default

@@ -97,7 +97,7 @@ POLICIES = ("fcfs", "filler", "filler-sjf", "no-future-1", "backfill-1", "backfi
 @pytest.mark.parametrize("model", ["alloc_only", "io_aware"])
 @pytest.mark.parametrize("policy", POLICIES)
 def test_every_policy_runs_both_job_models_through_coburst_run(tmp_path, policy, model):
-    """Issue 4: every policy, Alloc-Only and IO-Aware (dynamic sub-jobs), via ``coburst run``."""
+    """Every policy, Alloc-Only and IO-Aware (dynamic sub-jobs), via ``coburst run``."""
     doc = json.loads((REPO / "workloads" / f"kth_{model}_sample.json").read_text())
     doc["jobs"] = doc["jobs"][:8]
     for job in doc["jobs"]:  # squeeze arrivals so that jobs queue and the policy matters

@@ -1,4 +1,4 @@
-"""Burst-buffer-aware co-scheduling with network contention, end to end (issue 8).
+"""Burst-buffer-aware co-scheduling with network contention, end to end.
 
 A node-sharing platform with burst-buffer storage hosts and a PFS (``coburst platform cosched
 --bb-nodes``); jobs naming their application, requesting burst buffer and running as

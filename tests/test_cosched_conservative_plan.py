@@ -1,4 +1,4 @@
-"""The co-scheduling Conservative keeps its plan between decisions (issue 20, deliverable 5):
+"""The co-scheduling Conservative keeps its plan between decisions:
 the same decisions as planning every decision from scratch (the implementation before, kept
 here as the reference), on random workloads with exact and early ends, burst buffers that
 fit or not, jobs submitted together or apart (hypothesis, tests/cosched_replay.py)."""

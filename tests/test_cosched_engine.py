@@ -152,7 +152,7 @@ def test_bad_heatmap_option_names_the_option_and_the_file(tmp_path, workload30):
                           capture_output=True, text=True, timeout=60)
     err = proc.stderr + proc.stdout
     assert proc.returncode == 2 and "Traceback" not in err
-    assert f"-o/--options: heatmap: {bad}: line 2" in err  # one line, before the scheduler starts (issue 21)
+    assert f"-o/--options: heatmap: {bad}: line 2" in err  # one line, before the scheduler starts
     assert len(proc.stderr.strip().splitlines()) == 1, proc.stderr
 
 

@@ -1,4 +1,4 @@
-"""Filler's order generated lazily (issue 20, deliverable 5): the same order and decisions as
+"""Filler's order generated lazily: the same order and decisions as
 sorting the whole waiting queue at every decision.
 
 :func:`coburst.policies.cosched.filler._merged_order` merges per-``processes`` groups instead

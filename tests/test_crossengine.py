@@ -193,7 +193,7 @@ def test_walltime_message_shares_the_links_of_its_parallel_task(tmp_path, com):
     """A communicating parallel task keeps its links after its walltime (as in Batsim), and
     the job's JOB_COMPLETED message crosses one of them: it gets its share of the link (half
     of it, beside the task's flow: 2 ms for its byte instead of 1 ms) and reaches the server
-    after B's submission (issue 22: coburst's messages used to travel on links of their own,
+    after B's submission (coburst's messages used to travel on links of their own,
     which decided differently at such walltime kills)."""
     platform = tmp_path / "shared_link.xml"
     platform.write_text(SHARED_LINK)

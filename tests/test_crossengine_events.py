@@ -1,4 +1,4 @@
-"""Issue 22, deliverable 3: Batsim's external events (``--events``) on both engines.
+"""Batsim's external events (``--events``) on both engines.
 
 Every run goes through the real Batsim 4.2.1 and ``coburst sim`` with the same scheduler
 (``tests/schedulers/eventsFiller.py``: pybatsim's ``fillerSchedWithEvents``, the scheduler

@@ -1,4 +1,4 @@
-"""Issue 22, deliverable 3: Batsim's workflows (``-W``, ``--WS``, ``--workflow-jobs-limit``,
+"""Batsim's workflows (``-W``, ``--WS``, ``--workflow-jobs-limit``,
 ``--ignore-beyond-last-workflow``) on both engines.
 
 Every run goes through the real Batsim 4.2.1 and ``coburst sim`` with the same pybatsim

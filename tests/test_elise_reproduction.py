@@ -1,4 +1,4 @@
-"""ELiSE's results, reproduced (issue 20, deliverable 6).
+"""ELiSE's results, reproduced.
 
 ``tests/data/elise/<case>/`` holds what ELiSE (nikosT/elise at b6a212c) wrote when run by
 ``scripts/elise_reference.py`` on job lists coburst drew (Grvingt NAS seed, 2 x 16 cores per

@@ -1,4 +1,4 @@
-"""Issue 10: every class of malformed input, signal and fault ends cleanly, through the real
+"""Every class of malformed input, signal and fault ends cleanly, through the real
 CLI in subprocesses: the exit status, no traceback, a message naming the file or option, no
 output left, no process or temporary folder left behind.
 """

@@ -1,4 +1,4 @@
-"""Every command fails cleanly (issue 21): one test per class of failure, each failing without
+"""Every command fails cleanly: one test per class of failure, each failing without
 its fix.
 
 * a failed ``coburst campaign`` leaves its output folder as it was (claimed last), so the

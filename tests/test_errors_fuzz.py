@@ -1,4 +1,4 @@
-"""Issue 10, fuzzed: malformed SWF lines, workload JSON documents, platform XML fragments,
+"""Fuzzed: malformed SWF lines, workload JSON documents, platform XML fragments,
 model files and option values for every command, and mutations of valid files (truncation
 at every byte offset, field deletions, type swaps).
 
@@ -188,7 +188,7 @@ def test_fuzz_workload_required_fields(tmp_path, path, op, value):
         value = None  # a string id is valid; keep the swap wrong
     if path in (("jobs", 0, "subtime"), ("profiles", "d", "delay")) and value in (1e300, 2**80) \
             or path == ("jobs", 0, "subtime") and value == -5:
-        value = None  # far or negative dates are valid (Batsim reads any finite double; issue 22)
+        value = None  # far or negative dates are valid (Batsim reads any finite double)
     doc = mutate(WORKLOAD, path, op, value)
     f = tmp_path / "w.json"
     f.write_text(json.dumps(doc))

@@ -1,4 +1,4 @@
-"""Issue 21, fuzzed: the commands added since the validation layer -- campaign files, the
+"""Failing commands, fuzzed: the commands added since the validation layer -- campaign files, the
 analysis tables (CSV and Parquet) that ``plot`` and ``report`` read, heatmap files, and the
 options of every generator (platforms, workloads, theory instances).
 

@@ -1,4 +1,4 @@
-"""Scheduling invariants over the real simulator, property-tested (issue 4, item 5).
+"""Scheduling invariants over the real simulator, property-tested.
 
 Every example draws a small dragonfly platform (coburst's generator: topology, burst-buffer
 nodes per chassis and capacity) and a workload of 5-25 jobs (random submission times with

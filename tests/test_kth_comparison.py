@@ -1,4 +1,4 @@
-"""``scripts/kth_comparison.py`` (issue 9, item 8) end to end on real KTH data: one part, one
+"""``scripts/kth_comparison.py`` end to end on real KTH data: one part, one
 model, the baseline only (the whole comparison is 160 runs of minutes each): the workloads
 made by the campaign's prepare step, the run, the resume (nothing run twice), the table and
 the figures."""

@@ -1,4 +1,4 @@
-"""Long logs (issue 25): memory depends on what is alive in the simulation, not on the
+"""Long logs: memory depends on what is alive in the simulation, not on the
 length of the log.
 
 The property, not a number: the peak number of live job objects (the simulator's workload

@@ -1,4 +1,4 @@
-"""Long logs in the IO-Aware model (issue 25): the dynamic sub-jobs and the profiles
+"""Long logs in the IO-Aware model: the dynamic sub-jobs and the profiles
 registered for them are let go when they end, in ``coburst sim`` (``jobs.ProfileTable``) and
 in the IO-Aware adapter (pybatsim's ``Batsim.profiles``), so the live objects do not grow
 with the log.  The property, not a number: the same log once and four times end to end

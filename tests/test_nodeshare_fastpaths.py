@@ -1,4 +1,4 @@
-"""Node-sharing board fast path (issue 20, deliverable 5): :meth:`Board.place` picks unit
+"""Node-sharing board fast path: :meth:`Board.place` picks unit
 indices from the cluster's precomputed ``unit_grid`` instead of building them with
 ``arange``s at every placement: the same indices (``_former_units``, copied from the commit
 before) on random grids.  (A ``Board.validate`` replacing the checked ``take`` of

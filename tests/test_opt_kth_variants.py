@@ -1,4 +1,4 @@
-"""``scripts/kopanski_kth_variants.toml`` (issue 20, the bounded-slowdown question): the
+"""``scripts/kopanski_kth_variants.toml`` (the bounded-slowdown question): the
 campaign of the two readings of Kopański 2020, Alg. 8 line 32 -- its runs, their policy
 options (each a valid policy) and ``kth_comparison.py --variants``' choice of policies."""
 

@@ -1,4 +1,4 @@
-"""The optimisers on large random platforms (issue 20): up to 1000 compute nodes (node masks
+"""The optimisers on large random platforms: up to 1000 compute nodes (node masks
 of many 64-bit words), BB capacities drawn tight or loose, random topologies.
 
 * the compiled evaluators decide as the straightforward references: greedy filling of

@@ -1,4 +1,4 @@
-"""The linear co-scheduling layout (``coburst platform cosched --layout linear``, issue 20):
+"""The linear co-scheduling layout (``coburst platform cosched --layout linear``):
 O(nodes) zoneRoutes through a hub zone in a ``DijkstraCache`` root, against the full layout
 (n(n-1)/2 zoneRoutes) it replaces.
 
@@ -84,7 +84,7 @@ def test_size_grows_linearly():
     sizes = {n: len(render_xml(CoschedSpec(nodes=n, preset="grvingt"), layout="linear")) for n in (200, 400, 800)}
     per_node = [(sizes[2 * n] - sizes[n]) / n for n in (200, 400)]
     assert max(per_node) - min(per_node) < 0.02 * min(per_node), sizes
-    assert sizes[800] <= 2 * 10**6, sizes  # issue 20's target
+    assert sizes[800] <= 2 * 10**6, sizes  # the target: <= 2 MB at 800 nodes
     full = len(render_xml(CoschedSpec(nodes=200, preset="grvingt"), layout="full"))
     assert full > 2 * sizes[200]
 

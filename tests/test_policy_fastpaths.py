@@ -67,7 +67,7 @@ def test_compute_ids_equal_former_procset(data):
 @settings(max_examples=200, deadline=None)
 @given(st.data())
 def test_storage_map_and_bb_bytes_equal_former(data):
-    """Session 12: ``Allocation.storage_map`` and ``bb_bytes`` read numpy's lists
+    """``Allocation.storage_map`` and ``bb_bytes`` read numpy's lists
     (``tolist``) instead of converting numpy scalars one by one: the same dicts, same order,
     Python ints."""
     cluster = data.draw(clusters(max_compute=12, max_bb=5, min_bb=1))
@@ -90,15 +90,14 @@ def test_storage_map_and_bb_bytes_equal_former(data):
 
 
 def _former_bb_slots(avail, bb):
-    """``placement.bb_slots`` as it was until session 12 (numpy): the reference."""
+    """The former ``placement.bb_slots`` (numpy): the reference."""
     if bb <= 0:
         return 1 << 62
     return int((avail // bb).sum())
 
 
 def _former_place_bb(preference, nodes, bb, avail):
-    """``placement.place_bb`` as it was until session 12 (numpy slots and output): the
-    reference."""
+    """The former ``placement.place_bb`` (numpy slots and output): the reference."""
     if bb <= 0:
         return np.zeros(0, dtype=np.int64)
     slots = (avail // bb).tolist()
@@ -132,7 +131,7 @@ def _former_place_bb(preference, nodes, bb, avail):
 @settings(max_examples=300, deadline=None)
 @given(st.data())
 def test_bb_slots_and_place_bb_equal_former(data):
-    """Session 12: ``bb_slots`` and ``place_bb`` divide up to 32 BB nodes' capacities in
+    """``bb_slots`` and ``place_bb`` divide up to 32 BB nodes' capacities in
     Python and build the placement as a list: the same counts and placements (values,
     dtype) as the former numpy forms, on few and many BB nodes (shared preference lists
     included)."""

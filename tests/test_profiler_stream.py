@@ -1,4 +1,4 @@
-"""The decision profiler's summary reads the log row by row (issue 25) and gives the table
+"""The decision profiler's summary reads the log row by row and gives the table
 the whole-file reading gave (the former implementation, kept here as the reference)."""
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """``read_raw_jobs`` types the columns it does not convert (extra columns, ``success``) as the
-whole-file reading does, however the file is cut into chunks (issue 25: before, a column of
+whole-file reading does, however the file is cut into chunks (before, a column of
 numbers in one chunk and text in another came out as a mix of ints and strings)."""
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
-"""The kernel's fast paths give the same floats as the paths they stand for (issue 22, speed).
+"""The kernel's fast paths give the same floats as the paths they stand for.
 
-* :class:`coburst.simulator.kernel.Clock` keeps its amounts in Python lists; until session 8
+* :class:`coburst.simulator.kernel.Clock` keeps its amounts in Python lists; until 2026-11-26
   they were numpy arrays.  ``_ArrayClock`` below is that numpy clock, kept as the reference:
   on random mixes of sleeps, work at changing rates, cancellations and steps, both give the
   same step durations, the same dates and the same ended actions in the same order, bit for
@@ -13,7 +13,7 @@
 * :class:`coburst.simulator.l07.PairTable` (a ``parallel_homogeneous`` task's links counted
   from numpy tables of the host pairs' routes) against the routes taken one by one, on
   random platforms (links repeated in a route, FATPIPE links, hosts listed twice).
-* Session 11: ``Clock.advance`` (``next_delta`` and ``step`` in one call) on the same random
+* ``Clock.advance`` (``next_delta`` and ``step`` in one call) on the same random
   operations; messages alone on their links counted down without an action
   (``Kernel._enable_message``, ``l07.MessageKind``) against every message through the solver;
   the solver's component search by marks against the search by ids; ``output.to_ld``
@@ -248,8 +248,7 @@ def test_a_second_pass_is_reached_and_matched():
 
 
 def _former_solve_together(variables: list) -> None:
-    """``l07._solve_together`` as it was until session 12 (every constraint visited): the
-    reference."""
+    """The former ``l07._solve_together`` (every constraint visited): the reference."""
     sat = []
     cnsts = {}
     for var in variables:
@@ -376,7 +375,7 @@ def components(draw):
 @settings(max_examples=500, deadline=None)
 @given(components())
 def test_solver_passes_visit_one_constraint_of_each_kind(spec):
-    """Session 12: ``_solve_together`` visits one of a variable's constraints alone with the
+    """``_solve_together`` visits one of a variable's constraints alone with the
     same bound, weight and FATPIPE flag (``Variable.visit``): the same values, ``mu`` and
     saturation, bit for bit, as the former passes over every constraint, on random
     components."""
@@ -463,7 +462,7 @@ def test_parallel_homogeneous_links_from_the_table_as_from_the_routes(hosts, dat
     """The same elements (constraint and weight, as a set: their order in a variable changes
     no value), latency and bound through :class:`l07.PairTable` as through the routes one by
     one, over several tasks on one network (the table fills as pairs come; a task on hosts
-    seen before is answered from its memo, also when the memo was just emptied).  Session 12:
+    seen before is answered from its memo, also when the memo was just emptied).
     ``ptask`` recognises a ``parallel_homogeneous`` matrix by comparing it with the one it
     would be; matrices that are almost so (one entry changed: 0, another size, NaN, a host
     sending to itself, a negative or ``-0.0`` diagonal) take the general paths, with the same
@@ -658,7 +657,7 @@ def test_a_lone_message_joins_the_solver_when_a_task_crosses_its_link():
 @settings(max_examples=300, deadline=None)
 @given(platforms(), st.lists(st.lists(request, max_size=8), min_size=1, max_size=5), st.booleans())
 def test_solver_undo_as_solving_again(hosts, scripts, lone):
-    """Session 12: when the variable that joined a component leaves it with nothing else
+    """When the variable that joined a component leaves it with nothing else
     changed, the solver puts back the values the component had (``FairBottleneck.undo``)
     instead of solving it again: on random mixes of parallel tasks (timeouts included),
     messages (through the solver or not) and sleeps, every process resumes at the same
@@ -1047,14 +1046,14 @@ def test_kernel_main_sets_the_collector_aside_and_back():
     assert all(threshold >= Kernel.GC_THRESHOLD and frozen > 0 for threshold, frozen in seen)
 
 
-# ---------------------------------------------------------------------- session 12
+# ---------------------------------------------------------------------- parallel_homogeneous matrices
 
 @settings(max_examples=200, deadline=None)
 @given(st.integers(1, 40), st.sampled_from([1.0, 88736148.0, 3e9, 0.1, 1e-300, math.inf, math.nan, -5.0]),
        st.sampled_from(["parallel_homogeneous", "parallel_homogeneous_total"]))
 def test_homogeneous_matrix_as_the_former_comprehension(n, com, ptype):
     """``build_ptask`` writes a ``parallel_homogeneous`` matrix by repeating ``com`` and
-    setting the diagonal (session 12) instead of one comprehension over the ``n x n``
+    setting the diagonal instead of one comprehension over the ``n x n``
     entries: the same floats in the same places (and the same empty matrix for ``com`` 0)."""
     from coburst.simulator.ptasks import ParallelTasks
     from coburst.simulator.workload import Profile
@@ -1069,10 +1068,10 @@ def test_homogeneous_matrix_as_the_former_comprehension(n, com, ptype):
     assert flops == [cpu] * n
 
 
-# ---------------------------------------------------------------------- session 13
+# ---------------------------------------------------------------------- matrix test, sums, purge, cached routes
 
 def _former_homogeneous(bytes_: list, n: int) -> bool:
-    """``ptask``'s test until session 12: the matrix compared with the one it would be."""
+    """``ptask``'s former test: the matrix compared with the one it would be."""
     diagonal = bytes_[::n + 1]
     if not (len(bytes_) == n * n and bytes_[1] > 0 and all(amount <= 0 for amount in diagonal)):
         return False
@@ -1101,7 +1100,7 @@ def _homogeneous_now(bytes_: list, n: int) -> bool:
 @settings(max_examples=400, deadline=None)
 @given(st.integers(2, 9), st.sampled_from([1.0, 88736148.0, 0.1, 3e9, 5e-324]), st.data())
 def test_homogeneous_matrix_recognised_as_the_former_comparison(n, com, data):
-    """``ptask`` recognises a ``parallel_homogeneous`` matrix by counting ``com`` (session 13)
+    """``ptask`` recognises a ``parallel_homogeneous`` matrix by counting ``com``
     instead of comparing with the matrix it would be: the same answer on matrices that are
     one or two entries away from it (0, -0.0, another size, the same size as another float
     object, NaN, a host sending to itself, an infinite entry)."""
@@ -1176,7 +1175,7 @@ def test_a_gone_variable_leaves_no_cycle_to_collect():
 @settings(max_examples=200, deadline=None)
 @given(platforms(), st.data())
 def test_pair_table_reads_a_cached_platform_by_names_as_its_routes(hosts, data):
-    """Session 13: on a platform from the cache (``platform_cache.CachedPlatform``), the pair
+    """On a platform from the cache (``platform_cache.CachedPlatform``), the pair
     table reads each pair's link names from the entry (no link objects, no Route); the same
     elements in the same order, the same latency and bound, and the same links numbered in
     the same order as through the routes (the same platform given as route objects)."""

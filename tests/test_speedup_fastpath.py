@@ -1,4 +1,4 @@
-"""The speedup hook's neighbour maps (issue 20, deliverable 5): same timelines as before.
+"""The speedup hook's neighbour maps: same timelines as before.
 
 :class:`coburst.simulator.speedup.HeatmapSpeedup` keeps, for every running job, the jobs that
 share any of its nodes (updated at starts and ends) and takes the minimum pairwise speedup

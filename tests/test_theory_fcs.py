@@ -17,7 +17,7 @@ from coburst.theory.opt import solve_opt
 from coburst.theory.worst_case import nested_caps_for, nested_limit, nested_stall_instance
 
 FIXTURE = Path(__file__).parent / "data" / "theory" / "fcs_above_2_n8.json"
-#: the nine α ranges of width 0.1 (issue 24)
+#: the nine α ranges of width 0.1
 ALPHAS = [(round(0.05 + 0.1 * k, 2), round(0.15 + 0.1 * k, 2)) for k in range(9)]
 
 

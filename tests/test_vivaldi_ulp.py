@@ -1,4 +1,4 @@
-"""Issue 22, the last differing rows of Batsim's corpus: workload numbers read as Batsim reads them.
+"""The last differing rows of Batsim's corpus: workload numbers read as Batsim reads them.
 
 The rows: on Batsim's Vivaldi no-network platforms ``energy_platform_homogeneous_no_net_{128,
 256,512}.xml`` with ``test_batsim_paper_workload_seed1.json`` and
@@ -6,7 +6,7 @@ The rows: on Batsim's Vivaldi no-network platforms ``energy_platform_homogeneous
 submission date (the zone's hosts share one point: messages cost nothing) had ``waiting_time``
 ``-0.000000`` on one engine and ``0.000000`` on the other.
 
-The cause (session 12, measured with Batsim's exact clock: an ``LD_PRELOAD`` shim printing
+The cause (found 2026-11-27, measured with Batsim's exact clock: an ``LD_PRELOAD`` shim printing
 every ``Engine::get_clock()`` in hexadecimal): Batsim 4.2.1 reads its workload files with
 RapidJSON's default flags (``workload.cpp``: ``Document::Parse``, then ``GetDouble`` for
 ``subtime``, ``walltime`` and every profile amount), which reads some numbers of 16-17

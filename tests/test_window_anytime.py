@@ -1,4 +1,4 @@
-"""window-D always decides (issue 20): the burst-buffer check and ``launch`` share one
+"""window-D always decides: the burst-buffer check and ``launch`` share one
 answer, the search is anytime within a deterministic step budget, and a slow in-process
 decision is reported as such (not as a dead scheduler)."""
 
@@ -54,7 +54,7 @@ def _bb_counts_of(alloc, n_bb):
 
 @pytest.mark.parametrize("reqs, avail", [(HARD_REQS, HARD_AVAIL), (SLOW_REQS, SLOW_AVAIL)], ids=["hard", "slow"])
 def test_launch_uses_the_checked_placement_on_the_hard_state(reqs, avail):
-    """Regression (issue 20): the check accepted a set that launch(), re-solving from
+    """Regression: the check accepted a set that launch(), re-solving from
     scratch, could not place (or placed after minutes of Z3).  Now launch takes the check's
     placement: no search, the launched BB counts are the checked ones, every BB node within
     its capacity."""
