@@ -7,7 +7,7 @@ and speed.  IRMaSim's modelV1 (``Core.py``, ``Processor.py``) gives a core the s
 processor, shared by its cores), ``dynamic_power`` (per busy core) and ``min_power`` (the
 fraction of the static power an all-idle processor draws).
 
-Resources (the shared format of issue 19, ``/tmp/hetero-format.md``)
+Resources (the shared heterogeneous format, ``/tmp/hetero-format.md``)
     **One SimGrid host = one core = one Batsim resource.**  Hosts are named
     ``n{node}_c{core}``, both indices zero-padded to the width of their largest value
     (``n03_c01``), so SimGrid's lexicographic host order -- Batsim's resource ids -- is
@@ -84,7 +84,7 @@ Network (linear in the number of cores; both engines route every pair)::
 
     Dijkstra routing finds core -> hub -> core from the one-hop routes, so the file holds
     one route per core (a ``Full`` zone needs one per pair: the co-scheduling platforms'
-    quadratic growth, notes/lead-notes.md) and SimGrid gives every core its loopback when
+    quadratic growth, notes/engineering-notes.md) and SimGrid gives every core its loopback when
     it seals the zone.  The master sits in its own ``Full`` zone with an explicit loopback
     route, as in :mod:`coburst.platforms.cluster` (Batsim 4.2.1 sends messages from the
     master to itself): tried and refused, a master inside the Dijkstra zone -- coburst's
