@@ -29,10 +29,10 @@ if TYPE_CHECKING:  # pragma: no cover
     from coburst.testing.strategies import (DragonflyCase, PlatformCase, clusters, cosched_cases, dragonfly_cases,
                                             hetero_cases, workloads)
 
-from coburst.testing.invariants import (assert_capacities, assert_every_job_ends, assert_invariants,
+from coburst.testing.invariants import (assert_capacities, assert_deterministic, assert_every_job_ends, assert_invariants,
                                         assert_reservations_kept, assert_same_bytes, check_invariants,
                                         check_reservations_kept)
-from coburst.testing.run import PolicyRun, RunFailed, assert_deterministic, run_policy
+from coburst.testing.run import PolicyRun, RunFailed, run_policy
 
 __all__ = ["run_policy", "PolicyRun", "RunFailed", "assert_deterministic", "assert_capacities",
            "assert_every_job_ends", "assert_invariants", "assert_reservations_kept", "assert_same_bytes",

@@ -23,18 +23,18 @@ On a run's outputs, for every family (:class:`coburst.testing.PolicyRun`):
 from __future__ import annotations
 
 import json
+import tempfile
 from collections import defaultdict
-from typing import TYPE_CHECKING
+from pathlib import Path
+from typing import Any
 
 from coburst.core.cluster import Cluster
 from coburst.core.replay import ReplayResult
 from coburst.core.state import Job
-
-if TYPE_CHECKING:  # pragma: no cover
-    from coburst.testing.run import PolicyRun
+from coburst.testing.run import PolicyRun, run_policy
 
 __all__ = ["check_invariants", "check_reservations_kept", "assert_capacities", "assert_every_job_ends",
-           "assert_reservations_kept", "assert_same_bytes", "assert_invariants"]
+           "assert_reservations_kept", "assert_same_bytes", "assert_invariants", "assert_deterministic"]
 
 
 def check_invariants(cluster: Cluster, jobs: list[Job], result: ReplayResult) -> None:
@@ -188,3 +188,18 @@ def assert_invariants(run: PolicyRun) -> None:
     assert_every_job_ends(run)
     assert_capacities(run)
     assert_reservations_kept(run)
+
+
+def assert_deterministic(policy: Any, workload: Any, platform: Any, *, out: str | Path | None = None,
+                         **kwargs: Any) -> None:
+    """Run twice with the same inputs and parameters (the same seed): the same bytes
+    (:func:`assert_same_bytes`).  The runs go to ``out/a`` and
+    ``out/b``, or to a temporary folder removed afterwards."""
+    import shutil
+
+    folder = Path(tempfile.mkdtemp(prefix="coburst-testing-") if out is None else out)
+    a = run_policy(policy, workload, platform, out=folder / "a", **kwargs)
+    b = run_policy(policy, workload, platform, out=folder / "b", **kwargs)
+    assert_same_bytes(a, b)
+    if out is None:
+        shutil.rmtree(folder, ignore_errors=True)

@@ -159,20 +159,3 @@ def _promise(name: str, params: dict, class_path: str | None) -> str | None:
     except Exception:  # noqa: BLE001 - the run itself accepted them; no promise to check then
         return None
     return getattr(policy, "keeps_reservations", None)
-
-
-def assert_deterministic(policy: Any, workload: Any, platform: Any, *, out: str | Path | None = None,
-                         **kwargs: Any) -> None:
-    """Run twice with the same inputs and parameters (the same seed): the same bytes
-    (:func:`coburst.testing.invariants.assert_same_bytes`).  The runs go to ``out/a`` and
-    ``out/b``, or to a temporary folder removed afterwards."""
-    import shutil
-
-    from coburst.testing.invariants import assert_same_bytes
-
-    folder = Path(tempfile.mkdtemp(prefix="coburst-testing-") if out is None else out)
-    a = run_policy(policy, workload, platform, out=folder / "a", **kwargs)
-    b = run_policy(policy, workload, platform, out=folder / "b", **kwargs)
-    assert_same_bytes(a, b)
-    if out is None:
-        shutil.rmtree(folder, ignore_errors=True)
