@@ -870,7 +870,7 @@ class InProcessLink:
     identical to the ZeroMQ path; only the sockets and the second process are gone.
     """
 
-    def __init__(self, scheduler: str, options: dict | None = None, *, protect: bool = False,
+    def __init__(self, scheduler: Any, options: dict | None = None, *, protect: bool = False,
                  timeout: float = 30.0, on_timeout=None):
         import logging
 
@@ -878,7 +878,9 @@ class InProcessLink:
 
         logging.getLogger("batsim").setLevel(logging.WARNING)
         try:
-            self.scheduler = instanciate_scheduler(scheduler, options or {})
+            # a scheduler object already made (a BatsimScheduler instance) is used as it is
+            self.scheduler = (instanciate_scheduler(scheduler, options or {}) if isinstance(scheduler, str)
+                              else scheduler)
         except SystemExit as exc:
             if exc.code == 2:  # a coburst scheduler refused its options and said why (adapter)
                 raise InputError(scheduler, "options", "the scheduler refused its options (see above)") from None

@@ -1,0 +1,42 @@
+"""A pybatsim scheduler whose decisions come from outside the adapter: an agent.
+
+:class:`AgentScheduler` is the burst-buffer adapter
+(:class:`~coburst.adapter.scheduler.CoburstScheduler`: the same admission, rejection of jobs
+that can never fit, ``EXECUTE_JOB`` and BB metadata) with a *decider* in place of the policy.
+The decider is any object with the policy interface (``on_job_release``, ``on_job_end``,
+``make_decisions(state) -> Decisions``); :mod:`coburst.gym` passes one that hands the state to
+a reinforcement-learning agent and returns the jobs it started.  Nothing here knows about the
+agent: the Batsim protocol stays in the adapter, the decisions are coburst
+:class:`~coburst.core.decisions.Decisions`.
+
+The scheduler object is handed to :class:`coburst.simulator.protocol.InProcessLink` as it is
+(no scheduler file, no options text).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Mapping
+
+from coburst.adapter.scheduler import CoburstScheduler, parse_options
+
+__all__ = ["AgentScheduler"]
+
+
+class AgentScheduler(CoburstScheduler):
+    """The burst-buffer adapter driven by ``decider`` (module doc).  ``options``: the
+    adapter's options (``bb_capacity``, ``dragonfly``, ``trace``); no ``policy``."""
+
+    def __init__(self, decider: Any, options: Mapping[str, Any] | None = None):
+        super().__init__(options)
+        self.policy = decider
+        #: jobs submitted so far (admitted or rejected at once)
+        self.nb_seen = 0
+
+    def admit(self, job):
+        self.nb_seen += 1
+        super().admit(job)
+
+    @classmethod
+    def check_options(cls, options: Mapping[str, Any] | None):
+        # the adapter's options only; the placeholder policy is replaced by the decider
+        return parse_options(options, fixed_policy="fcfs")

@@ -1,0 +1,38 @@
+"""Gymnasium environments on coburst's Batsim-exact engine.
+
+Importing this package registers:
+
+``coburst/BatsimExact-v0``
+    :class:`~coburst.gym.env.BatsimExactEnv`: event-driven scheduling, one step per decision
+    point of the engine, ``Discrete(window + 1)`` actions with a mask, Dict observations;
+``coburst/BatsimExactFlat-v0``
+    the same with ``observation="flat"`` (one ``Box``).
+
+::
+
+    import gymnasium, coburst.gym
+    env = gymnasium.make("coburst/BatsimExact-v0", workload="workloads/kth_sp2_delay_5000.json",
+                         platform="platforms/kth_sp2.xml")
+
+(``gymnasium.make("coburst.gym:coburst/BatsimExact-v0", ...)`` imports it itself.)
+:class:`~coburst.gym.expert.PolicyExpert` plays a built-in policy's decisions as actions.
+"""
+
+from __future__ import annotations
+
+import gymnasium
+
+from coburst.gym.env import CLUSTER_FEATURES, JOB_FEATURES, BatsimExactEnv, InvalidAction
+from coburst.gym.expert import CONFORMING, ExpertMismatch, PolicyExpert
+from coburst.gym.rewards import REWARDS, BoundedSlowdown, Reward, WaitingTime
+
+__all__ = ["BatsimExactEnv", "InvalidAction", "PolicyExpert", "ExpertMismatch", "CONFORMING", "Reward",
+           "WaitingTime", "BoundedSlowdown", "REWARDS", "JOB_FEATURES", "CLUSTER_FEATURES", "ENV_IDS"]
+
+ENV_IDS = ("coburst/BatsimExact-v0", "coburst/BatsimExactFlat-v0")
+
+if ENV_IDS[0] not in gymnasium.registry:
+    gymnasium.register(id=ENV_IDS[0], entry_point="coburst.gym.env:BatsimExactEnv", disable_env_checker=True)
+if ENV_IDS[1] not in gymnasium.registry:
+    gymnasium.register(id=ENV_IDS[1], entry_point="coburst.gym.env:BatsimExactEnv",
+                       kwargs={"observation": "flat"}, disable_env_checker=True)

@@ -1,0 +1,448 @@
+"""``BatsimExactEnv``: a Gymnasium environment on the embedded, Batsim-exact simulator.
+
+**Steps are the engine's decision points.**  The simulator (:mod:`coburst.simulator.engine`)
+runs in a thread of its own with the burst-buffer adapter
+(:class:`coburst.adapter.agent.AgentScheduler`) over the in-process link; wherever a
+pybatsim scheduler would be asked for its decisions (once per Batsim message, after its
+events), the adapter asks this environment instead and waits.  The agent then starts jobs of
+the visible window one step at a time; its decision ends when it chooses *wait* (the last
+action) or when no further job can start now.  The jobs it started go to the simulator as
+one reply, exactly as a policy's decisions do; the simulator runs on to the next decision
+point.  Decision points where no job of the window can start now are passed without asking
+the agent (only *wait* would be possible).  Only one thread runs at a time: the handover is
+synchronous, so no lock guards the state.
+
+**Actions**: ``Discrete(window + 1)``.  ``k < window`` starts the ``k``-th job of the window
+(the waiting jobs in submission order, those started in this decision left out) now, on the
+allocation the *allocator* gives it (default: coburst's placement of a job starting now --
+the nodes free for its whole walltime, smallest fitting run first, and its burst buffers --
+:meth:`~coburst.core.profile.Profile.alloc_now`); ``window`` ends the decision.
+``action_masks()`` (sb3-contrib's ``MaskablePPO``) and ``info["action_mask"]`` mark the jobs
+that fit now (compute nodes and burst buffers, for their whole walltime, given the running
+jobs and those started in this decision) and *wait*.  *Wait* is masked out only when it would
+stall the simulation (nothing runs, nothing was started and every job was submitted).  An
+action outside the mask raises :class:`InvalidAction`; with ``invalid_action="penalty"`` it
+gets the reward ``penalty`` and changes nothing.
+
+**Observations** (``observation="dict"``, default)::
+
+    {"jobs":    Box(0, 1, (window, 6)),  # per window slot: present, wait, walltime, size, bb, fits
+     "cluster": Box(0, 1, (3,))}         # free compute nodes, free burst-buffer bytes, queue length
+
+times as ``t / (t + time_scale)`` (walltime ``inf``: 1), size as ``res / compute nodes``,
+``bb`` as the per-node request over the largest BB node's capacity (0 without burst
+buffers), queue length as ``n / (n + window)``; empty slots are zeros.  ``observation="flat"``
+gives the same numbers as one ``Box`` (``gymnasium.spaces.flatten``: the cluster first, then
+the jobs row by row).
+
+**Episodes** run a whole workload: ``terminated`` when the simulation ended (the outputs,
+Batsim's ``_jobs.csv`` and ``_schedule.csv``, are then written: ``env.result``);
+``truncated`` when ``max_decisions`` steps were taken or the simulated time reached
+``max_time`` seconds at a decision point; the simulation is then abandoned (no outputs).
+The simulation is deterministic: ``reset(seed=...)`` seeds ``np_random``, which no part of
+the dynamics uses.
+
+**Rewards**: :mod:`coburst.gym.rewards` (``reward="waiting-time"``, the default, dense;
+``"bounded-slowdown"``, sparse; or an object).
+"""
+
+from __future__ import annotations
+
+import math
+import queue
+import shutil
+import tempfile
+import threading
+from pathlib import Path
+from typing import Any, Callable, Sequence
+
+import gymnasium as gym
+import numpy as np
+from gymnasium import spaces
+
+from coburst.core.decisions import Decisions
+from coburst.gym.rewards import make_reward
+
+__all__ = ["BatsimExactEnv", "InvalidAction", "JOB_FEATURES", "CLUSTER_FEATURES"]
+
+#: the columns of ``observation["jobs"]``
+JOB_FEATURES = ("present", "wait", "walltime", "size", "bb", "fits")
+#: the entries of ``observation["cluster"]``
+CLUSTER_FEATURES = ("free_nodes", "free_bb", "queue")
+
+
+class InvalidAction(ValueError):
+    """An action outside the action mask (or outside the action space)."""
+
+
+class _Abort(Exception):
+    """Stops the simulation thread of an abandoned episode."""
+
+
+class _Bridge:
+    """The adapter's decider (simulation thread): hands decision points to the environment."""
+
+    name = "agent"
+
+    def __init__(self, env: "BatsimExactEnv"):
+        self.env = env
+        self.to_env: queue.SimpleQueue = queue.SimpleQueue()
+        self.to_sim: queue.SimpleQueue = queue.SimpleQueue()
+        self.start_dates: dict[str, float] = {}
+
+    def on_job_release(self, state, jobs) -> None:
+        for listener in self.env.listeners:
+            listener.on_job_release(state, jobs)
+
+    def on_job_end(self, state, jobs) -> None:
+        env = self.env
+        for job in jobs:
+            start = self.start_dates.pop(job.id, None)
+            if start is not None:
+                env.completed.append((job, start, state.now))
+        for listener in env.listeners:
+            listener.on_job_end(state, jobs)
+
+    def make_decisions(self, state) -> Decisions:
+        env = self.env
+        try:
+            for listener in env.listeners:
+                hook = getattr(listener, "decision_point", None)
+                if hook is not None:
+                    hook(state)
+        except Exception as exc:  # raised again in the environment's thread
+            env._listener_error = exc
+            raise _Abort("a listener failed") from None
+        decisions = Decisions(state.now)
+        if not env._anything_fits(state):
+            return decisions
+        self.to_env.put(("decide", state))
+        message = self.to_sim.get()
+        if message[0] == "abort":
+            raise _Abort("episode abandoned")
+        for job, alloc in message[1]:
+            decisions.start(job, alloc)
+            self.start_dates[job.id] = state.now
+            env.waited += state.now - job.subtime
+        return decisions
+
+
+def _default_allocator(job, profile):
+    return profile.alloc_now(job.res, job.walltime, job.bb)
+
+
+class BatsimExactEnv(gym.Env):
+    """Event-driven scheduling on the Batsim-exact engine (module doc).
+
+    ``workload``: a Batsim workload JSON file, an SWF log (``.swf``: converted to ``delay``
+    jobs with coburst's converter, :func:`coburst.workloads.delay.swf_to_delay_workload`), a
+    workload document (dict), or a list of files; ``platform``: a SimGrid platform file.
+    ``sim_args``: further Batsim options as command-line strings (as ``coburst run``);
+    ``adapter_options``: the adapter's (``bb_capacity``, ``dragonfly``).  ``export``: the
+    output prefix (default: a temporary folder of the environment, removed by
+    :meth:`close`).
+    """
+
+    metadata = {"render_modes": []}
+
+    def __init__(self, workload: Any, platform: str, *, window: int = 16, reward: Any = "waiting-time",
+                 max_decisions: int | None = None, max_time: float | None = None,
+                 invalid_action: str = "raise", penalty: float = -1.0, observation: str = "dict",
+                 time_scale: float = 3600.0, export: str | None = None, sim_args: Sequence[str] = (),
+                 adapter_options: dict | None = None, allocator: Callable | None = None):
+        if not isinstance(window, int) or window < 1:
+            raise ValueError(f"window must be an integer >= 1, got {window!r}")
+        if invalid_action not in ("raise", "penalty"):
+            raise ValueError(f"invalid_action must be 'raise' or 'penalty', got {invalid_action!r}")
+        if observation not in ("dict", "flat"):
+            raise ValueError(f"observation must be 'dict' or 'flat', got {observation!r}")
+        if max_decisions is not None and max_decisions < 1:
+            raise ValueError(f"max_decisions must be >= 1, got {max_decisions!r}")
+        self.window = window
+        self.reward_fn = make_reward(reward)
+        self.max_decisions = max_decisions
+        self.max_time = max_time
+        self.invalid_action = invalid_action
+        self.penalty = float(penalty)
+        self.time_scale = float(time_scale)
+        self.sim_args = list(sim_args)
+        self.adapter_options = dict(adapter_options or {})
+        #: ``allocator(job, profile) -> Allocation | None``: where a started job runs
+        self.allocator = allocator or _default_allocator
+        #: objects told of the scheduler's events: ``on_job_release(state, jobs)``,
+        #: ``on_job_end(state, jobs)`` and (if they have it) ``decision_point(state)`` at
+        #: every decision point, shown to the agent or not (used by :class:`coburst.gym.PolicyExpert`)
+        self.listeners: list[Any] = []
+        self._tmp = tempfile.mkdtemp(prefix="coburst-gym-")
+        self.platform = str(platform)
+        self.workloads = self._workload_files(workload)
+        self.export = export or str(Path(self._tmp) / "episode")
+        self.observation_kind = observation
+        self.action_space = spaces.Discrete(window + 1)
+        self._dict_space = spaces.Dict({
+            "jobs": spaces.Box(0.0, 1.0, (window, len(JOB_FEATURES)), dtype=np.float32),
+            "cluster": spaces.Box(0.0, 1.0, (len(CLUSTER_FEATURES),), dtype=np.float32)})
+        self.observation_space = (self._dict_space if observation == "dict"
+                                  else spaces.flatten_space(self._dict_space))
+        self._thread: threading.Thread | None = None
+        self._listener_error: BaseException | None = None
+        self._bridge: _Bridge | None = None
+        self._over = True
+        self.result = None
+        self.state = None
+        self.cluster = None
+        self._reset_episode()
+
+    # ------------------------------------------------------------------ inputs
+    def _workload_files(self, workload: Any) -> list[str]:
+        import json
+
+        items = workload if isinstance(workload, (list, tuple)) else [workload]
+        files = []
+        for i, item in enumerate(items):
+            if isinstance(item, dict):
+                path = Path(self._tmp) / f"workload{i}.json"
+                path.write_text(json.dumps(item, separators=(",", ":")) + "\n", encoding="utf-8")
+                files.append(str(path))
+            elif str(item).lower().endswith(".swf"):
+                from coburst.platforms.info import read_platform
+                from coburst.workloads.batsim_json import write_workload
+                from coburst.workloads.delay import swf_to_delay_workload
+
+                nb_res = read_platform(self.platform).nb_compute
+                path = Path(self._tmp) / f"workload{i}.json"
+                write_workload(swf_to_delay_workload(item, nb_res), path)
+                files.append(str(path))
+            else:
+                files.append(str(item))
+        return files
+
+    # ------------------------------------------------------------------ episode
+    def _reset_episode(self) -> None:
+        self.now = 0.0
+        self.completed: list[tuple[Any, float, float]] = []  # (job, start, end) of the completed jobs
+        self.waited = 0.0  # waiting time of the started jobs (start - subtime, summed)
+        self.nb_decisions = 0  # steps taken in this episode
+        self.decision_id = 0  # decision points shown so far (a new one: a new number)
+        self._n_total = 0
+        self._pending: list[tuple[Any, Any]] = []  # (job, allocation) started in this decision
+        self._window_jobs: list = []
+        self._mask = np.zeros(self.window + 1, dtype=bool)
+        self._mask[-1] = True
+
+    def _abandon(self) -> None:
+        """Stop the simulation thread of the current episode, if any (no outputs)."""
+        thread, bridge = self._thread, self._bridge
+        self._thread = self._bridge = None
+        if thread is None:
+            return
+        if thread.is_alive():
+            bridge.to_sim.put(("abort",))
+            thread.join()
+
+    def reset(self, *, seed: int | None = None, options: dict | None = None):
+        super().reset(seed=seed)
+        self._abandon()
+        self._reset_episode()
+        self.result = None
+        from coburst.adapter.agent import AgentScheduler
+        from coburst.runner import _ArgumentError, add_run_arguments, light_pybatsim, preflight
+        from coburst.simulator.engine import Simulator
+        from coburst.simulator.protocol import InProcessLink
+
+        light_pybatsim()
+        parser = _ArgumentError(prog="coburst.gym", add_help=False, allow_abbrev=False)
+        add_run_arguments(parser)
+        args = parser.parse_args(["agent", "-p", self.platform, *(a for w in self.workloads for a in ("-w", w)),
+                                  "-e", self.export, "-q", *self.sim_args])
+        args.socket_endpoint = "in-process"
+        config, self._n_total = preflight(args)
+        bridge = self._bridge = _Bridge(self)
+        scheduler = AgentScheduler(bridge, self.adapter_options)
+        sim = Simulator(config)
+        sim.link = InProcessLink(scheduler, timeout=0)
+        self._scheduler = scheduler
+
+        def body():
+            try:
+                bridge.to_env.put(("done", sim.run()))
+            except BaseException as exc:  # noqa: BLE001 - handed to the environment's thread
+                bridge.to_env.put(("error", exc))
+
+        self._over = False
+        self._thread = threading.Thread(target=body, name="coburst-gym-simulation", daemon=True)
+        self._thread.start()
+        self._next_point()
+        self.reward_fn.reset(self)
+        return self._observation(), self._info()
+
+    def _next_point(self) -> None:
+        """Wait for the simulation's next decision point, or its end."""
+        message = self._bridge.to_env.get()
+        kind = message[0]
+        if kind == "decide":
+            state = self.state = message[1]
+            self.now = state.now
+            self.cluster = self._scheduler.cluster
+            self._pending = []
+            self._profile = state.mask_profile()
+            self.decision_id += 1
+            self._refresh()
+            return
+        self._over = True
+        self._thread.join()
+        self._thread = None
+        self._window_jobs = []
+        self._mask = np.zeros(self.window + 1, dtype=bool)
+        self._mask[-1] = True
+        if kind == "error":
+            error, self._listener_error = self._listener_error, None
+            raise error if error is not None else message[1]
+        self.result = message[1]
+        if self.state is not None:
+            self.now = self.state.now
+
+    def _visible(self, state, pending_ids) -> list:
+        jobs = []
+        for job in state._queue.values():
+            if job.id not in pending_ids:
+                jobs.append(job)
+                if len(jobs) == self.window:
+                    break
+        return jobs
+
+    def _anything_fits(self, state) -> bool:
+        """Some job of the window can start now (simulation thread, before a decision)."""
+        jobs = self._visible(state, ())
+        if not jobs:
+            return False
+        from coburst.policies.base import fits_any_now
+
+        return fits_any_now(state.mask_profile(), jobs)
+
+    def _refresh(self) -> None:
+        pending_ids = {job.id for job, _ in self._pending}
+        self._window_jobs = jobs = self._visible(self.state, pending_ids)
+        mask = np.zeros(self.window + 1, dtype=bool)
+        profile = self._profile
+        for i, job in enumerate(jobs):
+            mask[i] = profile.fits_now(job.res, job.walltime, job.bb)
+        # wait stalls the simulation when nothing runs, nothing started and every job came
+        stall = not self.state.running and not self._pending and self._n_submitted_all()
+        mask[-1] = not (stall and mask[:-1].any())
+        self._mask = mask
+
+    def _n_submitted_all(self) -> bool:
+        return self._scheduler.nb_seen >= self._n_total
+
+    # ------------------------------------------------------------------ step
+    def action_masks(self) -> np.ndarray:
+        """The valid actions (sb3-contrib's ``MaskablePPO`` reads this)."""
+        return self._mask.copy()
+
+    def step(self, action):
+        if self._over:
+            raise RuntimeError("the episode is over: call reset()")
+        try:
+            a = int(action)
+        except (TypeError, ValueError):
+            raise InvalidAction(f"action {action!r} is not an integer") from None
+        if not 0 <= a <= self.window:
+            raise InvalidAction(f"action {a} outside Discrete({self.window + 1})")
+        if not self._mask[a]:
+            if self.invalid_action == "raise":
+                what = "wait (it would stall the simulation: nothing runs)" if a == self.window else (
+                    f"start window slot {a} (empty)" if a >= len(self._window_jobs) else
+                    f"start job {self._window_jobs[a].id} (it does not fit now)")
+                raise InvalidAction(f"action {a} is masked out at simulated time {self.now:.6f}: cannot {what}; "
+                                    f"valid actions: {np.flatnonzero(self._mask).tolist()}")
+            self.nb_decisions += 1
+            truncated = self._truncate_if_due()
+            return self._observation(), self.penalty, False, truncated, self._info()
+        self.nb_decisions += 1
+        if a < self.window:
+            job = self._window_jobs[a]
+            alloc = self.allocator(job, self._profile)
+            if alloc is None:
+                raise RuntimeError(f"the allocator found no place for job {job.id}, which fits now")
+            self._profile.occupy(self.now, self.now + job.walltime, alloc)
+            self._pending.append((job, alloc))
+            self._refresh()
+            if self._mask[:-1].any():
+                reward = self.reward_fn.step(self)
+                truncated = self._truncate_if_due()
+                return self._observation(), reward, False, truncated, self._info()
+        # the decision ends: the started jobs go to the simulator
+        starts, self._pending = self._pending, []
+        self._bridge.to_sim.put(("starts", starts))
+        self._next_point()
+        reward = self.reward_fn.step(self)
+        terminated = self._over
+        if terminated:
+            reward += self.reward_fn.final(self)
+            return self._observation(), reward, True, False, self._info()
+        truncated = self._truncate_if_due()
+        return self._observation(), reward, False, truncated, self._info()
+
+    def _truncate_if_due(self) -> bool:
+        due = ((self.max_decisions is not None and self.nb_decisions >= self.max_decisions)
+               or (self.max_time is not None and self.now >= self.max_time))
+        if due:
+            self._abandon()
+            self._over = True
+        return due
+
+    # ------------------------------------------------------------------ views
+    @property
+    def queue(self) -> list:
+        """The waiting jobs (submission order), those started in this decision left out."""
+        if self._over or self.state is None:
+            return []
+        pending_ids = {job.id for job, _ in self._pending}
+        return [job for job in self.state._queue.values() if job.id not in pending_ids]
+
+    @property
+    def running(self) -> list:
+        """``(job, start, allocation)`` of the running jobs and of those started in this decision."""
+        if self._over or self.state is None:
+            return []
+        runs = [(r.job, r.start, r.alloc) for r in self.state.running.values()]
+        return runs + [(job, self.now, alloc) for job, alloc in self._pending]
+
+    def _observation(self):
+        jobs = np.zeros((self.window, len(JOB_FEATURES)), dtype=np.float32)
+        cluster = np.zeros(len(CLUSTER_FEATURES), dtype=np.float32)
+        if not self._over and self.state is not None:
+            c = self.cluster
+            scale = self.time_scale
+            max_bb = c.max_bb_capacity
+            for i, job in enumerate(self._window_jobs):
+                wait = max(self.now - job.subtime, 0.0)
+                wall = job.walltime
+                jobs[i] = (1.0, wait / (wait + scale), 1.0 if math.isinf(wall) else wall / (wall + scale),
+                           job.res / c.n_compute, min(job.bb / max_bb, 1.0) if max_bb else 0.0,
+                           float(self._mask[i]))
+            running = self.running
+            busy = sum(job.res for job, _, _ in running)
+            free_bb = 1.0
+            if c.total_bb_capacity:
+                used = sum(job.bb_total for job, _, _ in running)
+                free_bb = max(c.total_bb_capacity - used, 0) / c.total_bb_capacity
+            n = len(self.state._queue) - len(self._pending)
+            cluster[:] = (max(c.n_compute - busy, 0) / c.n_compute, free_bb, n / (n + self.window))
+        obs = {"jobs": jobs, "cluster": cluster}
+        if self.observation_kind == "flat":
+            return spaces.flatten(self._dict_space, obs).astype(np.float32, copy=False)
+        return obs
+
+    def _info(self) -> dict:
+        return {"action_mask": self._mask.copy(), "now": self.now, "decision": self.decision_id,
+                "window": [job.id for job in self._window_jobs]}
+
+    def close(self) -> None:
+        self._abandon()
+        self._over = True
+        if self._tmp is not None:
+            shutil.rmtree(self._tmp, ignore_errors=True)
+            self._tmp = None
+        super().close()

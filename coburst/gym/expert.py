@@ -1,0 +1,110 @@
+"""``PolicyExpert``: a built-in coburst policy played as actions of :class:`BatsimExactEnv`.
+
+The wrapper listens to the environment's scheduler events (``env.listeners``) and passes them
+to a fresh instance of the policy every episode; at every decision point of the engine --
+shown to the agent or passed -- it asks the policy for its decisions, exactly where and with
+what the pybatsim adapter would ask it (``coburst run POLICY``).  :meth:`expert_action` then
+gives the action that starts the policy's next job (its slot in the window), or *wait* once
+they are all started.  The jobs run where the policy placed them: the wrapper sets the
+environment's allocator to the policy's allocations (the agent chooses *which* job starts;
+*where* is the allocator's business, coburst's default placement otherwise).
+
+Played to the end, an episode gives the policy's ``_jobs.csv`` byte for byte
+(``tests/test_gym_conformance.py``) for the policies whose decisions are only starts: the
+burst-buffer family (:data:`CONFORMING`).  A policy that starts a job outside the window, or
+starts a job where the environment would show no decision, makes :meth:`expert_action` (or
+the step) raise :class:`ExpertMismatch`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import gymnasium as gym
+
+__all__ = ["PolicyExpert", "ExpertMismatch", "CONFORMING"]
+
+#: built-in policies whose decisions are only starts (no rejects, no call-me-later): the
+#: burst-buffer family, run by ``coburst run NAME`` through the burst-buffer adapter
+CONFORMING = ("fcfs", "filler", "filler-sjf", "backfill", "backfill-sjf", "no-future", "conservative",
+              "maxutil", "window", "plan-sum", "plan-square", "plan-cube", "plan-start")
+
+
+class ExpertMismatch(RuntimeError):
+    """The policy decided something the environment cannot play."""
+
+
+class PolicyExpert(gym.Wrapper):
+    """``PolicyExpert(env, "backfill-sjf", depth=1)``: the policy's actions (module doc)."""
+
+    def __init__(self, env: gym.Env, policy: str, **params: Any):
+        super().__init__(env)
+        from coburst import registry
+
+        self.policy_name = policy
+        self.params = params
+        self._scope = registry.scope("bb")
+        self.policy = self._scope.get(policy, **params)  # checked now: a bad name fails here
+        self._plan: list = []
+        self._allocs: dict[str, Any] = {}
+        self._point = 0  # the engine's decision points seen
+
+    def reset(self, **kwargs):
+        base = self.env.unwrapped
+        self.policy = self._scope.get(self.policy_name, **self.params)
+        base.listeners[:] = [lst for lst in base.listeners if not isinstance(lst, _Listener)]
+        base.listeners.append(_Listener(self))
+        base.allocator = self._allocate
+        self._plan, self._allocs, self._point = [], {}, 0
+        return self.env.reset(**kwargs)
+
+    # called in the simulation thread, at every decision point of the engine
+    def _decision_point(self, state) -> None:
+        if self._plan:
+            raise ExpertMismatch(f"the policy's starts {[j.id for j in self._plan]} were not played before "
+                                 f"simulated time {state.now:.6f} (jobs outside the window, at a decision point "
+                                 f"the environment passed: a larger window is needed)")
+        decisions = self.policy.make_decisions(state)
+        if decisions.rejects or decisions.wakeups:
+            raise ExpertMismatch(f"{self.policy.name} rejects jobs or asks to be called later: only starts "
+                                 "can be played as actions")
+        self._plan = [st.job for st in decisions.starts]
+        self._allocs = {st.job.id: st.alloc for st in decisions.starts}
+        self._point += 1
+
+    def _allocate(self, job, profile):
+        alloc = self._allocs.get(job.id)
+        return alloc if alloc is not None else profile.alloc_now(job.res, job.walltime, job.bb)
+
+    def expert_action(self) -> int:
+        """The action the policy takes now."""
+        base = self.env.unwrapped
+        if not self._plan:
+            return base.window
+        job = self._plan[0]
+        ids = [j.id for j in base._window_jobs]
+        if job.id not in ids:
+            raise ExpertMismatch(f"the policy starts job {job.id}, which is not in the window {ids} "
+                                 f"(a larger window is needed)")
+        return ids.index(job.id)
+
+    def step(self, action):
+        base = self.env.unwrapped
+        if self._plan and action < len(base._window_jobs) and base.action_masks()[action]:
+            if base._window_jobs[action].id == self._plan[0].id:
+                self._plan.pop(0)  # (before the step: the engine may reach its next decision point)
+        return self.env.step(action)
+
+
+class _Listener:
+    def __init__(self, expert: PolicyExpert):
+        self.expert = expert
+
+    def on_job_release(self, state, jobs) -> None:
+        self.expert.policy.on_job_release(state, jobs)
+
+    def on_job_end(self, state, jobs) -> None:
+        self.expert.policy.on_job_end(state, jobs)
+
+    def decision_point(self, state) -> None:
+        self.expert._decision_point(state)
