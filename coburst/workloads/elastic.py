@@ -1,0 +1,347 @@
+"""Jobs that change size: the job model carried by extra fields of Batsim JSON jobs and profiles.
+
+Batsim 4.2.1 (and coburst without ``elastic=True``) ignores these fields: the job runs rigid on
+``res`` resources with its ordinary profile.  With the elastic mode on
+(:class:`coburst.simulator.engine.SimulatorConfig` ``elastic``), a job carrying ``elastic``
+runs its application model instead (:mod:`coburst.simulator.elastic`).
+
+A job's ``elastic`` object::
+
+    "elastic": {"type": "malleable",              // rigid | moldable | malleable | evolving | adaptive
+                "num_nodes_min": 2, "num_nodes_max": 8,
+                "arguments": {"size": 4e9}}        // numbers the expressions may read
+
+* ``rigid``: runs on ``res`` nodes (the model is still used for its time);
+* ``moldable``: the scheduler picks the size at start, in ``[num_nodes_min, num_nodes_max]``;
+* ``malleable``: the scheduler picks the size at start and may resize the job at its
+  scheduling points;
+* ``evolving``: starts on ``res`` nodes; at its scheduling points the job asks for a size
+  (its phase's ``evolving_request``), which the scheduler grants, clips or refuses;
+* ``adaptive``: both (any start size, requests, and resizes of the scheduler's own).
+
+The application model is the profile's ``elastic`` object (or the job's
+``elastic.application``, which takes precedence)::
+
+    "elastic": {"on_init": "5",                        // seconds (an expression) or tasks
+                "on_reconfiguration": "2 + 0.1 * num_nodes",
+                "on_expansion": [{"type": "delay", "seconds": "1"}],
+                "phases": [{"name": "solve", "iterations": 10, "scheduling_point": true,
+                            "evolving_request": "num_nodes * 2 if iteration == 3 else num_nodes",
+                            "tasks": [{"type": "compute", "flops": "size * 1e2"},
+                                      {"type": "compute", "seconds": 30, "model": "amdahl",
+                                       "serial_fraction": 0.05},
+                                      {"type": "delay", "seconds": "1"}]}]}
+
+Tasks (:class:`Task`): ``delay`` (``seconds``), ``compute`` with ``flops`` (split evenly over the
+nodes, or ``per_node``: each node computes that much, at the slowest allocated node's speed) or
+with ``seconds`` on one node and a ``model``: ``linear`` (``seconds / num_nodes``, default),
+``amdahl`` (``serial_fraction``) or ``downey`` (``A``, ``sigma``); see
+:mod:`coburst.models.perf`.  A task given as a string or number is a delay of that many
+seconds.  Communication, PFS and burst-buffer I/O tasks are not modelled yet.
+
+Scheduling points are the ends of the iterations of phases with ``scheduling_point`` (default
+true), except the job's very last iteration.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass, field
+from typing import Any, Mapping
+
+from coburst.errors import InputError
+from coburst.models.perf import Expression, ExpressionError, amdahl, downey
+
+__all__ = ["KINDS", "RESIZABLE", "Task", "Phase", "Application", "ElasticJob", "parse_elastic"]
+
+KINDS = ("rigid", "moldable", "malleable", "evolving", "adaptive")
+#: kinds whose size may change while they run
+RESIZABLE = ("malleable", "evolving", "adaptive")
+#: kinds the scheduler may start on any size of [min, max]
+MOLDABLE_START = ("moldable", "malleable", "adaptive")
+#: kinds that ask for sizes
+REQUESTING = ("evolving", "adaptive")
+#: variable names an expression may read besides the job's arguments
+TASK_VARS = ("num_nodes", "iteration", "iterations")
+COST_VARS = ("num_nodes", "old_num_nodes")
+_MODELS = ("linear", "amdahl", "downey")
+_UNSUPPORTED_TASKS = ("communication", "comm", "pfs_read", "pfs_write", "bb_read", "bb_write", "io")
+
+
+@dataclass(frozen=True)
+class Task:
+    """One task of a phase iteration (or of a cost)."""
+
+    type: str  # "delay" or "compute"
+    amount: Expression  # seconds (delay, compute with a model) or flops
+    model: str = "seconds"  # "seconds" (delay), "flops", "linear", "amdahl", "downey"
+    per_node: bool = False
+    params: tuple[tuple[str, float], ...] = ()
+
+    def duration(self, env: Mapping[str, float], speed: float) -> float:
+        """Seconds this task takes with ``env`` (``num_nodes`` set) on nodes of ``speed`` flop/s."""
+        n = env["num_nodes"]
+        value = self.amount.evaluate(env)
+        if value < 0:
+            raise ExpressionError(f"{self.amount.text!r} is negative ({value}) with {dict(env)}")
+        if self.model == "seconds":
+            return value
+        if self.model == "flops":
+            return value / speed if self.per_node else value / (n * speed)
+        p = dict(self.params)
+        if self.model == "linear":
+            return value / n
+        if self.model == "amdahl":
+            return amdahl(value, n, p["serial_fraction"])
+        return downey(value, n, p["A"], p["sigma"])
+
+
+@dataclass(frozen=True)
+class Phase:
+    name: str
+    iterations: Expression
+    tasks: tuple[Task, ...]
+    scheduling_point: bool = True
+    evolving_request: Expression | None = None
+
+
+@dataclass(frozen=True)
+class Application:
+    phases: tuple[Phase, ...]
+    on_init: tuple[Task, ...] = ()
+    on_reconfiguration: tuple[Task, ...] = ()
+    on_expansion: tuple[Task, ...] = ()
+
+
+@dataclass
+class ElasticJob:
+    """The elastic description of one job."""
+
+    kind: str
+    num_nodes_min: int
+    num_nodes_max: int
+    res: int
+    arguments: dict[str, float]
+    app: Application
+    #: iterations of each phase (the arguments fix them)
+    iterations: tuple[int, ...] = field(default=())
+
+    @property
+    def resizable(self) -> bool:
+        return self.kind in RESIZABLE
+
+    @property
+    def requesting(self) -> bool:
+        return self.kind in REQUESTING
+
+    def start_sizes(self) -> tuple[int, int]:
+        """The sizes the job may start on (inclusive)."""
+        if self.kind in MOLDABLE_START:
+            return self.num_nodes_min, self.num_nodes_max
+        return self.res, self.res
+
+    def env(self, **values: float) -> dict[str, float]:
+        return {**self.arguments, **values}
+
+    def cost(self, tasks: tuple[Task, ...], n: int, old: int, speed: float) -> float:
+        env = self.env(num_nodes=n, old_num_nodes=old)
+        return sum(t.duration(env, speed) for t in tasks)
+
+    def iteration_time(self, phase: int, iteration: int, n: int, speed: float) -> float:
+        """Seconds one iteration of phase ``phase`` takes on ``n`` nodes of ``speed`` flop/s."""
+        env = self.env(num_nodes=n, iteration=iteration, iterations=self.iterations[phase])
+        return sum(t.duration(env, speed) for t in self.app.phases[phase].tasks)
+
+    def requested(self, phase: int, iteration: int, n: int) -> int | None:
+        """The size the job asks for at the end of this iteration (None: no request)."""
+        expr = self.app.phases[phase].evolving_request
+        if expr is None or not self.requesting:
+            return None
+        env = self.env(num_nodes=n, iteration=iteration, iterations=self.iterations[phase])
+        return int(round(expr.evaluate(env)))
+
+    def model_work(self, sizes: list[tuple[int, int, int]], speed: float) -> float:
+        """Seconds of computation for ``(phase, iteration, num_nodes)`` triples (invariant checks)."""
+        return sum(self.iteration_time(p, i, n, speed) for p, i, n in sizes)
+
+
+# ---------------------------------------------------------------------------------- parsing
+class _Ctx:
+    def __init__(self, source: str, where: str, arguments: Mapping[str, float]):
+        self.source, self.where, self.arguments = source, where, arguments
+
+    def fail(self, place: str, problem: str):
+        raise InputError(self.source, f"{self.where}.{place}" if place else self.where, problem)
+
+    def expr(self, value: Any, place: str, allowed: tuple[str, ...]) -> Expression:
+        try:
+            expr = Expression(value)
+        except ExpressionError as exc:
+            self.fail(place, str(exc))
+        unknown = sorted(expr.names - set(allowed) - set(self.arguments))
+        if unknown:
+            known = ", ".join([*allowed, *sorted(self.arguments)]) or "none"
+            self.fail(place, f"unknown variable(s) {', '.join(unknown)} in {expr.text!r} (known here: {known})")
+        return expr
+
+    def number(self, value: Any, place: str, *, low: float | None = None, high: float | None = None) -> float:
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+            self.fail(place, f"expected a number, got {json.dumps(value)}")
+        if (low is not None and value < low) or (high is not None and value > high):
+            self.fail(place, f"expected a number in [{low}, {high}], got {value}")
+        return float(value)
+
+
+def _task(ctx: _Ctx, spec: Any, place: str, allowed: tuple[str, ...]) -> Task:
+    if isinstance(spec, (str, int, float)) and not isinstance(spec, bool):
+        return Task("delay", ctx.expr(spec, place, allowed))
+    if not isinstance(spec, dict):
+        ctx.fail(place, "a task is an object (or a number of seconds, or an expression string)")
+    ttype = spec.get("type")
+    if ttype in _UNSUPPORTED_TASKS:
+        ctx.fail(f"{place}.type", f"task type {ttype!r} is not modelled yet (delay and compute only)")
+    if ttype == "delay":
+        extra = set(spec) - {"type", "seconds", "name"}
+        if extra or "seconds" not in spec:
+            ctx.fail(place, "a delay task has 'seconds' (and an optional 'name') only"
+                     + (f"; unexpected {sorted(extra)}" if extra else ""))
+        return Task("delay", ctx.expr(spec["seconds"], f"{place}.seconds", allowed))
+    if ttype != "compute":
+        ctx.fail(f"{place}.type", f"unknown task type {json.dumps(ttype)} (delay, compute)")
+    if ("flops" in spec) == ("seconds" in spec):
+        ctx.fail(place, "a compute task has either 'flops' or 'seconds' (time on one node)")
+    if "flops" in spec:
+        extra = set(spec) - {"type", "flops", "per_node", "name"}
+        if extra:
+            ctx.fail(place, f"unexpected field(s) {sorted(extra)} of a compute task with 'flops'")
+        per_node = spec.get("per_node", False)
+        if not isinstance(per_node, bool):
+            ctx.fail(f"{place}.per_node", "expected true or false")
+        return Task("compute", ctx.expr(spec["flops"], f"{place}.flops", allowed), "flops", per_node)
+    model = spec.get("model", "linear")
+    if model not in _MODELS:
+        ctx.fail(f"{place}.model", f"unknown model {json.dumps(model)} (known: {', '.join(_MODELS)})")
+    wanted = {"linear": (), "amdahl": ("serial_fraction",), "downey": ("A", "sigma")}[model]
+    extra = set(spec) - {"type", "seconds", "model", "name", *wanted}
+    if extra:
+        ctx.fail(place, f"unexpected field(s) {sorted(extra)} for model {model!r}")
+    params = []
+    for key in wanted:
+        if key not in spec:
+            ctx.fail(place, f"model {model!r} needs {key!r}")
+        low, high = {"serial_fraction": (0.0, 1.0), "A": (1.0, None), "sigma": (0.0, None)}[key]
+        params.append((key, ctx.number(spec[key], f"{place}.{key}", low=low, high=high)))
+    return Task("compute", ctx.expr(spec["seconds"], f"{place}.seconds", allowed), model, False, tuple(params))
+
+
+def _tasks(ctx: _Ctx, spec: Any, place: str, allowed: tuple[str, ...]) -> tuple[Task, ...]:
+    if spec is None:
+        return ()
+    if isinstance(spec, list):
+        return tuple(_task(ctx, t, f"{place}[{i}]", allowed) for i, t in enumerate(spec))
+    return (_task(ctx, spec, place, allowed),)
+
+
+def _application(ctx: _Ctx, app: Any, place: str) -> tuple[Application, tuple[int, ...]]:
+    if not isinstance(app, dict):
+        ctx.fail(place, "the application model must be an object with 'phases'")
+    extra = set(app) - {"phases", "on_init", "on_reconfiguration", "on_expansion", "name"}
+    if extra:
+        ctx.fail(place, f"unexpected field(s) {sorted(extra)} (phases, on_init, on_reconfiguration, on_expansion)")
+    phases_doc = app.get("phases")
+    if not isinstance(phases_doc, list) or not phases_doc:
+        ctx.fail(f"{place}.phases", "expected a non-empty list of phases")
+    phases, counts = [], []
+    for i, ph in enumerate(phases_doc):
+        where = f"{place}.phases[{i}]"
+        if not isinstance(ph, dict):
+            ctx.fail(where, "a phase is an object with 'tasks'")
+        extra = set(ph) - {"name", "iterations", "tasks", "scheduling_point", "evolving_request"}
+        if extra:
+            ctx.fail(where, f"unexpected field(s) {sorted(extra)}")
+        iters = ctx.expr(ph.get("iterations", 1), f"{where}.iterations", ())
+        try:
+            count = iters.evaluate(ctx.arguments)
+        except ExpressionError as exc:
+            ctx.fail(f"{where}.iterations", str(exc))
+        if count != int(count) or not 1 <= count <= 10**7:
+            ctx.fail(f"{where}.iterations", f"expected an integer in [1, 10000000], got {count}")
+        tasks = _tasks(ctx, ph.get("tasks"), f"{where}.tasks", TASK_VARS)
+        if not tasks:
+            ctx.fail(f"{where}.tasks", "a phase needs at least one task")
+        point = ph.get("scheduling_point", True)
+        if not isinstance(point, bool):
+            ctx.fail(f"{where}.scheduling_point", "expected true or false")
+        request = ph.get("evolving_request")
+        request = None if request is None else ctx.expr(request, f"{where}.evolving_request", TASK_VARS)
+        name = ph.get("name", f"phase{i}")
+        if not isinstance(name, str):
+            ctx.fail(f"{where}.name", "expected a string")
+        phases.append(Phase(name, iters, tasks, point, request))
+        counts.append(int(count))
+    return Application(tuple(phases), _tasks(ctx, app.get("on_init"), f"{place}.on_init", COST_VARS),
+                       _tasks(ctx, app.get("on_reconfiguration"), f"{place}.on_reconfiguration", COST_VARS),
+                       _tasks(ctx, app.get("on_expansion"), f"{place}.on_expansion", COST_VARS)), tuple(counts)
+
+
+def parse_elastic(job: Mapping[str, Any], profile: Mapping[str, Any] | None, source: str, where: str,
+                  profile_where: str = "profile") -> ElasticJob | None:
+    """The elastic description of Batsim job object ``job`` (None without an ``elastic`` field).
+
+    ``profile``: the job's profile object (its ``elastic`` is the application model, unless
+    the job has ``elastic.application``); ``where``: the job's place (``jobs[3]``).  Raises
+    :class:`InputError` naming the file, the place and the problem."""
+    spec = job.get("elastic")
+    if spec is None:
+        return None
+    if not isinstance(spec, dict):
+        raise InputError(source, f"{where}.elastic", "expected an object with 'type' (rigid, moldable, malleable, "
+                                                     "evolving or adaptive)")
+    res = job.get("res")
+    if isinstance(res, bool) or not isinstance(res, int) or res < 1:
+        raise InputError(source, f"{where}.res", f"expected a positive integer, got {json.dumps(res)}")
+    extra = set(spec) - {"type", "num_nodes_min", "num_nodes_max", "arguments", "application"}
+    if extra:
+        raise InputError(source, f"{where}.elastic", f"unexpected field(s) {sorted(extra)} (type, num_nodes_min, "
+                                                     "num_nodes_max, arguments, application)")
+    kind = spec.get("type", "rigid")
+    if kind not in KINDS:
+        raise InputError(source, f"{where}.elastic.type", f"unknown job type {json.dumps(kind)} "
+                                                          f"(known: {', '.join(KINDS)})")
+    bounds = []
+    for key in ("num_nodes_min", "num_nodes_max"):
+        value = spec.get(key, res)
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise InputError(source, f"{where}.elastic.{key}", f"expected a positive integer, got {json.dumps(value)}")
+        bounds.append(value)
+    lo, hi = bounds
+    if lo > hi:
+        raise InputError(source, f"{where}.elastic", f"num_nodes_min ({lo}) is above num_nodes_max ({hi})")
+    if not lo <= res <= hi:
+        raise InputError(source, f"{where}.res", f"res ({res}) is outside [num_nodes_min, num_nodes_max] = [{lo}, {hi}]"
+                                                 " (Batsim runs the job rigid on res nodes)")
+    if kind == "rigid" and lo != hi:
+        raise InputError(source, f"{where}.elastic", "a rigid job has num_nodes_min = num_nodes_max = res")
+    args = spec.get("arguments", {})
+    if not isinstance(args, dict):
+        raise InputError(source, f"{where}.elastic.arguments", "expected an object of numbers")
+    arguments: dict[str, float] = {}
+    for key, value in args.items():
+        if not key.isidentifier() or key in TASK_VARS + COST_VARS:
+            raise InputError(source, f"{where}.elastic.arguments.{key}",
+                             "an argument name is an identifier other than " + ", ".join(TASK_VARS + COST_VARS[1:]))
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+            raise InputError(source, f"{where}.elastic.arguments.{key}", f"expected a number, got {json.dumps(value)}")
+        arguments[key] = float(value)
+    if "application" in spec:
+        app_doc, ctx = spec["application"], _Ctx(source, f"{where}.elastic", arguments)
+        place = "application"
+    else:
+        app_doc = profile.get("elastic") if isinstance(profile, Mapping) else None
+        if app_doc is None:
+            raise InputError(source, f"{where}.elastic", "no application model: give 'application' here or an "
+                                                         f"'elastic' object in the job's profile ({profile_where})")
+        ctx, place = _Ctx(source, profile_where, arguments), "elastic"
+    app, counts = _application(ctx, app_doc, place)
+    return ElasticJob(kind, lo, hi, res, arguments, app, counts)
