@@ -9,7 +9,8 @@ EASYCo(backfill_depth=100, backfill_rule='easy', placement_order='serial')
 **Families.**  ``bb``: burst-buffer-aware batch scheduling (Kopański 2020, :mod:`coburst.policies`);
 ``cosched``: co-scheduling on node-sharing machines (Kellari 2025, ELiSE; FCS of Kuchumov &
 Korkhov 2021; :mod:`coburst.policies.cosched`); ``hetero``: mapping on heterogeneous clusters
-(Sánchez Sousa 2023, IRMaSim; :mod:`coburst.policies.hetero`).  Each family keeps its own
+(Sánchez Sousa 2023, IRMaSim; :mod:`coburst.policies.hetero`); ``elastic``: jobs that change size
+(equipartition, :mod:`coburst.policies.elastic`, run by :mod:`coburst.adapter.elastic`).  Each family keeps its own
 table of classes and its spellings (thesis labels such as ``backfill-sjf-1`` or
 ``maxutil-1.0-1``, Kellari's ``EASY-Co``, IRMaSim's ``shortest_fastest``); this module puts
 them under one rule and adds the plugins.
@@ -93,6 +94,9 @@ FAMILIES: dict[str, Family] = {
                       "coburst.policies.cosched", "coburst.policies.cosched.base:CoPolicy", ("node sharing",)),
     "hetero": Family("hetero", "mapping on heterogeneous clusters (Sánchez Sousa 2023, IRMaSim)",
                      "coburst.policies.hetero", "coburst.policies.hetero.base:HeteroPolicy", ("heterogeneous hosts",)),
+    "elastic": Family("elastic", "jobs that change size: moldable, malleable, evolving (ElastiSim's job model)",
+                      "coburst.policies.elastic", "coburst.policies.elastic.base:ElasticPolicy",
+                      ("elastic mode (coburst.adapter.elastic)",)),
 }
 
 

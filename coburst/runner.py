@@ -91,6 +91,9 @@ def resolve_scheduler(spec: str, options: dict, platform: str | None = None) -> 
         family = families[0]
         if len(families) > 1 and "cosched" in families and cosched_platform(platform) is not None:
             family = "cosched"
+        if family == "elastic":  # (run_args runs them; no pybatsim entry file speaks the extension yet)
+            raise InputError(spec, None, "an elastic policy runs in process only (coburst run --transport "
+                                         "inprocess, the default): no pybatsim scheduler file runs it")
         return str(REPO_SCHEDULERS / ENTRY_FILES[family]), {"policy": spec, **options}
     if pybatsim_bundled(spec):  # pybatsim's bundled schedulers (schedFcfs, easyBackfill, ...)
         return spec, options
@@ -337,6 +340,10 @@ def run_args(args: argparse.Namespace):
         raise InputError("-o/--options", f"column {exc.colno}", f"invalid JSON: {exc.msg}") from None
     if not isinstance(options, dict):
         raise InputError("-o/--options", None, "must be a JSON object")
+    from coburst import registry
+
+    if registry.builtin_families(args.scheduler)[:1] == ["elastic"] and args.transport == "inprocess":
+        return _run_elastic(args, options)
     spec, options = resolve_scheduler(args.scheduler, options, args.platform)
     pass_heatmap(args, spec, options)
     check_scheduler_options(spec, options)
@@ -350,6 +357,21 @@ def run_args(args: argparse.Namespace):
             spec, options, timeout=args.timeout, on_timeout=lambda message: sim.abort_outputs()))
     else:
         result = _run_over_zmq(args, spec, options, config, total)
+    result.scheduler_options = options
+    return result
+
+
+def _run_elastic(args: argparse.Namespace, options: dict):
+    """An elastic policy (:mod:`coburst.policies.elastic`): the simulator's elastic mode, the policy
+    in process (:class:`coburst.adapter.elastic.ElasticLink`)."""
+    from coburst import registry
+    from coburst.adapter.elastic import ElasticLink
+
+    policy = registry.get(args.scheduler, **options)
+    args.socket_endpoint = "in-process"
+    config, total = preflight(args)
+    config.elastic = True
+    result = _simulate(args, config, total, lambda sim: ElasticLink(policy))
     result.scheduler_options = options
     return result
 

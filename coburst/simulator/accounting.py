@@ -98,5 +98,6 @@ class JobAccounting:
         self.record(JobRecord(
             job_number=sjob.id.split("!", 1)[1], workload=sjob.job.workload, profile=sjob.job.profile,
             subtime=sjob.job.subtime, res=sjob.job.res, walltime=sjob.job.walltime, final_state=sjob.state,
-            start=sjob.start, finish=sjob.finish, alloc=sjob.alloc, metadata=sjob.job.metadata,
-            consumed_energy=sjob.energy, alloc_text=sjob.alloc_text))
+            start=sjob.start, finish=sjob.finish, alloc=sjob.alloc if sjob.first_alloc is None else sjob.first_alloc,
+            metadata=sjob.job.metadata, consumed_energy=sjob.energy,
+            alloc_text=sjob.alloc_text if sjob.first_alloc is None else str(sjob.first_alloc)))

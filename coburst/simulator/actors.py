@@ -212,6 +212,8 @@ class BatsimActors:
     def _call_scheduler(self) -> None:
         events, self.events = self.events, []
         self.sched_ready = False
+        if self.elastic is not None:
+            self.elastic.sent()
         self.kernel.spawn(self.request_reply(events), "request_reply")
         for sjob in self.to_delete:  # Batsim's delete_jobs: forget them (memory stays flat)
             sjob.deleted = True

@@ -80,6 +80,10 @@ class SimulatorConfig:
     #: the ``workloads`` already loaded and checked, in order (``coburst run`` checks them before a
     #: scheduler starts, :func:`coburst.runner.preflight`): used once instead of reading the files again
     loaded_workloads: list[Workload] | None = None
+    #: jobs that change size (coburst.simulator.elastic): jobs with an ``elastic`` field run their
+    #: application model, the scheduler may start them on other sizes and resize them at their
+    #: scheduling points, and ``<prefix>_reconfigurations.csv`` logs the resizes.  Off: Batsim 4.2.1
+    elastic: bool = False
 
 
 @dataclass
@@ -259,6 +263,10 @@ class Simulator(BatsimActors, ProtocolHandlers, ParallelTasks, JobAccounting):
             self._meter = PowerManager.read_meter(self, self.config.platform)
         if self.config.speed_hook and self.config.heatmap:
             raise InputError("--heatmap", self.config.heatmap, "cannot be combined with --speed-hook")
+        if self.config.elastic:
+            from coburst.simulator.elastic import ElasticMode
+
+            self.elastic = ElasticMode(self)
         if self.config.speed_hook:
             self.speed_hook = load_speed_hook(self.config.speed_hook)(self)
         elif self.config.heatmap:
@@ -281,6 +289,9 @@ class Simulator(BatsimActors, ProtocolHandlers, ParallelTasks, JobAccounting):
         if self._meter is not None:
             energy_paths = [Path(f"{prefix}_consumed_energy.csv"), Path(f"{prefix}_pstate_changes.csv")]
             paths.extend(energy_paths)
+        if self.elastic is not None:
+            reconf_path = Path(f"{prefix}_reconfigurations.csv")
+            paths.append(reconf_path)
         try:
             # written as the simulation goes (memory stays flat), renamed at the end
             self.outputs = StagedFiles(paths)
@@ -290,6 +301,11 @@ class Simulator(BatsimActors, ProtocolHandlers, ParallelTasks, JobAccounting):
         self._jobs_out = handles[jobs_csv]
         self._jobs_out.write(JOBS_COLUMNS + "\n")
         self._trace_out = (handles.get(trace_path), handles.get(states_path))
+        if self.elastic is not None:
+            from coburst.simulator.elastic import RECONF_COLUMNS
+
+            self.elastic.out = handles[reconf_path]
+            self.elastic.out.write(RECONF_COLUMNS + "\n")
         try:
             if self._meter is not None:
                 from coburst.simulator.energy import PowerManager

@@ -62,12 +62,16 @@ _DECISION_HANDLERS = {
     "CALL_ME_LATER": "on_call_me_later", "REGISTER_JOB": "on_register_job",
     "REGISTER_PROFILE": "on_register_profile", "SET_JOB_METADATA": "on_set_job_metadata",
     "CHANGE_JOB_STATE": "on_change_job_state", "NOTIFY": "on_notify", "TO_JOB_MSG": "on_to_job_msg",
+    "RESIZE_JOB": "on_resize_job",
 }
 
 
 class ProtocolHandlers:
     """Events to the scheduler (:meth:`append`) and the handling of every message the
     server receives (:meth:`handle`, :meth:`apply_decision`)."""
+
+    #: ``SimulatorConfig(elastic=True)``: the elastic jobs' side (coburst.simulator.elastic.ElasticMode)
+    elastic = None
 
     def append(self, etype: str, data: dict[str, Any]) -> None:
         """Queue an event for the scheduler, encoded at once (Batsim's writer appends it to the
@@ -119,6 +123,8 @@ class ProtocolHandlers:
             self.sched_ready = True
             if self.end_sent:
                 self.done = True
+            if self.elastic is not None:
+                self.elastic.resume()
         elif kind == "COMPLETED":
             sjob: SimJob = message[1]
             self.nb_running -= 1
@@ -166,6 +172,8 @@ class ProtocolHandlers:
                     self.job_row(sjob)
                     self.to_delete.append(sjob)
             self.append("JOB_KILLED", {"job_ids": ids, "job_progress": progress})
+        elif kind == "SCHED_POINT":
+            self.elastic.at_point(message[1])
         else:  # pragma: no cover - internal
             raise ProtocolError(f"internal: unknown message {kind}")
 
@@ -251,6 +259,11 @@ class ProtocolHandlers:
             raise ProtocolError(f"unknown event type {etype!r} from the scheduler")
         getattr(self, name)(data)
 
+    def on_resize_job(self, data: dict) -> None:
+        if self.elastic is None:  # (Batsim 4.2.1 knows no such event)
+            raise ProtocolError("unknown event type 'RESIZE_JOB' from the scheduler")
+        self.elastic.resize(data)
+
     def on_query(self, data: dict) -> None:
         """``QUERY`` (``handle_query``): only ``consumed_energy`` (with an empty object) exists."""
         requests = data.get("requests")
@@ -277,6 +290,8 @@ class ProtocolHandlers:
 
     def on_execute_job(self, data: dict) -> None:
         sjob = self._job(data, "EXECUTE_JOB")
+        if self.elastic is not None and self.elastic.spec(sjob) is not None:
+            return self.elastic.execute(sjob, data)
         extra = () if len(data) == 2 and "alloc" in data else set(data) - {"job_id", "alloc"}
         if extra and (len(extra) > 1 or not extra <= {"mapping", "storage_mapping", "additional_io_job"}):
             raise ProtocolError(f"EXECUTE_JOB {sjob.id}: unexpected fields {sorted(extra)} (Batsim 4 accepts at "

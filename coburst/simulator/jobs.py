@@ -29,6 +29,8 @@ class SimJob:
     #: TO_JOB_MSG messages not yet taken by a recv profile (Batsim's incoming_message_buffer;
     #: a deque once the first one comes)
     messages: Any = None
+    #: an elastic job resized at least once: the allocation it started on (its _jobs.csv row)
+    first_alloc: ProcSet | None = None
 
     _alloc_text: str | None = None
 

@@ -1,0 +1,318 @@
+"""Jobs that change size in the simulator (``SimulatorConfig(elastic=True)``).
+
+Off by default: without it nothing here runs and the simulator is Batsim 4.2.1.  With it, a
+job carrying an ``elastic`` field (:mod:`coburst.workloads.elastic`) runs its application
+model instead of its profile: phases of iterations of delay and compute tasks, whose times
+the performance model gives for the job's current number of nodes (compute tasks run at the
+slowest allocated host's speed, without contention: no parallel task is simulated).
+
+Protocol, in both directions, only in this mode:
+
+* ``EXECUTE_JOB`` of a moldable, malleable or adaptive job may give any size in
+  ``[num_nodes_min, num_nodes_max]``;
+* at a **scheduling point** (the end of an iteration of a phase with ``scheduling_point``,
+  except the last iteration of the job) a malleable, evolving or adaptive job stops and the
+  simulator sends ``JOB_SCHEDULING_POINT`` ``{"job_id", "alloc", "num_nodes", "phase",
+  "iteration", "requested"}`` (``requested``: the size an evolving or adaptive job asks for,
+  clipped to its bounds; absent otherwise).  The job waits for the reply to the message that
+  carried it;
+* in that reply the scheduler may send ``RESIZE_JOB`` ``{"job_id", "alloc"}``: a new allocation
+  in the job's bounds (an evolving job: between its current size and the size it asked for,
+  i.e. granted or clipped; no ``RESIZE_JOB`` refuses).  Resources leave and join the job at
+  once (later decisions of the same reply may use the freed ones); the simulator answers
+  ``JOB_RESIZED`` ``{"job_id", "alloc", "old_alloc", "reconfiguration_time"}`` and the job
+  resumes after its reconfiguration cost (``on_reconfiguration``, plus ``on_expansion`` when it
+  grows), on its new allocation;
+* ``JOB_COMPLETED`` gives the last allocation; the ``_jobs.csv`` row gives the allocation the job
+  started on (Batsim's columns, unchanged).  Every resize is a row of
+  ``<prefix>_reconfigurations.csv`` (:data:`RECONF_COLUMNS`).
+
+Not combined with ``-E`` (energy), ``--heatmap`` nor ``--speed-hook``.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Generator
+
+from procset import ProcSet
+
+from coburst.errors import InputError, ProtocolError
+from coburst.models.perf import ExpressionError
+from coburst.simulator.allocation import parse_allocation
+from coburst.simulator.kernel import Suspend
+from coburst.workloads.elastic import ElasticJob, parse_elastic
+
+if TYPE_CHECKING:  # pragma: no cover
+    from coburst.simulator.jobs import SimJob
+
+__all__ = ["ElasticMode", "ElasticRun", "RECONF_COLUMNS"]
+
+RECONF_COLUMNS = ("job_id,date,old_allocation,new_allocation,old_size,new_size,requested_size,phase,iteration,"
+                  "reconfiguration_time")
+_SUSPEND = Suspend()
+
+
+class ElasticRun:
+    """One running elastic job; :meth:`process` is its kernel process body."""
+
+    def __init__(self, sim, sjob: "SimJob", spec: ElasticJob):
+        self.sim, self.job, self.spec = sim, sjob, spec
+        self.proc = None
+        self.start = 0.0
+        self.energy_task = self.energy_zombie = None
+        self.in_recv = False
+        self.point: dict[str, Any] | None = None  # the scheduling point the job waits at
+        self.pending_cost = 0.0
+        self.iterations_done = 0
+        self.total_iterations = sum(spec.iterations)
+        #: (phase, iteration, num_nodes) of every iteration done (work checks)
+        self.history: list[tuple[int, int, int]] = []
+        self.reconfiguration_time = 0.0
+        self.set_hosts()
+
+    def set_hosts(self) -> None:
+        res = self.sim.resources
+        ids = self.job.machine_ids()
+        self.n = len(ids)
+        self.speed = min(float(res[i].host.speed) for i in ids)
+        self.first_host = res[ids[0]].host
+
+    def _fail(self, exc: ExpressionError):
+        raise InputError(self.sim.workloads[self.job.job.workload].path, f"job {self.job.id}",
+                         f"its performance model cannot be evaluated: {exc}") from None
+
+    def process(self) -> Generator:
+        sim, sjob = self.sim, self.job
+        self.start = sjob.start = sim.kernel.now
+        sim.job_started(self)
+        code = yield from self.body()
+        sim.job_finished(self, code)
+        yield sim.to_server(("COMPLETED", sjob), self.first_host)
+
+    def sleep(self, duration: float) -> Generator:
+        """Sleep ``duration``; False if the walltime ends first (the job is then over)."""
+        kernel = self.sim.kernel
+        walltime = float(self.job.walltime)
+        if walltime >= 0:
+            left = walltime - (kernel.now - self.start)
+            if duration >= left:
+                kernel.countdown(self.proc, max(left, 0.0))
+                yield _SUSPEND
+                return False
+        kernel.countdown(self.proc, duration)
+        yield _SUSPEND
+        return True
+
+    def body(self) -> Generator:
+        spec = self.spec
+        try:
+            init = spec.cost(spec.app.on_init, self.n, self.n, self.speed)
+        except ExpressionError as exc:
+            self._fail(exc)
+        if init > 0 and not (yield from self.sleep(init)):
+            return -1
+        last = (len(spec.iterations) - 1, spec.iterations[-1] - 1)
+        for p, phase in enumerate(spec.app.phases):
+            for it in range(spec.iterations[p]):
+                try:
+                    duration = spec.iteration_time(p, it, self.n, self.speed)
+                    requested = spec.requested(p, it, self.n) if spec.resizable else None
+                except ExpressionError as exc:
+                    self._fail(exc)
+                if not (yield from self.sleep(duration)):
+                    return -1
+                self.history.append((p, it, self.n))
+                self.iterations_done += 1
+                if phase.scheduling_point and spec.resizable and (p, it) != last:
+                    if requested is not None:
+                        requested = min(max(requested, spec.num_nodes_min), spec.num_nodes_max)
+                    self.point = {"job_id": self.job.id, "alloc": str(self.job.alloc), "num_nodes": self.n,
+                                  "phase": p, "iteration": it}
+                    if requested is not None:
+                        self.point["requested"] = requested
+                    yield self.sim.to_server(("SCHED_POINT", self.job), self.first_host)
+                    yield _SUSPEND  # woken once the scheduler answered (ElasticMode.resume)
+                    self.point = None
+                    cost, self.pending_cost = self.pending_cost, 0.0
+                    if cost > 0 and not (yield from self.sleep(cost)):
+                        return -1
+        return int(self.sim.profile_of(self.job).data.get("ret", 0))
+
+    def progress(self, now: float) -> dict[str, Any]:
+        """Batsim's ``job_progress`` shape: the share of iterations done."""
+        return {"profile_name": self.job.job.profile,
+                "progress": self.iterations_done / self.total_iterations if self.total_iterations else 0.0}
+
+
+class ElasticMode:
+    """The simulator's side of elastic jobs (``sim.elastic``)."""
+
+    def __init__(self, sim):
+        self.sim = sim
+        self.specs: dict[str, ElasticJob | None] = {}
+        self.pending: list["SimJob"] = []  # at a scheduling point, event not sent yet
+        self.in_exchange: list["SimJob"] = []  # event sent, waiting for the reply
+        self.out = None  # the reconfigurations file
+        cfg = sim.config
+        if cfg.speed_hook or cfg.heatmap:
+            raise InputError("--elastic", None, "elastic jobs cannot be combined with --speed-hook or --heatmap")
+        if sim.options.get("energy"):
+            raise InputError("--elastic", None, "elastic jobs cannot be combined with -E/--energy yet")
+        for wl in sim.workloads.values():
+            for job in (wl.jobs or ()):
+                self.spec_of_job(job, wl)
+
+    def spec_of_job(self, job, wl=None) -> ElasticJob | None:
+        if job.id in self.specs:
+            return self.specs[job.id]
+        if "elastic" not in job.json:
+            spec = None
+        else:
+            wl = wl or self.sim.workloads[job.workload]
+            where = f"jobs[id={job.json.get('id')!r}]"
+            profile = wl.profiles.get(job.profile)
+            spec = parse_elastic({**job.json, "res": job.res}, profile.data if profile else None, wl.path, where,
+                                 f"profiles.{job.profile}")
+        self.specs[job.id] = spec
+        return spec
+
+    def spec(self, sjob: "SimJob") -> ElasticJob | None:
+        return self.spec_of_job(sjob.job)
+
+    # --------------------------------------------------------------- decisions
+    def _allocation(self, etype: str, sjob: "SimJob", alloc_str: Any) -> tuple[ProcSet, list[int]]:
+        sim = self.sim
+        try:
+            alloc, _ = parse_allocation(alloc_str) if isinstance(alloc_str, str) else (None, False)
+        except (ValueError, TypeError):
+            alloc = None
+        if not alloc:
+            raise ProtocolError(f"{etype} {sjob.id}: invalid allocation {alloc_str!r} (expected an interval set "
+                                "such as \"0-3 8\")")
+        if alloc.min < 0 or alloc.max >= len(sim.resources):
+            raise ProtocolError(f"{etype} {sjob.id}: allocation {alloc} is outside the platform "
+                                f"(resource ids are 0-{len(sim.resources) - 1})")
+        ids = [i for lo, hi in alloc.intervals() for i in range(lo, hi + 1)]
+        for rid in ids:
+            if sim.resources[rid].role != "compute":
+                raise ProtocolError(f"{etype} {sjob.id}: resource {rid} is not a compute resource")
+        return alloc, ids
+
+    def _check_free(self, etype: str, sjob: "SimJob", ids: list[int], own: set[int]) -> None:
+        sim = self.sim
+        if sim.options["enable_compute_sharing"]:
+            return
+        for rid in ids:
+            if rid not in own and sim.machine_busy[rid] > 0:
+                raise ProtocolError(f"{etype} {sjob.id}: resource {rid} ({sim.resources[rid].name}) is already "
+                                    "computing another job and compute sharing is disabled")
+
+    def execute(self, sjob: "SimJob", data: dict) -> None:
+        """``EXECUTE_JOB`` of an elastic job: any size its kind allows."""
+        spec = self.spec(sjob)
+        if set(data) != {"job_id", "alloc"}:
+            raise ProtocolError(f"EXECUTE_JOB {sjob.id}: an elastic job takes 'job_id' and 'alloc' only, got "
+                                f"{sorted(data)}")
+        if sjob.state != "SUBMITTED":
+            raise ProtocolError(f"EXECUTE_JOB: job {sjob.id!r} cannot be executed: its state is {sjob.state}")
+        alloc, ids = self._allocation("EXECUTE_JOB", sjob, data["alloc"])
+        lo, hi = spec.start_sizes()
+        if not lo <= len(ids) <= hi:
+            what = f"in [{lo}, {hi}]" if lo != hi else f"{lo}"
+            raise ProtocolError(f"EXECUTE_JOB {sjob.id}: allocation {alloc} has {len(ids)} resources but the "
+                                f"{spec.kind} job starts on {what}")
+        self._check_free("EXECUTE_JOB", sjob, ids, set())
+        sjob.alloc = alloc
+        sjob._ids, sjob._ids_of = ids, alloc
+        sjob.state = "RUNNING"
+        self.sim.nb_running += 1
+        run = ElasticRun(self.sim, sjob, spec)
+        sjob.run = run
+        run.proc = self.sim.kernel.spawn(run.process(), sjob.id)
+
+    def resize(self, data: dict) -> None:
+        """``RESIZE_JOB``: applied at once to a job waiting at its scheduling point."""
+        sim = self.sim
+        sjob = sim._job(data, "RESIZE_JOB")
+        spec = self.spec(sjob)
+        if spec is None or not spec.resizable:
+            kind = "not elastic" if spec is None else spec.kind
+            raise ProtocolError(f"RESIZE_JOB {sjob.id}: the job cannot be resized (it is {kind})")
+        run = sjob.run
+        if (sjob.state != "RUNNING" or run is None or run.point is None
+                or not any(j is sjob for j in self.in_exchange)):
+            raise ProtocolError(f"RESIZE_JOB {sjob.id}: the job is not at a scheduling point (a job is resized "
+                                "in the reply to its JOB_SCHEDULING_POINT)")
+        if set(data) != {"job_id", "alloc"}:
+            raise ProtocolError(f"RESIZE_JOB {sjob.id}: expected 'job_id' and 'alloc' only, got {sorted(data)}")
+        alloc, ids = self._allocation("RESIZE_JOB", sjob, data["alloc"])
+        n_old, n_new = run.n, len(ids)
+        if not spec.num_nodes_min <= n_new <= spec.num_nodes_max:
+            raise ProtocolError(f"RESIZE_JOB {sjob.id}: {n_new} resources, outside the job's bounds "
+                                f"[{spec.num_nodes_min}, {spec.num_nodes_max}]")
+        requested = run.point.get("requested")
+        if spec.kind == "evolving":
+            if requested is None:
+                raise ProtocolError(f"RESIZE_JOB {sjob.id}: an evolving job changes size only when it asks")
+            if not min(n_old, requested) <= n_new <= max(n_old, requested):
+                raise ProtocolError(f"RESIZE_JOB {sjob.id}: the evolving job asked for {requested} resources (it has "
+                                    f"{n_old}): a grant or a clip is between the two, not {n_new}")
+        old = sjob.alloc
+        if alloc == old:
+            return
+        own = set(sjob.machine_ids())
+        self._check_free("RESIZE_JOB", sjob, ids, own)
+        new_set = set(ids)
+        removed = [i for i in sjob.machine_ids() if i not in new_set]
+        added = [i for i in ids if i not in own]
+        now = sim.kernel.now
+        sim.traces.job_ended(now, sjob.id, old, machines=sjob.machine_ids())
+        if removed:
+            sim._set_machines(removed, -1)
+        if added:
+            sim._set_machines(added, +1)
+        if sjob.first_alloc is None:
+            sjob.first_alloc = old
+        sjob.alloc = alloc
+        sjob._ids, sjob._ids_of, sjob._alloc_text = ids, alloc, None
+        sim.traces.job_started(now, sjob.id, alloc, machines=ids)
+        run.set_hosts()
+        try:
+            cost = spec.cost(spec.app.on_reconfiguration, n_new, n_old, run.speed)
+            if n_new > n_old:
+                cost += spec.cost(spec.app.on_expansion, n_new, n_old, run.speed)
+        except ExpressionError as exc:
+            run._fail(exc)
+        run.pending_cost += cost
+        run.reconfiguration_time += cost
+        point = run.point
+        if self.out is not None:
+            self.out.write(",".join((sjob.id, f"{now:.6f}", str(old), str(alloc), str(n_old), str(n_new),
+                                     "" if requested is None else str(requested), str(point["phase"]),
+                                     str(point["iteration"]), f"{cost:.6f}")) + "\n")
+        sim.append("JOB_RESIZED", {"job_id": sjob.id, "alloc": str(alloc), "old_alloc": str(old),
+                                   "reconfiguration_time": cost})
+
+    # --------------------------------------------------------------- server side
+    def at_point(self, sjob: "SimJob") -> None:
+        """The job reached a scheduling point: the scheduler is told in the next message."""
+        run = sjob.run
+        if sjob.state != "RUNNING" or run is None or run.point is None:
+            return
+        self.pending.append(sjob)
+        self.sim.append("JOB_SCHEDULING_POINT", dict(run.point))
+
+    def sent(self) -> None:
+        """A message left for the scheduler: the points it told wait for its reply."""
+        if self.pending:
+            self.in_exchange.extend(self.pending)
+            self.pending = []
+
+    def resume(self) -> None:
+        """The scheduler's reply was applied: the jobs waiting for it go on."""
+        waiting, self.in_exchange = self.in_exchange, []
+        kernel = self.sim.kernel
+        for sjob in waiting:
+            run = sjob.run
+            if sjob.state == "RUNNING" and run is not None and run.proc is not None and run.proc.alive:
+                kernel.wake(run.proc)

@@ -1,0 +1,221 @@
+"""The simulator's elastic mode (coburst.simulator.elastic) run by in-process elastic policies
+(coburst.adapter.elastic): moldable starts, resizes at scheduling points with their costs,
+evolving requests, the reconfiguration log, the protocol's refusals, and Batsim's behaviour kept
+wherever no job changes size."""
+
+from __future__ import annotations
+
+import csv
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from coburst.adapter.elastic import ElasticLink, run_elastic
+from coburst.errors import InputError, ProtocolError
+from coburst.policies.elastic.base import Decisions, ElasticPolicy, ElasticState
+from coburst.policies.elastic.equipartition import Equipartition
+from coburst.simulator.engine import Simulator, SimulatorConfig
+
+REPO = Path(__file__).resolve().parents[1]
+C16 = REPO / "platforms" / "cluster16.xml"
+SMALL = REPO / "workloads" / "malleable_small.json"
+WALL = ("scheduling_time", "simulation_time")
+
+pytestmark = pytest.mark.timeout(120)
+
+
+def rows(path) -> list[dict[str, str]]:
+    with open(path, newline="") as f:
+        return list(csv.DictReader(f))
+
+
+def write(tmp_path: Path, jobs: list[dict], profiles: dict, name: str = "w.json") -> Path:
+    path = tmp_path / name
+    path.write_text(json.dumps({"nb_res": 16, "jobs": jobs, "profiles": profiles}))
+    return path
+
+
+def app(iterations=4, seconds=40.0, reconf="2", **extra) -> dict:
+    return {"type": "delay", "delay": 100,
+            "elastic": {"on_reconfiguration": reconf, **extra,
+                        "phases": [{"iterations": iterations, "tasks": [{"type": "compute", "seconds": seconds}]}]}}
+
+
+class Scripted(ElasticPolicy):
+    """Starts every job at a given size and answers each scheduling point from a script."""
+
+    family = "scripted-test"
+
+    def __init__(self, start: dict[str, int], answers: dict[tuple[str, int], str] | None = None):
+        super().__init__()
+        self.start_sizes, self.answers = start, answers or {}
+
+    def schedule(self, state: ElasticState, d: Decisions) -> None:
+        for job in list(state.queue):
+            size = self.start_sizes.get(job.id, job.res)
+            lo, hi = job.start_sizes()
+            if not lo <= size <= hi:  # past the policy-side check: the simulator's own refusal
+                state.queue.remove(job)
+                d.events.append(("EXECUTE_JOB", {"job_id": job.id, "alloc": f"0-{size - 1}"}))
+            elif len(state.free) >= size:
+                d.start(job, sorted(state.free)[:size])
+        for job in state.at_points():
+            alloc = self.answers.get((job.id, job.point["iteration"]))
+            if alloc is not None:
+                d.events.append(("RESIZE_JOB", {"job_id": job.id, "alloc": alloc}))
+
+
+def run(tmp_path, workload, policy, elastic=True, name="out"):
+    cfg = SimulatorConfig(platform=str(C16), workloads=[str(workload)], export_prefix=str(tmp_path / name),
+                          elastic=elastic)
+    sim = Simulator(cfg)
+    sim.link = ElasticLink(policy)
+    return sim.run()
+
+
+def test_moldable_start_and_malleable_resizes_follow_the_model(tmp_path):
+    w = write(tmp_path, [{"id": 1, "subtime": 0, "walltime": -1, "res": 4, "profile": "a",
+                          "elastic": {"type": "malleable", "num_nodes_min": 2, "num_nodes_max": 8}}],
+              {"a": app(on_init="1", on_expansion="num_nodes - old_num_nodes")})
+    res = run(tmp_path, w, Scripted({"w0!1": 8}, {("w0!1", 0): "0-3", ("w0!1", 1): "0-5"}))
+    (row,) = rows(res.jobs_csv)
+    assert row["allocated_resources"] == "0-7" and row["requested_number_of_resources"] == "4"
+    log = rows(tmp_path / "out_reconfigurations.csv")
+    assert [(r["old_allocation"], r["new_allocation"], r["reconfiguration_time"]) for r in log] == [
+        ("0-7", "0-3", "2.000000"), ("0-3", "0-5", "4.000000")]
+    # init 1 + 40/8 + 2 + 40/4 + (2 + 2) + 2 x 40/6, plus the scheduling points' 1-byte messages
+    model = 1 + 5 + 2 + 10 + 4 + 2 * 40 / 6
+    assert model < float(row["execution_time"]) < model + 3 * 1e-3
+    assert float(log[0]["date"]) == pytest.approx(6.0, abs=1e-3)
+
+
+def test_evolving_requests_are_granted_clipped_or_refused(tmp_path):
+    prof = {"a": {"type": "delay", "delay": 9, "elastic": {"phases": [
+        {"iterations": 4, "evolving_request": "6 + iteration", "tasks": [{"type": "compute", "seconds": 24}]}]}}}
+    jobs = [{"id": 1, "subtime": 0, "walltime": -1, "res": 2, "profile": "a",
+             "elastic": {"type": "evolving", "num_nodes_min": 1, "num_nodes_max": 8}}]
+    w = write(tmp_path, jobs, prof)
+    # iteration 0 asks 6: granted; iteration 1 asks 7: clipped to 6 (no change); 2 asks 8: clipped to 7
+    res = run(tmp_path, w, Scripted({}, {("w0!1", 0): "0-5", ("w0!1", 2): "0-6"}))
+    log = rows(tmp_path / "out_reconfigurations.csv")
+    assert [(r["new_size"], r["requested_size"]) for r in log] == [("6", "6"), ("7", "8")]
+    assert rows(res.jobs_csv)[0]["final_state"] == "COMPLETED_SUCCESSFULLY"
+    with pytest.raises(ProtocolError, match="asked for 6 resources"):
+        run(tmp_path, w, Scripted({}, {("w0!1", 0): "0-6"}), name="bad")
+
+
+@pytest.mark.parametrize("start, answers, message", [
+    ({"w0!1": 9}, {}, "starts on in \\[2, 8\\]"),
+    ({}, {("w0!1", 0): "0-8"}, "outside the job's bounds"),
+    ({}, {("w0!1", 0): "0-3 20"}, "outside the platform"),
+    ({}, {("w0!1", 0): "0-2 4"}, "already computing another job"),
+])
+def test_protocol_refusals(tmp_path, start, answers, message):
+    w = write(tmp_path, [{"id": 1, "subtime": 0, "walltime": -1, "res": 4, "profile": "a",
+                          "elastic": {"type": "malleable", "num_nodes_min": 2, "num_nodes_max": 8}},
+                         {"id": 2, "subtime": 0, "walltime": -1, "res": 1, "profile": "r"}],
+              {"a": app(), "r": {"type": "delay", "delay": 500}})
+    with pytest.raises(ProtocolError, match=message):
+        run(tmp_path, w, Scripted(start, answers))
+
+
+class ResizeAnytime(Scripted):
+    def schedule(self, state, d):
+        super().schedule(state, d)
+        for job in state.running.values():
+            if job.point is None:
+                d.events.append(("RESIZE_JOB", {"job_id": job.id, "alloc": "0"}))
+
+
+def test_resize_outside_a_scheduling_point_or_without_the_mode_is_refused(tmp_path):
+    w = write(tmp_path, [{"id": 1, "subtime": 0, "walltime": -1, "res": 4, "profile": "a",
+                          "elastic": {"type": "malleable", "num_nodes_min": 1, "num_nodes_max": 8}}], {"a": app()})
+    with pytest.raises(ProtocolError, match="not at a scheduling point"):
+        run(tmp_path, w, ResizeAnytime({}))
+    with pytest.raises(ProtocolError, match="unknown event type 'RESIZE_JOB'"):
+        run(tmp_path, w, ResizeAnytime({}), elastic=False)
+
+
+def test_walltime_ends_an_elastic_job(tmp_path):
+    w = write(tmp_path, [{"id": 1, "subtime": 0, "walltime": 25, "res": 4, "profile": "a",
+                          "elastic": {"type": "moldable", "num_nodes_min": 1, "num_nodes_max": 4}}], {"a": app()})
+    (row,) = rows(run(tmp_path, w, Scripted({"w0!1": 4})).jobs_csv)
+    assert row["final_state"] == "COMPLETED_WALLTIME_REACHED" and row["execution_time"] == "25.000000"
+
+
+def test_bad_model_is_an_input_error_before_the_run(tmp_path):
+    w = write(tmp_path, [{"id": 1, "subtime": 0, "walltime": -1, "res": 4, "profile": "a",
+                          "elastic": {"type": "malleable", "num_nodes_min": 2, "num_nodes_max": 8}}],
+              {"a": app(seconds="40 / nodes")})
+    with pytest.raises(InputError) as info:
+        run(tmp_path, w, Equipartition())
+    assert info.value.source == str(w) and info.value.where == "profiles.a.elastic.phases[0].tasks[0].seconds"
+    assert not list(tmp_path.glob("out_*"))
+
+
+def strip_elastic(path: Path, to: Path) -> Path:
+    doc = json.loads(path.read_text())
+    for job in doc["jobs"]:
+        job.pop("elastic", None)
+    for prof in doc["profiles"].values():
+        prof.pop("elastic", None)
+    to.write_text(json.dumps(doc))
+    return to
+
+
+def test_elastic_fields_are_ignored_without_the_mode(tmp_path):
+    """Batsim semantics: a pybatsim scheduler runs every job rigid on res with its profile, the
+    extra fields change nothing."""
+    plain = strip_elastic(SMALL, tmp_path / "plain.json")
+    outs = []
+    for w in (SMALL, plain):
+        prefix = tmp_path / w.stem
+        cmd = [sys.executable, "-m", "coburst", "run", "easyBackfill", "-q", "-p", str(C16), "-e", str(prefix),
+               "-w", str(w)]
+        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=100, cwd=tmp_path)
+        assert proc.returncode == 0, proc.stderr
+        outs.append(Path(f"{prefix}_jobs.csv").read_text())
+        assert not Path(f"{prefix}_reconfigurations.csv").exists()
+    assert outs[0] == outs[1]
+    assert all(r["execution_time"] in ("400.000000", "300.000000", "200.000000", "150.000000")
+               for r in csv.DictReader(outs[0].splitlines()))
+
+
+def test_the_mode_changes_nothing_for_rigid_jobs(tmp_path):
+    doc = json.loads((REPO / "workloads" / "kth_sp2_delay_5000.json").read_text())
+    doc["jobs"] = [j for j in doc["jobs"][:400] if j["res"] <= 16][:150]
+    doc["nb_res"] = 16
+    w = tmp_path / "kth.json"
+    w.write_text(json.dumps(doc))
+    a = run(tmp_path, w, Equipartition(), elastic=False, name="off")
+    b = run(tmp_path, w, Equipartition(), elastic=True, name="on")
+    assert a.jobs_csv.read_text() == b.jobs_csv.read_text()
+    assert {k: v for k, v in a.schedule.items() if k not in WALL} == \
+        {k: v for k, v in b.schedule.items() if k not in WALL}
+    assert (tmp_path / "on_reconfigurations.csv").read_text().count("\n") == 1
+
+
+def test_bundled_small_workload(tmp_path):
+    res = run_elastic(C16, [SMALL], "equipartition", tmp_path / "m")
+    jobs = rows(res.jobs_csv)
+    assert len(jobs) == 6 and all(r["final_state"] == "COMPLETED_SUCCESSFULLY" for r in jobs)
+    log = rows(tmp_path / "m_reconfigurations.csv")
+    assert log and {r["job_id"] for r in log} <= {"w0!1", "w0!3", "w0!5", "w0!6"}
+    again = run_elastic(C16, [SMALL], "equipartition", tmp_path / "m2")
+    assert again.jobs_csv.read_text() == res.jobs_csv.read_text()
+    assert (tmp_path / "m2_reconfigurations.csv").read_text() == (tmp_path / "m_reconfigurations.csv").read_text()
+
+
+def test_coburst_run_takes_an_elastic_policy(tmp_path):
+    base = [sys.executable, "-m", "coburst", "run", "equipartition", "-q", "-p", str(C16), "-w", str(SMALL)]
+    proc = subprocess.run([*base, "-e", str(tmp_path / "r")], capture_output=True, text=True, timeout=100, cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert rows(tmp_path / "r_reconfigurations.csv") == rows(run_elastic(C16, [SMALL], "equipartition",
+                                                                          tmp_path / "m").jobs_csv.parent
+                                                             / "m_reconfigurations.csv")
+    proc = subprocess.run([*base, "--transport", "zmq", "-e", str(tmp_path / "z")], capture_output=True, text=True,
+                          timeout=100, cwd=tmp_path)
+    assert proc.returncode == 2 and "runs in process only" in proc.stderr
