@@ -43,7 +43,6 @@ extensions = [
     "sphinx.ext.autodoc",
     "sphinx.ext.autosummary",
     "sphinx.ext.napoleon",
-    "sphinx.ext.viewcode",
     "sphinx.ext.mathjax",
     "sphinxarg.ext",
     "sphinx_copybutton",
@@ -102,7 +101,7 @@ _OTHER_PROJECTS = (r"(numpy|np|pandas|pd|scipy|matplotlib|plt|mpl|argparse|pathl
                    r"simgrid|evalys|dask|distributed|rich|pyarrow|z3|seaborn|types|functools|itertools|"
                    r"contextlib|signal|socket|selectors|importlib|tomllib|hashlib|array|struct|heapq|math|"
                    r"random|logging|ctypes|weakref|typing_extensions|_io|_thread|builtins|hypothesis|"
-                   r"pytest|_pytest|sys|shutil|tempfile|csv|gzip|zlib|ijson|jinja2|docutils|sphinx)")
+                   r"pytest|_pytest|sys|shutil|tempfile|csv|gzip|zlib|ijson|jinja2|docutils|sphinx|gymnasium|gym)")
 nitpick_ignore_regex = [
     (r"py:.*", _OTHER_PROJECTS + r"(\..*)?"),
     (r"py:.*", r"[^.]*"),  # unqualified: builtins, ``Path``, ``Self``, names of the module itself
