@@ -98,7 +98,7 @@ def test_mask_marks_jobs_that_fit_and_invalid_actions(small):
     base = env
     mask = env.action_masks()
     assert (mask == info["action_mask"]).all() and mask[:-1].any()
-    profile = base._profile
+    profile = base._backend.profile
     for i, job in enumerate(base._window_jobs):
         assert mask[i] == profile.fits_now(job.res, job.walltime, job.bb)
         assert obs["jobs"][i, 0] == 1.0 and obs["jobs"][i, 5] == float(mask[i])
@@ -226,3 +226,45 @@ def test_sync_vector_env(small):
             break
     assert ends >= 3
     envs.close()
+
+
+def test_node_sharing_platform(tmp_path):
+    """On a node-sharing platform the mask counts whole nodes' units; a started job takes the
+    first placement mode of ``modes`` that fits (compact: idle nodes; spread: half of every
+    socket of twice the nodes)."""
+    aris = str(REPO / "platforms" / "aris_cosched_small.xml")  # 8 nodes, 4 units each
+    jobs = [{"id": i, "subtime": 0, "walltime": 50, "res": 4 * n, "profile": "d", "app": "cg.E.512"}
+            for i, n in enumerate([4, 3, 2, 1, 2])]
+    doc = {"nb_res": 32, "jobs": jobs, "profiles": {"d": {"type": "delay", "delay": 20}}}
+    run_policy("cosched:fcfs", doc, aris, out=tmp_path / "warm", trace=False)
+    for modes in (("compact",), ("spread", "compact")):
+        env = BatsimExactEnv(doc, aris, window=4, modes=modes)
+        obs, info = env.reset(seed=0)
+        assert env.observation_space.contains(obs)
+        assert info["action_mask"].tolist() == [True] * 4 + [False]  # (waiting would stall)
+        assert obs["cluster"][0] == 1.0
+        obs, _, _, _, info = env.step(0)  # 4 nodes
+        assert env.running[-1][2].mode == modes[0]
+        assert obs["cluster"][0] == pytest.approx(0.5)  # half of the cores, either way
+        _, _, _, _, info = env.step(0)  # 3 nodes
+        if modes == ("compact",):  # one idle node left: only the 1-node job fits
+            assert info["action_mask"].tolist() == [False, True, False, False, True]
+        rewards, steps, terminated, _ = play(env)
+        assert terminated
+        env.close()
+
+
+def test_an_episode_without_decision_points_is_one_step(tmp_path):
+    """Every job is wider than the machine (rejected on submission): the simulation ends
+    during reset, and the first step ends the episode."""
+    doc = {"nb_res": 100, "jobs": [{"id": 0, "subtime": 0, "walltime": 100, "res": 500, "profile": "d"}],
+           "profiles": {"d": {"type": "delay", "delay": 10}}}
+    run_policy("fcfs", doc, KTH, out=tmp_path / "warm", trace=False)
+    env = BatsimExactEnv(doc, KTH, window=4)
+    obs, info = env.reset()
+    assert info["action_mask"].tolist() == [False] * 4 + [True] and not obs["jobs"].any()
+    _, reward, terminated, truncated, _ = env.step(4)
+    assert terminated and not truncated and reward == 0.0 and env.result is not None
+    with pytest.raises(RuntimeError, match="episode is over"):
+        env.step(4)
+    env.close()

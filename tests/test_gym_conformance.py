@@ -2,8 +2,9 @@
 as actions of the environment (:class:`coburst.gym.PolicyExpert`) give that policy's
 ``_jobs.csv`` byte for byte -- the same decision points, the same dates, the same
 allocations and burst-buffer placements -- for every policy of :data:`coburst.gym.CONFORMING`
-(the burst-buffer family: their decisions are only starts), on fixed inputs and on random
-dragonflies with burst buffers (hypothesis)."""
+(their decisions are only starts): here the burst-buffer family, on fixed inputs and on
+random dragonflies with burst buffers (hypothesis); the node-sharing family in
+``test_gym_conformance_cosched.py``."""
 
 from __future__ import annotations
 
@@ -28,13 +29,7 @@ pytestmark = pytest.mark.timeout(180)
 REPO = Path(__file__).resolve().parents[1]
 DRAGONFLY = str(REPO / "platforms" / "dragonfly_small.xml")
 KTH = str(REPO / "platforms" / "kth_sp2.xml")
-
-
-@pytest.fixture(scope="module", autouse=True)
-def quiet():
-    logging.disable(logging.WARNING)  # the adapter's "rejecting job" lines
-    yield
-    logging.disable(logging.NOTSET)
+BB_POLICIES = [p for p in CONFORMING if registry.resolve(p).entry.family == "bb"]
 
 
 def head(path: Path, n: int, out: Path) -> str:
@@ -69,11 +64,12 @@ def play_expert(policy: str, workload: str, platform: str, export: str, window: 
             return path
 
 
-def test_conforming_list_is_the_burst_buffer_family():
-    assert set(CONFORMING) == {e.name for e in registry.entries(plugins=False) if e.family == "bb"}
+def test_conforming_list_is_the_burst_buffer_and_node_sharing_families():
+    builtin = [e for e in registry.entries(plugins=False) if e.family in ("bb", "cosched")]
+    assert sorted(registry.resolve(p).entry.qualified for p in CONFORMING) == sorted(e.qualified for e in builtin)
 
 
-@pytest.mark.parametrize("policy", CONFORMING)
+@pytest.mark.parametrize("policy", BB_POLICIES)
 def test_expert_reproduces_the_policy_with_burst_buffers(inputs, policy):
     workload, platform = inputs["bb"]
     folder = inputs["folder"]
@@ -82,8 +78,8 @@ def test_expert_reproduces_the_policy_with_burst_buffers(inputs, policy):
     assert got.read_text() == Path(ref.jobs_csv).read_text()
 
 
-@pytest.mark.parametrize("policy,params", [("fcfs", {}), ("backfill", {"depth": 1}), ("backfill-sjf", {"depth": 2}),
-                                           ("conservative", {}), ("filler-sjf", {})])
+@pytest.mark.parametrize("policy,params", [("backfill", {"depth": 1}), ("backfill-sjf", {"depth": 2}),
+                                           ("conservative", {})])
 def test_expert_reproduces_the_policy_on_kth(inputs, policy, params):
     workload, platform = inputs["kth"]
     folder = inputs["folder"]
@@ -119,7 +115,7 @@ def test_a_job_outside_the_window_is_reported(inputs):
     env.close()
 
 
-@settings(max_examples=6, deadline=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=4, deadline=None, suppress_health_check=list(HealthCheck))
 @given(case=dragonfly_cases(max_jobs=14), policy=st.sampled_from(["fcfs", "backfill", "backfill-sjf", "no-future",
                                                                   "conservative", "filler"]))
 def test_expert_reproduces_random_cases(tmp_path_factory, case, policy):
@@ -129,3 +125,4 @@ def test_expert_reproduces_random_cases(tmp_path_factory, case, policy):
     ref = run_policy(policy, str(workload), str(platform), out=folder / "ref", trace=False)
     got = play_expert(policy, str(workload), str(platform), str(folder / "gym"), window=32)
     assert got.read_text() == ref.jobs_csv.read_text()
+

@@ -4,11 +4,12 @@
 (:class:`~coburst.adapter.scheduler.CoburstScheduler`: the same admission, rejection of jobs
 that can never fit, ``EXECUTE_JOB`` and BB metadata) with a *decider* in place of the policy.
 The decider is any object with the policy interface (``on_job_release``, ``on_job_end``,
-``make_decisions(state) -> Decisions``); :mod:`coburst.gym` passes one that hands the state to
+``make_decisions(state) -> Decisions``); ``coburst.gym`` passes one that hands the state to
 a reinforcement-learning agent and returns the jobs it started.  Nothing here knows about the
 agent: the Batsim protocol stays in the adapter, the decisions are coburst
 :class:`~coburst.core.decisions.Decisions`.
 
+:class:`CoschedAgentScheduler` is the same over the node-sharing adapter.
 The scheduler object is handed to :class:`coburst.simulator.protocol.InProcessLink` as it is
 (no scheduler file, no options text).
 """
@@ -17,9 +18,10 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
+from coburst.adapter.cosched import CoschedScheduler
 from coburst.adapter.scheduler import CoburstScheduler, parse_options
 
-__all__ = ["AgentScheduler"]
+__all__ = ["AgentScheduler", "CoschedAgentScheduler", "agent_scheduler"]
 
 
 class AgentScheduler(CoburstScheduler):
@@ -40,3 +42,28 @@ class AgentScheduler(CoburstScheduler):
     def check_options(cls, options: Mapping[str, Any] | None):
         # the adapter's options only; the placeholder policy is replaced by the decider
         return parse_options(options, fixed_policy="fcfs")
+
+
+class CoschedAgentScheduler(CoschedScheduler):
+    """The node-sharing adapter (:class:`~coburst.adapter.cosched.CoschedScheduler`: units of
+    whole nodes, compact or spread placements, one decision per date and event) driven by
+    ``decider``, whose decisions are
+    :class:`~coburst.core.nodeshare.PlacementDecisions`."""
+
+    def __init__(self, decider: Any, options: Mapping[str, Any] | None = None):
+        super().__init__(options)
+        self.policy = decider
+        self.nb_seen = 0
+
+    def admit(self, job):
+        self.nb_seen += 1
+        super().admit(job)
+
+    @classmethod
+    def check_options(cls, options: Mapping[str, Any] | None):
+        return parse_options(options, fixed_policy="fcfs", registry=cls.registry)
+
+
+def agent_scheduler(family: str) -> type:
+    """The agent-driven adapter of a policy family: ``"bb"`` or ``"cosched"``."""
+    return {"bb": AgentScheduler, "cosched": CoschedAgentScheduler}[family]

@@ -18,8 +18,11 @@ allocation the *allocator* gives it (default: coburst's placement of a job start
 the nodes free for its whole walltime, smallest fitting run first, and its burst buffers --
 :meth:`~coburst.core.profile.Profile.alloc_now`); ``window`` ends the decision.
 ``action_masks()`` (sb3-contrib's ``MaskablePPO``) and ``info["action_mask"]`` mark the jobs
-that fit now (compute nodes and burst buffers, for their whole walltime, given the running
-jobs and those started in this decision) and *wait*.  *Wait* is masked out only when it would
+that fit now and *wait* (:mod:`coburst.gym.backends`): on clusters and dragonflies, their
+compute nodes and burst buffers, for their whole walltime, given the running jobs and those
+started in this decision; on node-sharing platforms (``coburst platform cosched``, the
+node-sharing adapter), their whole nodes' units compact or spread (``modes``) and burst
+buffers.  *Wait* is masked out only when it would
 stall the simulation (nothing runs, nothing was started and every job was submitted).  An
 action outside the mask raises :class:`InvalidAction`; with ``invalid_action="penalty"`` it
 gets the reward ``penalty`` and changes nothing.
@@ -27,15 +30,18 @@ gets the reward ``penalty`` and changes nothing.
 **Observations** (``observation="dict"``, default)::
 
     {"jobs":    Box(0, 1, (window, 6)),  # per window slot: present, wait, walltime, size, bb, fits
-     "cluster": Box(0, 1, (3,))}         # free compute nodes, free burst-buffer bytes, queue length
+     "cluster": Box(0, 1, (3,))}         # free compute nodes (node sharing: cores), free BB bytes, queue
 
-times as ``t / (t + time_scale)`` (walltime ``inf``: 1), size as ``res / compute nodes``,
+times as ``t / (t + time_scale)`` (walltime ``inf``: 1), size as ``res / compute nodes``
+(node sharing: whole nodes over the nodes),
 ``bb`` as the per-node request over the largest BB node's capacity (0 without burst
 buffers), queue length as ``n / (n + window)``; empty slots are zeros.  ``observation="flat"``
 gives the same numbers as one ``Box`` (``gymnasium.spaces.flatten``: the cluster first, then
 the jobs row by row).
 
-**Episodes** run a whole workload: ``terminated`` when the simulation ended (the outputs,
+**Episodes** run a whole workload (a simulation that ends before its first decision point
+-- no job ever fits, say -- is an episode of one step, whatever its action):
+``terminated`` when the simulation ended (the outputs,
 Batsim's ``_jobs.csv`` and ``_schedule.csv``, are then written: ``env.result``);
 ``truncated`` when ``max_decisions`` steps were taken or the simulated time reached
 ``max_time`` seconds at a decision point; the simulation is then abandoned (no outputs).
@@ -60,7 +66,7 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
-from coburst.core.decisions import Decisions
+from coburst.gym.backends import backend_for
 from coburst.gym.rewards import make_reward
 
 __all__ = ["BatsimExactEnv", "InvalidAction", "JOB_FEATURES", "CLUSTER_FEATURES"]
@@ -103,7 +109,7 @@ class _Bridge:
         for listener in env.listeners:
             listener.on_job_end(state, jobs)
 
-    def make_decisions(self, state) -> Decisions:
+    def make_decisions(self, state) -> Any:
         env = self.env
         try:
             for listener in env.listeners:
@@ -113,7 +119,7 @@ class _Bridge:
         except Exception as exc:  # raised again in the environment's thread
             env._listener_error = exc
             raise _Abort("a listener failed") from None
-        decisions = Decisions(state.now)
+        decisions = env.backend_cls.decisions(state.now)
         if not env._anything_fits(state):
             return decisions
         self.to_env.put(("decide", state))
@@ -125,10 +131,6 @@ class _Bridge:
             self.start_dates[job.id] = state.now
             env.waited += state.now - job.subtime
         return decisions
-
-
-def _default_allocator(job, profile):
-    return profile.alloc_now(job.res, job.walltime, job.bb)
 
 
 class BatsimExactEnv(gym.Env):
@@ -149,7 +151,8 @@ class BatsimExactEnv(gym.Env):
                  max_decisions: int | None = None, max_time: float | None = None,
                  invalid_action: str = "raise", penalty: float = -1.0, observation: str = "dict",
                  time_scale: float = 3600.0, export: str | None = None, sim_args: Sequence[str] = (),
-                 adapter_options: dict | None = None, allocator: Callable | None = None):
+                 adapter_options: dict | None = None, allocator: Callable | None = None,
+                 modes: Sequence[str] = ("compact", "spread")):
         if not isinstance(window, int) or window < 1:
             raise ValueError(f"window must be an integer >= 1, got {window!r}")
         if invalid_action not in ("raise", "penalty"):
@@ -167,14 +170,20 @@ class BatsimExactEnv(gym.Env):
         self.time_scale = float(time_scale)
         self.sim_args = list(sim_args)
         self.adapter_options = dict(adapter_options or {})
-        #: ``allocator(job, profile) -> Allocation | None``: where a started job runs
-        self.allocator = allocator or _default_allocator
+        #: ``allocator(job) -> allocation | None``: where a started job runs (None: the
+        #: backend's placement, :mod:`coburst.gym.backends`)
+        self.allocator = allocator
+        if not modes or any(m not in ("compact", "spread") for m in modes):
+            raise ValueError(f"modes must name 'compact' and/or 'spread', got {modes!r}")
+        #: node-sharing platforms: the placement modes a started job may take, in order of preference
+        self.modes = tuple(modes)
         #: objects told of the scheduler's events: ``on_job_release(state, jobs)``,
         #: ``on_job_end(state, jobs)`` and (if they have it) ``decision_point(state)`` at
         #: every decision point, shown to the agent or not (used by :class:`coburst.gym.PolicyExpert`)
         self.listeners: list[Any] = []
         self._tmp = tempfile.mkdtemp(prefix="coburst-gym-")
         self.platform = str(platform)
+        self.backend_cls = backend_for(self.platform)
         self.workloads = self._workload_files(workload)
         self.export = export or str(Path(self._tmp) / "episode")
         self.observation_kind = observation
@@ -188,6 +197,7 @@ class BatsimExactEnv(gym.Env):
         self._listener_error: BaseException | None = None
         self._bridge: _Bridge | None = None
         self._over = True
+        self._end_pending = False
         self.result = None
         self.state = None
         self.cluster = None
@@ -245,7 +255,7 @@ class BatsimExactEnv(gym.Env):
         self._abandon()
         self._reset_episode()
         self.result = None
-        from coburst.adapter.agent import AgentScheduler
+        from coburst.adapter.agent import agent_scheduler
         from coburst.runner import _ArgumentError, add_run_arguments, light_pybatsim, preflight
         from coburst.simulator.engine import Simulator
         from coburst.simulator.protocol import InProcessLink
@@ -258,7 +268,7 @@ class BatsimExactEnv(gym.Env):
         args.socket_endpoint = "in-process"
         config, self._n_total = preflight(args)
         bridge = self._bridge = _Bridge(self)
-        scheduler = AgentScheduler(bridge, self.adapter_options)
+        scheduler = agent_scheduler(self.backend_cls.family)(bridge, self.adapter_options)
         sim = Simulator(config)
         sim.link = InProcessLink(scheduler, timeout=0)
         self._scheduler = scheduler
@@ -273,6 +283,8 @@ class BatsimExactEnv(gym.Env):
         self._thread = threading.Thread(target=body, name="coburst-gym-simulation", daemon=True)
         self._thread.start()
         self._next_point()
+        # a simulation that ended before any decision point: one step ends the episode
+        self._end_pending = self._over
         self.reward_fn.reset(self)
         return self._observation(), self._info()
 
@@ -285,7 +297,10 @@ class BatsimExactEnv(gym.Env):
             self.now = state.now
             self.cluster = self._scheduler.cluster
             self._pending = []
-            self._profile = state.mask_profile()
+            if self.backend_cls.family == "cosched":
+                self._backend = self.backend_cls(state, self.cluster, self.modes)
+            else:
+                self._backend = self.backend_cls(state, self.cluster)
             self.decision_id += 1
             self._refresh()
             return
@@ -316,17 +331,15 @@ class BatsimExactEnv(gym.Env):
         jobs = self._visible(state, ())
         if not jobs:
             return False
-        from coburst.policies.base import fits_any_now
-
-        return fits_any_now(state.mask_profile(), jobs)
+        return self.backend_cls.any_fits(state, jobs, {"modes": self.modes})
 
     def _refresh(self) -> None:
         pending_ids = {job.id for job, _ in self._pending}
         self._window_jobs = jobs = self._visible(self.state, pending_ids)
         mask = np.zeros(self.window + 1, dtype=bool)
-        profile = self._profile
+        backend = self._backend
         for i, job in enumerate(jobs):
-            mask[i] = profile.fits_now(job.res, job.walltime, job.bb)
+            mask[i] = backend.fits(job)
         # wait stalls the simulation when nothing runs, nothing started and every job came
         stall = not self.state.running and not self._pending and self._n_submitted_all()
         mask[-1] = not (stall and mask[:-1].any())
@@ -341,6 +354,9 @@ class BatsimExactEnv(gym.Env):
         return self._mask.copy()
 
     def step(self, action):
+        if self._over and self._end_pending:
+            self._end_pending = False
+            return self._observation(), self.reward_fn.final(self), True, False, self._info()
         if self._over:
             raise RuntimeError("the episode is over: call reset()")
         try:
@@ -362,10 +378,7 @@ class BatsimExactEnv(gym.Env):
         self.nb_decisions += 1
         if a < self.window:
             job = self._window_jobs[a]
-            alloc = self.allocator(job, self._profile)
-            if alloc is None:
-                raise RuntimeError(f"the allocator found no place for job {job.id}, which fits now")
-            self._profile.occupy(self.now, self.now + job.walltime, alloc)
+            alloc = self._backend.start(job, None if self.allocator is None else self.allocator(job))
             self._pending.append((job, alloc))
             self._refresh()
             if self._mask[:-1].any():
@@ -406,30 +419,24 @@ class BatsimExactEnv(gym.Env):
         """``(job, start, allocation)`` of the running jobs and of those started in this decision."""
         if self._over or self.state is None:
             return []
-        runs = [(r.job, r.start, r.alloc) for r in self.state.running.values()]
+        runs = [(r.job, r.start, getattr(r, "alloc", None) or getattr(r, "placement", None))
+                for r in self.state.running.values()]
         return runs + [(job, self.now, alloc) for job, alloc in self._pending]
 
     def _observation(self):
         jobs = np.zeros((self.window, len(JOB_FEATURES)), dtype=np.float32)
         cluster = np.zeros(len(CLUSTER_FEATURES), dtype=np.float32)
         if not self._over and self.state is not None:
-            c = self.cluster
+            backend = self._backend
             scale = self.time_scale
-            max_bb = c.max_bb_capacity
             for i, job in enumerate(self._window_jobs):
                 wait = max(self.now - job.subtime, 0.0)
                 wall = job.walltime
                 jobs[i] = (1.0, wait / (wait + scale), 1.0 if math.isinf(wall) else wall / (wall + scale),
-                           job.res / c.n_compute, min(job.bb / max_bb, 1.0) if max_bb else 0.0,
-                           float(self._mask[i]))
-            running = self.running
-            busy = sum(job.res for job, _, _ in running)
-            free_bb = 1.0
-            if c.total_bb_capacity:
-                used = sum(job.bb_total for job, _, _ in running)
-                free_bb = max(c.total_bb_capacity - used, 0) / c.total_bb_capacity
+                           backend.size(job), backend.bb(job), float(self._mask[i]))
+            free, free_bb = backend.free(self.running)
             n = len(self.state._queue) - len(self._pending)
-            cluster[:] = (max(c.n_compute - busy, 0) / c.n_compute, free_bb, n / (n + self.window))
+            cluster[:] = (free, free_bb, n / (n + self.window))
         obs = {"jobs": jobs, "cluster": cluster}
         if self.observation_kind == "flat":
             return spaces.flatten(self._dict_space, obs).astype(np.float32, copy=False)

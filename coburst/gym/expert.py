@@ -11,7 +11,8 @@ environment's allocator to the policy's allocations (the agent chooses *which* j
 
 Played to the end, an episode gives the policy's ``_jobs.csv`` byte for byte
 (``tests/test_gym_conformance.py``) for the policies whose decisions are only starts: the
-burst-buffer family (:data:`CONFORMING`).  A policy that starts a job outside the window, or
+burst-buffer and node-sharing families (:data:`CONFORMING`; the heterogeneous-cluster family
+has no environment yet).  A policy that starts a job outside the window, or
 starts a job where the environment would show no decision, makes :meth:`expert_action` (or
 the step) raise :class:`ExpertMismatch`.
 """
@@ -25,9 +26,13 @@ import gymnasium as gym
 __all__ = ["PolicyExpert", "ExpertMismatch", "CONFORMING"]
 
 #: built-in policies whose decisions are only starts (no rejects, no call-me-later): the
-#: burst-buffer family, run by ``coburst run NAME`` through the burst-buffer adapter
+#: burst-buffer family (flat clusters and dragonflies) and the node-sharing family
+#: (``coburst platform cosched`` platforms, without ``--heatmap`` speedups), by the names
+#: ``coburst run`` takes
 CONFORMING = ("fcfs", "filler", "filler-sjf", "backfill", "backfill-sjf", "no-future", "conservative",
-              "maxutil", "window", "plan-sum", "plan-square", "plan-cube", "plan-start")
+              "maxutil", "window", "plan-sum", "plan-square", "plan-cube", "plan-start",
+              "cosched:fcfs", "cosched:easy", "cosched:conservative", "sjf", "ljf", "easy-co", "sjf-co", "ljf-co",
+              "laf-co", "popularity", "cosched:filler", "sjf-filler", "pop-filler", "pair-greedy", "fcs")
 
 
 class ExpertMismatch(RuntimeError):
@@ -43,7 +48,7 @@ class PolicyExpert(gym.Wrapper):
 
         self.policy_name = policy
         self.params = params
-        self._scope = registry.scope("bb")
+        self._scope = registry.scope(env.unwrapped.backend_cls.family)
         self.policy = self._scope.get(policy, **params)  # checked now: a bad name fails here
         self._plan: list = []
         self._allocs: dict[str, Any] = {}
@@ -72,9 +77,8 @@ class PolicyExpert(gym.Wrapper):
         self._allocs = {st.job.id: st.alloc for st in decisions.starts}
         self._point += 1
 
-    def _allocate(self, job, profile):
-        alloc = self._allocs.get(job.id)
-        return alloc if alloc is not None else profile.alloc_now(job.res, job.walltime, job.bb)
+    def _allocate(self, job):
+        return self._allocs.get(job.id)
 
     def expert_action(self) -> int:
         """The action the policy takes now."""

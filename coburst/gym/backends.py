@@ -1,0 +1,130 @@
+"""What "a job fits now" and "start it there" mean on each kind of platform.
+
+:class:`BBBackend` (flat clusters and dragonflies, with or without burst buffers; the
+burst-buffer adapter): a job fits when its compute nodes (and its burst buffers, per node)
+are free for its whole walltime given the running jobs and those started in this decision
+(:meth:`~coburst.core.profile.Profile.fits_now`); placed by
+:meth:`~coburst.core.profile.Profile.alloc_now`.
+
+:class:`CoschedBackend` (node-sharing platforms of ``coburst platform cosched``; the
+node-sharing adapter): a job of ``m`` whole nodes fits when it can be placed now *compact*
+(``m`` idle nodes) or *spread* (half of every socket of ``2 m`` nodes, sharing a node with at
+most one other spread job), and its burst buffers; placed in the first of ``modes`` that
+fits (:meth:`~coburst.core.nodeshare.Board.place`, nodes in index order).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+from coburst.core.decisions import Decisions
+from coburst.core.nodeshare import PlacementDecisions
+
+__all__ = ["BBBackend", "CoschedBackend", "backend_for"]
+
+
+class BBBackend:
+    family = "bb"
+    decisions = Decisions
+
+    def __init__(self, state: Any, cluster: Any):
+        self.state = state
+        self.cluster = cluster
+        self.profile = state.mask_profile()
+
+    @staticmethod
+    def any_fits(state: Any, jobs: Sequence[Any], options: dict) -> bool:
+        from coburst.policies.base import fits_any_now
+
+        return fits_any_now(state.mask_profile(), jobs)
+
+    def fits(self, job: Any) -> bool:
+        return self.profile.fits_now(job.res, job.walltime, job.bb)
+
+    def start(self, job: Any, alloc: Any = None) -> Any:
+        """Occupy ``alloc`` (None: the default placement) for the job's walltime; returns it."""
+        profile = self.profile
+        if alloc is None:
+            alloc = profile.alloc_now(job.res, job.walltime, job.bb)
+            if alloc is None:
+                raise RuntimeError(f"no place for job {job.id}, which fits now")
+        profile.occupy(profile.now, profile.now + job.walltime, alloc)
+        return alloc
+
+    def size(self, job: Any) -> float:
+        return job.res / self.cluster.n_compute
+
+    def bb(self, job: Any) -> float:
+        cap = self.cluster.max_bb_capacity
+        return min(job.bb / cap, 1.0) if cap else 0.0
+
+    def free(self, running: Sequence[tuple]) -> tuple[float, float]:
+        c = self.cluster
+        busy = sum(job.res for job, _, _ in running)
+        free_bb = 1.0
+        if c.total_bb_capacity:
+            used = sum(job.bb_total for job, _, _ in running)
+            free_bb = max(c.total_bb_capacity - used, 0) / c.total_bb_capacity
+        return max(c.n_compute - busy, 0) / c.n_compute, free_bb
+
+
+class CoschedBackend:
+    family = "cosched"
+    decisions = PlacementDecisions
+
+    def __init__(self, state: Any, cluster: Any, modes: Sequence[str] = ("compact", "spread")):
+        self.state = state
+        self.cluster = cluster
+        self.modes = tuple(modes)
+        self.board = state.board()
+
+    @staticmethod
+    def _mode(board: Any, cluster: Any, job: Any, modes: Sequence[str]) -> str | None:
+        for mode in modes:
+            if mode == "spread" and not cluster.spread_possible(job.nodes):
+                continue
+            if board.fits(mode, job.nodes, job.bb):
+                return mode
+        return None
+
+    @staticmethod
+    def any_fits(state: Any, jobs: Sequence[Any], options: dict) -> bool:
+        board, cluster = state._board, state.cluster  # (read only)
+        modes = options.get("modes", ("compact", "spread"))
+        return any(CoschedBackend._mode(board, cluster, job, modes) is not None for job in jobs)
+
+    def fits(self, job: Any) -> bool:
+        return self._mode(self.board, self.cluster, job, self.modes) is not None
+
+    def start(self, job: Any, alloc: Any = None) -> Any:
+        board = self.board
+        if alloc is None:
+            mode = self._mode(board, self.cluster, job, self.modes)
+            alloc = None if mode is None else board.place(job.seq, mode, job.nodes, None, job.bb)
+            if alloc is None:
+                raise RuntimeError(f"no place for job {job.id}, which fits now")
+        else:
+            board.take(job.seq, alloc)
+        return alloc
+
+    def size(self, job: Any) -> float:
+        return job.nodes / self.cluster.n
+
+    def bb(self, job: Any) -> float:
+        caps = self.cluster.bb_capacity
+        return min(job.bb / int(caps.max()), 1.0) if len(caps) and job.bb else 0.0
+
+    def free(self, running: Sequence[tuple]) -> tuple[float, float]:
+        c = self.cluster
+        board = self.board
+        total = c.n * c.units_per_node * c.cores_per_unit
+        free_bb = float(board.bb_free.sum() / c.bb_capacity.sum()) if len(c.bb_capacity) and c.bb_capacity.sum() else 1.0
+        return board.free_cores() / total, free_bb
+
+
+def backend_for(platform: str) -> type:
+    """The backend of a platform file: node-sharing platforms (``platform=cosched`` root-zone
+    property) get :class:`CoschedBackend`, every other :class:`BBBackend`."""
+    from coburst.runner import cosched_platform
+
+    return CoschedBackend if cosched_platform(platform) is not None else BBBackend
