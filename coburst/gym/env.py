@@ -48,6 +48,14 @@ Batsim's ``_jobs.csv`` and ``_schedule.csv``, are then written: ``env.result``);
 The simulation is deterministic: ``reset(seed=...)`` seeds ``np_random``, which no part of
 the dynamics uses.
 
+**One SimGrid engine per process.**  A run whose platform is in coburst's platform cache
+(:mod:`coburst.simulator.platform_cache`: any run of ``delay`` or non-communicating jobs on a
+platform seen before -- the first episode puts it there) does not load SimGrid; a run that
+needs SimGrid creates its one engine of the process.  So episodes on one platform repeat
+freely, while a process that created an engine for one platform cannot create one for
+another: describe the platforms in the cache first (one ``coburst run`` of each, in any
+process), as the tests do.
+
 **Rewards**: :mod:`coburst.gym.rewards` (``reward="waiting-time"``, the default, dense;
 ``"bounded-slowdown"``, sparse; or an object).
 """
