@@ -15,6 +15,7 @@ import pytest
 from gymnasium.utils.env_checker import check_env
 
 import coburst.gym
+from coburst.errors import InputError
 from coburst.gym import BatsimExactEnv, InvalidAction
 from coburst.testing import run_policy
 
@@ -73,7 +74,12 @@ def test_registered_ids_and_env_checker(small):
         env.close()
     env = gymnasium.make("coburst.gym:coburst/BatsimExact-v0", workload=small, platform=DRAGONFLY)
     assert isinstance(env.unwrapped, BatsimExactEnv)
+    env.reset(seed=0)
+    # what sb3-contrib's MaskablePPO calls through the wrappers gymnasium.make adds
+    assert (env.get_wrapper_attr("action_masks")() == env.unwrapped.action_masks()).all()
     env.close()
+    with pytest.raises(InputError, match="heterogeneous"):
+        BatsimExactEnv(small, str(REPO / "platforms" / "hetero_low16.xml"))
 
 
 def test_episode_writes_batsim_outputs_and_is_deterministic(small, tmp_path):

@@ -125,6 +125,19 @@ class CoschedBackend:
 def backend_for(platform: str) -> type:
     """The backend of a platform file: node-sharing platforms (``platform=cosched`` root-zone
     property) get :class:`CoschedBackend`, every other :class:`BBBackend`."""
-    from coburst.runner import cosched_platform
+    import re
 
-    return CoschedBackend if cosched_platform(platform) is not None else BBBackend
+    from coburst.errors import InputError
+
+    try:
+        with open(platform, encoding="utf-8", errors="replace") as fh:
+            head = fh.read(8192).split("<host", 1)[0]
+    except OSError:
+        return BBBackend  # (the simulator reports unreadable platforms)
+    kind = dict(re.findall(r'<prop id="([^"]+)" value="([^"]*)"/>', head)).get("platform")
+    if kind == "cosched":
+        return CoschedBackend
+    if kind == "hetero":
+        raise InputError(platform, None, "heterogeneous-cluster platforms (coburst platform hetero) have no "
+                                         "coburst.gym environment: their jobs are mapped to cores of typed nodes")
+    return BBBackend

@@ -189,9 +189,9 @@ class BatsimExactEnv(gym.Env):
         #: ``on_job_end(state, jobs)`` and (if they have it) ``decision_point(state)`` at
         #: every decision point, shown to the agent or not (used by :class:`coburst.gym.PolicyExpert`)
         self.listeners: list[Any] = []
-        self._tmp = tempfile.mkdtemp(prefix="coburst-gym-")
         self.platform = str(platform)
         self.backend_cls = backend_for(self.platform)
+        self._tmp = tempfile.mkdtemp(prefix="coburst-gym-")
         self.workloads = self._workload_files(workload)
         self.export = export or str(Path(self._tmp) / "episode")
         self.observation_kind = observation
