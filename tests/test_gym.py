@@ -78,6 +78,8 @@ def test_registered_ids_and_env_checker(small):
     # what sb3-contrib's MaskablePPO calls through the wrappers gymnasium.make adds
     assert (env.get_wrapper_attr("action_masks")() == env.unwrapped.action_masks()).all()
     env.close()
+    with pytest.raises(InputError, match="unknown option"):
+        BatsimExactEnv(small, DRAGONFLY, adapter_options={"depth": 1})
     with pytest.raises(InputError, match="heterogeneous"):
         BatsimExactEnv(small, str(REPO / "platforms" / "hetero_low16.xml"))
 

@@ -191,6 +191,9 @@ class BatsimExactEnv(gym.Env):
         self.listeners: list[Any] = []
         self.platform = str(platform)
         self.backend_cls = backend_for(self.platform)
+        from coburst.adapter.agent import agent_scheduler
+
+        agent_scheduler(self.backend_cls.family).check_options(self.adapter_options)  # InputError naming a bad one
         self._tmp = tempfile.mkdtemp(prefix="coburst-gym-")
         self.workloads = self._workload_files(workload)
         self.export = export or str(Path(self._tmp) / "episode")
