@@ -19,9 +19,20 @@ from __future__ import annotations
 from typing import Any, Mapping
 
 from coburst.adapter.cosched import CoschedScheduler
-from coburst.adapter.scheduler import CoburstScheduler, parse_options
+from coburst.adapter.scheduler import _SOURCE, ADAPTER_OPTIONS, CoburstScheduler, parse_options
+from coburst.errors import InputError
 
 __all__ = ["AgentScheduler", "CoschedAgentScheduler", "agent_scheduler"]
+
+
+def _adapter_options(options: Mapping[str, Any] | None, registry: Any):
+    """``(placeholder policy, adapter settings)``: the adapter's options only (the decisions
+    are the decider's, so no ``policy`` and no policy parameters)."""
+    unknown = sorted(k for k in (options or {}) if k not in ADAPTER_OPTIONS or k == "policy")
+    if unknown:
+        raise InputError(_SOURCE, unknown[0], "unknown option: an agent-driven scheduler takes the adapter's "
+                         f"options only ({', '.join(o for o in ADAPTER_OPTIONS if o != 'policy')})")
+    return parse_options(options, fixed_policy="fcfs", registry=registry)
 
 
 class AgentScheduler(CoburstScheduler):
@@ -41,7 +52,7 @@ class AgentScheduler(CoburstScheduler):
     @classmethod
     def check_options(cls, options: Mapping[str, Any] | None):
         # the adapter's options only; the placeholder policy is replaced by the decider
-        return parse_options(options, fixed_policy="fcfs")
+        return _adapter_options(options, cls.registry)
 
 
 class CoschedAgentScheduler(CoschedScheduler):
@@ -61,7 +72,7 @@ class CoschedAgentScheduler(CoschedScheduler):
 
     @classmethod
     def check_options(cls, options: Mapping[str, Any] | None):
-        return parse_options(options, fixed_policy="fcfs", registry=cls.registry)
+        return _adapter_options(options, cls.registry)
 
 
 def agent_scheduler(family: str) -> type:
