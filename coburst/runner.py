@@ -91,9 +91,9 @@ def resolve_scheduler(spec: str, options: dict, platform: str | None = None) -> 
         family = families[0]
         if len(families) > 1 and "cosched" in families and cosched_platform(platform) is not None:
             family = "cosched"
-        if family == "elastic":  # (run_args runs them; no pybatsim entry file speaks the extension yet)
-            raise InputError(spec, None, "an elastic policy runs in process only (coburst run --transport "
-                                         "inprocess, the default): no pybatsim scheduler file runs it")
+        if family == "elastic":  # (run_args runs them: coburst.adapter.elastic, no pybatsim entry file)
+            raise InputError(spec, None, "an elastic policy runs through coburst run (coburst.adapter.elastic), "
+                                         "not as a pybatsim scheduler file")
         return str(REPO_SCHEDULERS / ENTRY_FILES[family]), {"policy": spec, **options}
     if pybatsim_bundled(spec):  # pybatsim's bundled schedulers (schedFcfs, easyBackfill, ...)
         return spec, options
@@ -172,7 +172,7 @@ def stop_process(proc: subprocess.Popen, grace: float) -> None:
 _MAX_IPC_PATH = 107
 
 
-def _run_over_zmq(args: argparse.Namespace, spec: str, options: dict, config, total: int):
+def _run_over_zmq(args: argparse.Namespace, spec: str, options: dict, config, total: int, launch=None):
     """The scheduler as a real ``pybatsim`` process on a private IPC endpoint (no port to
     pick, so no race with other runs on the machine).  On every exit path the scheduler is
     stopped and reaped and the temporary folder removed."""
@@ -187,7 +187,7 @@ def _run_over_zmq(args: argparse.Namespace, spec: str, options: dict, config, to
     proc = None
     ok = False
     try:
-        proc = launch_scheduler(spec, options, endpoint, log_path)
+        proc = (launch or launch_scheduler)(spec, options, endpoint, log_path)
 
         def peer_alive():
             code = proc.poll()
@@ -342,7 +342,7 @@ def run_args(args: argparse.Namespace):
         raise InputError("-o/--options", None, "must be a JSON object")
     from coburst import registry
 
-    if registry.builtin_families(args.scheduler)[:1] == ["elastic"] and args.transport == "inprocess":
+    if registry.builtin_families(args.scheduler)[:1] == ["elastic"]:
         return _run_elastic(args, options)
     spec, options = resolve_scheduler(args.scheduler, options, args.platform)
     pass_heatmap(args, spec, options)
@@ -367,13 +367,27 @@ def _run_elastic(args: argparse.Namespace, options: dict):
     from coburst import registry
     from coburst.adapter.elastic import ElasticLink
 
-    policy = registry.get(args.scheduler, **options)
-    args.socket_endpoint = "in-process"
-    config, total = preflight(args)
-    config.elastic = True
-    result = _simulate(args, config, total, lambda sim: ElasticLink(policy))
+    policy = registry.get(args.scheduler, **options)  # (its options checked before anything starts)
+    if args.transport == "inprocess":
+        args.socket_endpoint = "in-process"
+        config, total = preflight(args)
+        config.elastic = True
+        result = _simulate(args, config, total, lambda sim: ElasticLink(policy))
+    else:  # python -m coburst.adapter.elastic as the scheduler process
+        args.socket_endpoint = "ipc://pending"
+        config, total = preflight(args)
+        config.elastic = True
+        result = _run_over_zmq(args, args.scheduler, options, config, total, launch=launch_elastic)
     result.scheduler_options = options
     return result
+
+
+def launch_elastic(spec: str, options: dict, endpoint: str, log_path: Path) -> subprocess.Popen:
+    """An elastic policy as a scheduler process (:func:`coburst.adapter.elastic.main`)."""
+    cmd = [sys.executable, "-m", "coburst.adapter.elastic", spec, "-o", json.dumps(options), "-s", endpoint]
+    with open(log_path, "w", encoding="utf-8") as log:
+        return subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, env=os.environ.copy(),
+                                start_new_session=True)
 
 
 def add_run_arguments(parser: argparse.ArgumentParser) -> None:

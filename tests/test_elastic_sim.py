@@ -209,13 +209,65 @@ def test_bundled_small_workload(tmp_path):
     assert (tmp_path / "m2_reconfigurations.csv").read_text() == (tmp_path / "m_reconfigurations.csv").read_text()
 
 
-def test_coburst_run_takes_an_elastic_policy(tmp_path):
+def test_coburst_run_takes_an_elastic_policy_in_process_or_over_zeromq(tmp_path):
     base = [sys.executable, "-m", "coburst", "run", "equipartition", "-q", "-p", str(C16), "-w", str(SMALL)]
-    proc = subprocess.run([*base, "-e", str(tmp_path / "r")], capture_output=True, text=True, timeout=100, cwd=tmp_path)
-    assert proc.returncode == 0, proc.stderr
-    assert rows(tmp_path / "r_reconfigurations.csv") == rows(run_elastic(C16, [SMALL], "equipartition",
-                                                                          tmp_path / "m").jobs_csv.parent
-                                                             / "m_reconfigurations.csv")
-    proc = subprocess.run([*base, "--transport", "zmq", "-e", str(tmp_path / "z")], capture_output=True, text=True,
-                          timeout=100, cwd=tmp_path)
-    assert proc.returncode == 2 and "runs in process only" in proc.stderr
+    for transport in ("inprocess", "zmq"):
+        proc = subprocess.run([*base, "--transport", transport, "-e", str(tmp_path / transport)], capture_output=True,
+                              text=True, timeout=100, cwd=tmp_path)
+        assert proc.returncode == 0, proc.stderr
+    reference = run_elastic(C16, [SMALL], "equipartition", tmp_path / "m")
+    for transport in ("inprocess", "zmq"):
+        assert (tmp_path / f"{transport}_jobs.csv").read_text() == reference.jobs_csv.read_text()
+        assert (tmp_path / f"{transport}_reconfigurations.csv").read_text() == \
+            (tmp_path / "m_reconfigurations.csv").read_text()
+
+
+def test_without_the_handshake_every_job_runs_as_batsim_runs_it(tmp_path):
+    """The simulator offers the extension; a scheduler that does not answer NOTIFY elastic_jobs
+    gets Batsim: every job rigid on res with its profile, no scheduling point, RESIZE_JOB refused."""
+    plain = strip_elastic(SMALL, tmp_path / "plain.json")
+    cfg = SimulatorConfig(platform=str(C16), workloads=[str(SMALL)], export_prefix=str(tmp_path / "silent"),
+                          elastic=True)
+    sim = Simulator(cfg)
+    sim.link = ElasticLink(Equipartition(), announce=False)
+    silent = sim.run()
+    assert sim.link.trace and all(t == "EXECUTE_JOB" for _, t, _ in sim.link.trace)
+    base = run(tmp_path, plain, Equipartition(), elastic=False, name="plain")
+    assert silent.jobs_csv.read_text() == base.jobs_csv.read_text()
+    assert (tmp_path / "silent_reconfigurations.csv").read_text().count("\n") == 1
+
+    class Resizer(ElasticPolicy):
+        family = "resizer-test"
+
+        def schedule(self, state, d):
+            for job in list(state.queue):
+                d.start(job, sorted(state.free)[:job.res])
+            if state.running:
+                d.events.append(("RESIZE_JOB", {"job_id": next(iter(state.running)), "alloc": "0"}))
+
+    cfg.export_prefix = str(tmp_path / "refused")
+    sim = Simulator(cfg)
+    sim.link = ElasticLink(Resizer(), announce=False)
+    with pytest.raises(ProtocolError, match="did not announce the elastic jobs extension"):
+        sim.run()
+
+
+def test_kill_at_a_scheduling_point(tmp_path):
+    class Killer(Scripted):
+        def schedule(self, state, d):
+            super().schedule(state, d)
+            for job in state.at_points():
+                if job.point["iteration"] == 1:
+                    d.events.append(("KILL_JOB", {"job_ids": [job.id]}))
+
+    w = write(tmp_path, [{"id": 1, "subtime": 0, "walltime": -1, "res": 16, "profile": "a",
+                          "elastic": {"type": "malleable", "num_nodes_min": 2, "num_nodes_max": 16}},
+                         {"id": 2, "subtime": 1, "walltime": -1, "res": 16, "profile": "r"}],
+              {"a": app(), "r": {"type": "delay", "delay": 10}})
+    policy = Killer({})
+    res = run(tmp_path, w, policy)
+    by_id = {r["job_id"]: r for r in rows(res.jobs_csv)}
+    assert by_id["1"]["final_state"] == "COMPLETED_KILLED"
+    assert float(by_id["1"]["finish_time"]) == pytest.approx(2 * 40 / 16, abs=1e-2)
+    assert by_id["2"]["final_state"] == "COMPLETED_SUCCESSFULLY"
+    assert float(by_id["2"]["starting_time"]) == pytest.approx(float(by_id["1"]["finish_time"]), abs=1e-2)

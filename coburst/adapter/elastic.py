@@ -6,6 +6,10 @@ events of each message (the exact text a socket would carry), keeps the policy's
 :class:`~coburst.policies.elastic.base.ElasticState`, calls the policy and answers with its
 decisions as Batsim events (``EXECUTE_JOB``, ``REJECT_JOB``, ``RESIZE_JOB``).
 
+:func:`serve` runs the same link behind a ZeroMQ REP socket, as an external scheduler
+(``python -m coburst.adapter.elastic POLICY -s ENDPOINT``; ``coburst run POLICY --transport zmq``
+starts it); the extension is agreed at the start (:mod:`coburst.simulator.elastic`).
+
 >>> from coburst.adapter.elastic import run_elastic          # doctest: +SKIP
 >>> result = run_elastic("platforms/cluster16.xml", ["workloads/malleable_small.json"],
 ...                      "equipartition", "out/mall")         # doctest: +SKIP
@@ -14,6 +18,7 @@ decisions as Batsim events (``EXECUTE_JOB``, ``REJECT_JOB``, ``RESIZE_JOB``).
 from __future__ import annotations
 
 import json
+import sys
 import time
 from pathlib import Path
 from typing import Any, Sequence
@@ -21,7 +26,7 @@ from typing import Any, Sequence
 from coburst.policies.elastic.base import Decisions, EJob, ElasticPolicy, ElasticState
 from coburst.simulator.protocol import check_reply, encode_message
 
-__all__ = ["ElasticLink", "run_elastic", "job_of"]
+__all__ = ["ElasticLink", "run_elastic", "job_of", "serve", "main"]
 
 
 def job_of(jid: str, job: dict[str, Any]) -> EJob:
@@ -34,31 +39,51 @@ def job_of(jid: str, job: dict[str, Any]) -> EJob:
 
 
 class ElasticLink:
-    """A scheduler link running an elastic policy in the simulator's process."""
+    """A scheduler link running an elastic policy in the simulator's process.
+
+    It announces the extension (``NOTIFY elastic_jobs``) in its first reply when the simulator
+    offered it (``SIMULATION_BEGINS``'s ``config["elastic-jobs"]``); ``announce=False`` never
+    does (the simulator then runs every job as Batsim does)."""
 
     endpoint = "in-process (elastic)"
 
-    def __init__(self, policy: ElasticPolicy):
+    def __init__(self, policy: ElasticPolicy, announce: bool = True):
         self.policy = policy
+        self.announce = announce
         self.state = ElasticState()
         self.wall_time_waiting = 0.0
         self.nb_exchanges = 0
+        self.ended = False
+        #: both sides take part in the extension (known at SIMULATION_BEGINS)
+        self.agreed = False
         #: every decision sent: (date, type, data) (tests)
         self.trace: list[tuple[float, str, dict]] = []
 
     def exchange(self, now: float, events: list) -> dict[str, Any]:
         wall = time.perf_counter()
-        msg = json.loads(encode_message(now, events))
+        reply = self.respond(json.loads(encode_message(now, events)))
+        self.nb_exchanges += 1
+        self.wall_time_waiting += time.perf_counter() - wall
+        return check_reply(reply)
+
+    def respond(self, msg: dict[str, Any]) -> dict[str, Any]:
+        """The reply to one decoded simulator message."""
         st = self.state
-        st.now = now
-        ended = False
+        now = st.now = float(msg["now"])
+        out: list[dict[str, Any]] = []
         for ev in msg["events"]:
             etype, data = ev["type"], ev.get("data") or {}
             if etype == "SIMULATION_BEGINS":
                 st.compute = sorted(r["id"] for r in data["compute_resources"])
                 st.free = set(st.compute)
+                self.agreed = self.announce and "elastic-jobs" in data.get("config", {})
+                if self.agreed:
+                    out.append({"timestamp": now, "type": "NOTIFY", "data": {"type": "elastic_jobs"}})
             elif etype == "JOB_SUBMITTED":
-                st.queue.append(job_of(data["job_id"], data["job"]))
+                job = job_of(data["job_id"], data["job"])
+                if not self.agreed:  # (the simulator runs it rigid)
+                    job.kind, job.num_nodes_min, job.num_nodes_max = "rigid", job.res, job.res
+                st.queue.append(job)
             elif etype == "JOB_COMPLETED":
                 job = st.running.pop(data["job_id"], None)
                 if job is not None:
@@ -68,9 +93,8 @@ class ElasticLink:
                 if job is not None:
                     job.point = data
             elif etype == "SIMULATION_ENDS":
-                ended = True
-        out: list[dict[str, Any]] = []
-        if not ended:
+                self.ended = True
+        if not self.ended:
             decisions = Decisions(st)
             self.policy.schedule(st, decisions)
             for etype, data in decisions.events:
@@ -78,12 +102,51 @@ class ElasticLink:
                 self.trace.append((now, etype, data))
         for job in st.running.values():
             job.point = None  # a point is answered in the reply to its message only
-        self.nb_exchanges += 1
-        self.wall_time_waiting += time.perf_counter() - wall
-        return check_reply({"now": now, "events": out})
+        return {"now": now, "events": out}
 
     def close(self) -> None:
         pass
+
+
+def serve(endpoint: str, policy: ElasticPolicy) -> int:
+    """Run ``policy`` as an external scheduler: a ZeroMQ REP socket bound at ``endpoint``, as
+    pybatsim binds it, answering the simulator's messages until ``SIMULATION_ENDS``."""
+    import zmq
+
+    link = ElasticLink(policy)
+    context = zmq.Context()
+    socket = context.socket(zmq.REP)
+    socket.bind(endpoint)
+    try:
+        while not link.ended:
+            reply = link.respond(json.loads(socket.recv()))
+            socket.send(json.dumps(reply, separators=(",", ":")).encode())
+    finally:
+        socket.close(linger=1000)
+        context.term()
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """``python -m coburst.adapter.elastic POLICY [-o JSON] [-s ENDPOINT]``: an elastic policy as
+    an external scheduler (``coburst run POLICY --transport zmq`` starts it)."""
+    import argparse
+
+    from coburst import registry
+    from coburst.errors import CoburstError
+
+    parser = argparse.ArgumentParser(prog="python -m coburst.adapter.elastic")
+    parser.add_argument("policy")
+    parser.add_argument("-o", "--options", default="{}")
+    parser.add_argument("-s", "--socket-endpoint", default="tcp://*:28000")
+    args = parser.parse_args(argv)
+    try:
+        name = args.policy if ":" in args.policy else f"elastic:{args.policy}"
+        policy = registry.get(name, **json.loads(args.options))
+    except (CoburstError, ValueError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    return serve(args.socket_endpoint, policy)
 
 
 def run_elastic(platform: str | Path, workloads: Sequence[str | Path], policy: str | ElasticPolicy,
@@ -106,3 +169,7 @@ def run_elastic(platform: str | Path, workloads: Sequence[str | Path], policy: s
     result.link = sim.link
     result.simulator = sim
     return result
+
+
+if __name__ == "__main__":  # pragma: no cover - run as a process
+    sys.exit(main())

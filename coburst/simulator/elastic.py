@@ -6,7 +6,12 @@ model instead of its profile: phases of iterations of delay and compute tasks, w
 the performance model gives for the job's current number of nodes (compute tasks run at the
 slowest allocated host's speed, without contention: no parallel task is simulated).
 
-Protocol, in both directions, only in this mode:
+**Handshake.**  In this mode ``SIMULATION_BEGINS``'s ``config`` has ``"elastic-jobs":
+{"version": 1}``; a scheduler that takes part answers (first, in any reply before it starts an
+elastic job) ``NOTIFY {"type": "elastic_jobs"}``.  Until it does, every job runs as Batsim runs
+it (rigid on ``res``, its profile), and no event below is sent or accepted.
+
+Protocol, in both directions, once both sides agreed:
 
 * ``EXECUTE_JOB`` of a moldable, malleable or adaptive job may give any size in
   ``[num_nodes_min, num_nodes_max]``;
@@ -153,6 +158,8 @@ class ElasticMode:
         self.pending: list["SimJob"] = []  # at a scheduling point, event not sent yet
         self.in_exchange: list["SimJob"] = []  # event sent, waiting for the reply
         self.out = None  # the reconfigurations file
+        #: the scheduler announced the extension (NOTIFY elastic_jobs)
+        self.agreed = False
         cfg = sim.config
         if cfg.speed_hook or cfg.heatmap:
             raise InputError("--elastic", None, "elastic jobs cannot be combined with --speed-hook or --heatmap")
@@ -177,7 +184,12 @@ class ElasticMode:
         return spec
 
     def spec(self, sjob: "SimJob") -> ElasticJob | None:
-        return self.spec_of_job(sjob.job)
+        """The job's elastic description (None: a plain job, or the scheduler did not agree)."""
+        return self.spec_of_job(sjob.job) if self.agreed else None
+
+    def announce(self, config: dict) -> dict:
+        """``SIMULATION_BEGINS``'s ``config`` with the extension announced."""
+        return {**config, "elastic-jobs": {"version": 1}}
 
     # --------------------------------------------------------------- decisions
     def _allocation(self, etype: str, sjob: "SimJob", alloc_str: Any) -> tuple[ProcSet, list[int]]:
@@ -235,6 +247,9 @@ class ElasticMode:
         sim = self.sim
         sjob = sim._job(data, "RESIZE_JOB")
         spec = self.spec(sjob)
+        if not self.agreed:
+            raise ProtocolError("RESIZE_JOB: the scheduler did not announce the elastic jobs extension "
+                                "(NOTIFY {\"type\": \"elastic_jobs\"})")
         if spec is None or not spec.resizable:
             kind = "not elastic" if spec is None else spec.kind
             raise ProtocolError(f"RESIZE_JOB {sjob.id}: the job cannot be resized (it is {kind})")

@@ -104,7 +104,10 @@ class ProtocolHandlers:
             "allow_storage_sharing": not self.options["disable_storage_sharing"],
             "config": self._begins_config(self.options, dynamic_jobs=cfg.dynamic_jobs,
                                                ack_dynamic_jobs=cfg.ack_dynamic_jobs,
-                                               profile_reuse=cfg.profile_reuse),
+                                               profile_reuse=cfg.profile_reuse)
+            if self.elastic is None else self.elastic.announce(self._begins_config(
+                self.options, dynamic_jobs=cfg.dynamic_jobs, ack_dynamic_jobs=cfg.ack_dynamic_jobs,
+                profile_reuse=cfg.profile_reuse)),
             "compute_resources": [res_json(r) for r in compute],
             "storage_resources": [res_json(r) for r in storage],
             "workloads": {name: str(Path(wl.path).resolve()) for name, wl in sorted(self.workloads.items())},
@@ -545,6 +548,8 @@ class ProtocolHandlers:
             self.registration_finished = True
         elif ntype == "continue_registration":
             self.registration_finished = False
+        elif ntype == "elastic_jobs" and self.elastic is not None:  # (coburst.simulator.elastic)
+            self.elastic.agreed = True
         else:
             raise ProtocolError(f"NOTIFY: unknown type {ntype!r} (expected registration_finished or "
                                 "continue_registration)")
