@@ -39,7 +39,7 @@ def pack(staging: Path, fresh: bool) -> list[tuple[str, int]]:
     for module in modules:
         cases = {} if fresh else rec.all_cases(module)
         for path in sorted((staging / module).glob("*.json")):
-            cases[path.stem] = rec.read_staged(path)
+            cases[path.stem] = rec.prune(rec.read_staged(path))
         rec.write_pack(module, cases)
         written.append((module, len(cases)))
     if fresh and rec.PACKS.is_dir():
@@ -49,13 +49,30 @@ def pack(staging: Path, fresh: bool) -> list[tuple[str, int]]:
     return written
 
 
+def repack() -> list[tuple[str, int]]:
+    """Write every pack again (what a recording keeps may have changed; the cases stay)."""
+    written = []
+    for path in sorted(rec.PACKS.glob("*.json.xz")):
+        module = path.name[: -len(".json.xz")]
+        cases = {key: rec.prune(o) for key, o in rec.all_cases(module).items()}
+        rec.write_pack(module, cases)
+        written.append((module, len(cases)))
+    return written
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--batsim", help="the real Batsim 4.2.1 binary (default $BATSIM, else batsim on PATH)")
     parser.add_argument("-j", "--jobs", default="2", help="pytest-xdist workers (default 2)")
+    parser.add_argument("--repack", action="store_true",
+                        help="write the existing packs again (no Batsim run), keeping what a recording keeps")
     parser.add_argument("pytest_args", nargs=argparse.REMAINDER, help="test selection (default: the whole suite)")
     args = parser.parse_args(argv)
+    if args.repack:
+        for module, n in repack():
+            print(f"record_batsim: {module}: {n} cases, {rec.pack_path(module).stat().st_size / 1024:.0f} KiB")
+        return 0
     batsim = find_batsim(args.batsim)
     if not batsim:
         print("record_batsim: no Batsim binary: give --batsim, set BATSIM or put batsim on PATH", file=sys.stderr)

@@ -176,7 +176,7 @@ def write_pack(module: str, cases: dict[str, Outcome]) -> Path:
     PACKS.mkdir(parents=True, exist_ok=True)
     path = pack_path(module)
     tmp = path.with_suffix(".tmp")
-    tmp.write_bytes(lzma.compress(text.encode("utf-8"), preset=9 | lzma.PRESET_EXTREME))
+    tmp.write_bytes(lzma.compress(text.encode("utf-8"), preset=9))
     tmp.replace(path)
     return path
 
@@ -187,6 +187,25 @@ def all_cases(module: str) -> dict[str, Outcome]:
 
 
 # -- files of a run -------------------------------------------------------------------------------
+
+#: what a recording keeps of the scheduler's output (tests look for its last lines: a traceback,
+#: a warning)
+SCHED_OUTPUT_TAIL = 20000
+
+
+def kept(name: str) -> bool:
+    """Whether a file a run created is recorded: Batsim's outputs and the messages, not the logs
+    (wall-clock times and ports) nor pybatsim's own files in the scheduler's folder."""
+    return not name.endswith(".log") and not name.startswith("scheduler-")
+
+
+def prune(outcome: Outcome) -> Outcome:
+    """The part of a run that is recorded and compared."""
+    extra = dict(outcome.extra)
+    if isinstance(extra.get("sched_output"), str):
+        extra["sched_output"] = extra["sched_output"][-SCHED_OUTPUT_TAIL:]
+    return Outcome(outcome.returncode, outcome.stdout, outcome.stderr, extra,
+                   {name: text for name, text in outcome.files.items() if kept(name)})
 
 def snapshot(tmp: Path) -> dict[str, tuple[int, int]]:
     out = {}
@@ -314,9 +333,10 @@ def batsim_run(tmp: Path, description: dict[str, Any], live: Callable[[], Outcom
     before = snapshot(tmp)
     outcome = live()
     outcome.files = created_files(tmp, before)
-    stored = Outcome(outcome.returncode, to_placeholder(outcome.stdout, tmp), to_placeholder(outcome.stderr, tmp),
-                     {k: to_placeholder(v, tmp) if isinstance(v, str) else v for k, v in outcome.extra.items()},
-                     outcome.files)
+    stored = prune(Outcome(outcome.returncode, to_placeholder(outcome.stdout, tmp),
+                           to_placeholder(outcome.stderr, tmp),
+                           {k: to_placeholder(v, tmp) if isinstance(v, str) else v for k, v in outcome.extra.items()},
+                           outcome.files))
     if RECORD_DIR:
         if not LIVE_ONLY["value"]:
             _stage(module, key, stored)

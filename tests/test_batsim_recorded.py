@@ -101,3 +101,12 @@ def test_every_pack_reads(pack):
     assert cases, f"{pack.name} holds no case"
     for key, outcome in cases.items():
         assert len(key) == 32 and isinstance(outcome.returncode, int)
+
+
+def test_recording_keeps_batsim_outputs_not_logs():
+    run = rec.Outcome(0, "", "", {"sched_output": "x" * (rec.SCHED_OUTPUT_TAIL + 10) + "Traceback"},
+                      {"out_jobs.csv": "j", "out_consumed_energy.csv": "e", "transcript-out.jsonl": "m",
+                       "scheduler-out.log": "l", "recorder-out.log": "r", "scheduler-out/out_events.csv": "p"})
+    kept = rec.prune(run)
+    assert sorted(kept.files) == ["out_consumed_energy.csv", "out_jobs.csv", "transcript-out.jsonl"]
+    assert len(kept.extra["sched_output"]) == rec.SCHED_OUTPUT_TAIL and kept.extra["sched_output"].endswith("Traceback")
