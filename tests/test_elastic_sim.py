@@ -154,6 +154,12 @@ def test_bad_model_is_an_input_error_before_the_run(tmp_path):
         run(tmp_path, w, Equipartition())
     assert info.value.source == str(w) and info.value.where == "profiles.a.elastic.phases[0].tasks[0].seconds"
     assert not list(tmp_path.glob("out_*"))
+    w = write(tmp_path, [{"id": 7, "subtime": 0, "walltime": -1, "res": 1, "profile": "a"},
+                         {"id": 8, "subtime": 0, "walltime": -1, "res": 9, "profile": "a",
+                          "elastic": {"type": "malleable", "num_nodes_min": 2, "num_nodes_max": 8}}], {"a": app()})
+    with pytest.raises(InputError) as info:
+        run(tmp_path, w, Equipartition())
+    assert info.value.where == "jobs[1].res" and "outside [num_nodes_min, num_nodes_max]" in info.value.problem
 
 
 def strip_elastic(path: Path, to: Path) -> Path:

@@ -154,7 +154,7 @@ class ElasticMode:
 
     def __init__(self, sim):
         self.sim = sim
-        self.specs: dict[str, ElasticJob | None] = {}
+        self.specs: dict[str, ElasticJob] = {}
         self.pending: list["SimJob"] = []  # at a scheduling point, event not sent yet
         self.in_exchange: list["SimJob"] = []  # event sent, waiting for the reply
         self.out = None  # the reconfigurations file
@@ -166,21 +166,19 @@ class ElasticMode:
         if sim.options.get("energy"):
             raise InputError("--elastic", None, "elastic jobs cannot be combined with -E/--energy yet")
         for wl in sim.workloads.values():
-            for job in (wl.jobs or ()):
-                self.spec_of_job(job, wl)
+            for i, job in enumerate(wl.jobs or ()):
+                self.spec_of_job(job, wl, f"jobs[{i}]")
 
-    def spec_of_job(self, job, wl=None) -> ElasticJob | None:
-        if job.id in self.specs:
-            return self.specs[job.id]
-        if "elastic" not in job.json:
-            spec = None
-        else:
+    def spec_of_job(self, job, wl=None, where: str | None = None) -> ElasticJob | None:
+        if "elastic" not in job.json:  # (a plain job: nothing kept for it)
+            return None
+        spec = self.specs.get(job.id)
+        if spec is None:
             wl = wl or self.sim.workloads[job.workload]
-            where = f"jobs[id={job.json.get('id')!r}]"
+            where = where or f"job {job.json.get('id')!r}"
             profile = wl.profiles.get(job.profile)
-            spec = parse_elastic({**job.json, "res": job.res}, profile.data if profile else None, wl.path, where,
-                                 f"profiles.{job.profile}")
-        self.specs[job.id] = spec
+            spec = self.specs[job.id] = parse_elastic({**job.json, "res": job.res}, profile.data if profile else None,
+                                                      wl.path, where, f"profiles.{job.profile}")
         return spec
 
     def spec(self, sjob: "SimJob") -> ElasticJob | None:

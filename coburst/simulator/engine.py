@@ -11,6 +11,8 @@ actor) and writes Batsim's outputs.  The simulator is made of parts, one concern
 * :mod:`~coburst.simulator.ptasks` — parallel tasks as Batsim builds them;
 * :mod:`~coburst.simulator.accounting` — job starts, ends and rows of the outputs;
 * :mod:`~coburst.simulator.execution` — one process per job (Batsim's ``execute_task``).
+* :mod:`~coburst.simulator.elastic` — jobs that change size (``SimulatorConfig(elastic=True)``
+  only; off, the run is Batsim 4.2.1's).
 
 This module holds the configuration, the set-up and the run.
 """

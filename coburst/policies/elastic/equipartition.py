@@ -3,9 +3,10 @@
 Source: McCann, Vaswani & Zahorjan, "A dynamic processor allocation policy for
 multiprogrammed shared-memory multiprocessors", ACM TOCS 11(2), 1993 (equipartition with
 folding), as McCann & Zahorjan, "Processor allocation policies for message-passing parallel
-computers", SIGMETRICS 1994, apply it to message-passing machines; the ElastiSim papers
-(Özden et al., "ElastiSim: a batch-system simulator for malleable workloads", ICPP 2022) use
-this "shrink to admit, expand when idle" family as their baseline malleable scheduler.
+computers", SIGMETRICS 1994, apply it to message-passing machines.  The rules below are this
+first-come first-served reading of it ("shrink to admit, expand when idle"); the job model it
+runs on is ElastiSim's (Özden et al., "ElastiSim: a batch-system simulator for malleable
+workloads", ICPP 2022).
 
 Rules (first-come first-served, no backfilling):
 
@@ -35,8 +36,7 @@ class Equipartition(ElasticPolicy):
     """Equipartition: shrink malleable jobs to admit waiting ones, expand them when idle."""
 
     family: ClassVar[str] = "equipartition"
-    source: ClassVar[str] = ("McCann, Vaswani & Zahorjan 1993 (ACM TOCS 11(2)); McCann & Zahorjan 1994 "
-                             "(SIGMETRICS); the baseline of ElastiSim (Özden et al., ICPP 2022)")
+    source: ClassVar[str] = "McCann, Vaswani & Zahorjan 1993 (ACM TOCS 11(2)); McCann & Zahorjan 1994 (SIGMETRICS)"
     params = ()
 
     def __init__(self, **kwargs):
