@@ -13,9 +13,15 @@ keeps the name).
 from __future__ import annotations
 
 import inspect
+import re
 from typing import Callable, Iterator
 
-__all__ = ["read_plugins", "invalid_reason", "family_of", "describe"]
+__all__ = ["GROUP", "NAME_RE", "read_plugins", "invalid_reason", "family_of", "describe"]
+
+#: the entry-point group a distribution adds policies through
+GROUP = "coburst.policies"
+#: a policy name (no ``:``, which separates a family from a name, nor white space)
+NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.+*-]*$")
 
 
 def describe(ep) -> str:
@@ -52,7 +58,6 @@ def invalid_reason(obj) -> str | None:
     concrete subclass of :class:`~coburst.policies.base.Policy` with a ``family`` name (no
     ``:`` nor white space) and a tuple of :class:`~coburst.policies.base.Param`."""
     from coburst.policies.base import Param, Policy
-    from coburst.registry import NAME_RE
 
     if not isinstance(obj, type):
         return f"{obj!r} is not a class"
@@ -88,8 +93,6 @@ def _module_classes(module) -> list:
 def _entry_points() -> list:
     from importlib.metadata import entry_points
 
-    from coburst.registry import GROUP
-
     eps = list(entry_points(group=GROUP))
     return sorted(eps, key=lambda ep: (_dist_label(ep), ep.name, ep.value))
 
@@ -113,12 +116,10 @@ def _load(ep) -> Iterator[tuple[object, str | None]]:
     yield obj, invalid_reason(obj)
 
 
-def read_plugins(into: dict, clash: Callable[[str], str | None]) -> list[str]:
-    """Register every valid plugin policy into ``into`` (name -> :class:`PolicyEntry`);
-    ``clash(name)`` names the built-in policy a name would shadow.  Returns the problems (one
-    message per skipped object)."""
-    from coburst.registry import PolicyEntry
-
+def read_plugins(into: dict, clash: Callable[[str], str | None], entry: Callable[..., object]) -> list[str]:
+    """Register every valid plugin policy into ``into`` (name -> what ``entry(name, family, cls,
+    distribution, entry_point)`` makes: the registry's entry); ``clash(name)`` names the built-in
+    policy a name would shadow.  Returns the problems (one message per skipped object)."""
     problems = []
     try:
         eps = _entry_points()
@@ -144,6 +145,5 @@ def read_plugins(into: dict, clash: Callable[[str], str | None]) -> list[str]:
                 problems.append(f"plugin policy skipped ({where}): its name {name!r} is already taken by "
                                 f"{other.class_path} ({other.origin}, entry point {other.entry_point!r})")
                 continue
-            into[name] = PolicyEntry(name, family_of(cls), (lambda c=cls: c), distribution=_dist_label(ep),
-                                     entry_point=f"{ep.name} = {ep.value}", _cls=cls)
+            into[name] = entry(name, family_of(cls), cls, _dist_label(ep), f"{ep.name} = {ep.value}")
     return problems

@@ -45,7 +45,6 @@ from __future__ import annotations
 
 import importlib
 import inspect
-import re
 import sys
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable
@@ -55,14 +54,9 @@ from coburst.errors import InputError
 if TYPE_CHECKING:  # pragma: no cover
     from coburst.policies.base import Param, Policy
 
-__all__ = ["GROUP", "FAMILIES", "Family", "PolicyEntry", "Resolved", "resolve", "lookup", "get", "known", "entries",
+__all__ = ["FAMILIES", "Family", "PolicyEntry", "Resolved", "resolve", "lookup", "get", "known", "entries",
            "entry", "builtin_families", "register", "scope", "FamilyScope", "plugin_problems", "reset_plugins", "suggestions", "spellings",
            "split_name"]
-
-#: the entry-point group plugins declare their policies in
-GROUP = "coburst.policies"
-#: a policy name a plugin may take (no family separator, no white space)
-NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.+*-]*$")
 
 
 @dataclass(frozen=True)
@@ -426,10 +420,14 @@ def _plugins() -> dict[str, PolicyEntry]:
         _PLUGINS = {}
         from coburst.plugins import read_plugins
 
-        for problem in read_plugins(_PLUGINS, _clash):
+        for problem in read_plugins(_PLUGINS, _clash, _plugin_entry):
             _PROBLEMS.append(problem)
             print(f"coburst: warning: {problem}", file=sys.stderr)
     return _PLUGINS
+
+
+def _plugin_entry(name: str, family: str, cls: type, distribution: str, entry_point: str) -> PolicyEntry:
+    return PolicyEntry(name, family, (lambda c=cls: c), distribution=distribution, entry_point=entry_point, _cls=cls)
 
 
 def register(cls: type, *, origin: str = "registered at run time") -> PolicyEntry:

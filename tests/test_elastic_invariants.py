@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 from procset import ProcSet
 
 from coburst.adapter.elastic import run_elastic
-from coburst.workloads.elastic import parse_elastic
+from coburst.models.elastic import parse_elastic
 
 REPO = Path(__file__).resolve().parents[1]
 C16 = REPO / "platforms" / "cluster16.xml"

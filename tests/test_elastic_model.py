@@ -1,4 +1,4 @@
-"""The job model of jobs that change size (coburst.workloads.elastic) and the performance models
+"""The job model of jobs that change size (coburst.models.elastic) and the performance models
 (coburst.models.perf): safe expressions, Amdahl, Downey, and the errors naming file, place and problem."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from coburst.errors import InputError
 from coburst.models.perf import Expression, ExpressionError, amdahl, downey, downey_speedup
-from coburst.workloads.elastic import parse_elastic
+from coburst.models.elastic import parse_elastic
 
 APP = {"on_init": "2", "on_reconfiguration": "1 + 0.5 * num_nodes", "on_expansion": [{"type": "delay", "seconds": 3}],
        "phases": [{"name": "a", "iterations": "steps", "evolving_request": "num_nodes + 1",

@@ -1,7 +1,7 @@
 """Jobs that change size in the simulator (``SimulatorConfig(elastic=True)``).
 
 Off by default: without it nothing here runs and the simulator is Batsim 4.2.1.  With it, a
-job carrying an ``elastic`` field (:mod:`coburst.workloads.elastic`) runs its application
+job carrying an ``elastic`` field (:mod:`coburst.models.elastic`) runs its application
 model instead of its profile: phases of iterations of delay and compute tasks, whose times
 the performance model gives for the job's current number of nodes (compute tasks run at the
 slowest allocated host's speed, without contention: no parallel task is simulated).
@@ -45,7 +45,7 @@ from coburst.errors import InputError, ProtocolError
 from coburst.models.perf import ExpressionError
 from coburst.simulator.allocation import parse_allocation
 from coburst.simulator.kernel import Suspend
-from coburst.workloads.elastic import ElasticJob, parse_elastic
+from coburst.models.elastic import ElasticJob, parse_elastic
 
 if TYPE_CHECKING:  # pragma: no cover
     from coburst.simulator.jobs import SimJob
