@@ -134,7 +134,7 @@ API_GROUPS = {
     "coburst.analysis": "Metrics, tables, figures, reports.",
     "coburst.campaign": "Experiment campaigns.",
     "coburst.cli": "One module per `coburst` sub-command.",
-    "coburst.testing": "Helpers to test a policy.",
+    "coburst.testing": "What a policy's tests use: runs, invariant checks, random platforms and workloads.",
 }
 
 
@@ -191,7 +191,8 @@ html_show_sourcelink = True
 html_copy_source = True
 html_last_updated_fmt = None
 html_theme_options = {
-    "navigation_depth": 3,
+    "navigation_depth": 2,
+    "collapse_navigation": True,  # the sidebar of ~150 API pages, rendered on every page, made builds slow
     "show_toc_level": 2,
     "navbar_align": "left",
     "header_links_before_dropdown": 8,
@@ -257,6 +258,30 @@ def _napoleon_plain_attributes() -> None:
     GoogleDocstring._parse_attribute_docstring = parse_attribute_docstring
 
 
+def _inherited_from_another_project(name: str, obj) -> bool:
+    """A member without a docstring of its own whose documentation autodoc would take from a
+    base class of another project (an overridden ``gymnasium.Env.step``)."""
+    if getattr(obj, "__doc__", None) or "." not in name:
+        return False
+    parts = name.split(".")
+    for i in range(len(parts) - 1, 0, -1):
+        module = sys.modules.get(".".join(parts[:i]))
+        if module is not None:
+            break
+    else:
+        return False
+    owner = module
+    for part in parts[i:-1]:
+        owner = getattr(owner, part, None)
+    if not isinstance(owner, type):
+        return False
+    for base in owner.__mro__[1:]:
+        member = vars(base).get(parts[-1])
+        if member is not None and getattr(member, "__doc__", None):
+            return not base.__module__.startswith("coburst")
+    return False
+
+
 def _docstring_text(app, what, name, obj, options, lines) -> None:
     """Docstrings are written to read well in ``help()`` and ``--help`` too: in their prose,
     ``|S_q|`` is a set's size and ``enabled_element_set_`` a name, not reStructuredText
@@ -272,6 +297,9 @@ def _docstring_text(app, what, name, obj, options, lines) -> None:
             parts[i] = re.sub(r"\b([A-Za-z]\w*[A-Za-z0-9])_(?=\s|$|[,.;:)])", r"\1\\_", part)
         return "".join(parts)
 
+    if _inherited_from_another_project(name, obj):
+        lines[:] = []  # e.g. gymnasium's ``Env.step``: its project's documentation, not ours
+        return
     cli = what == "module" and name.startswith("coburst.cli.")
     out: list[str] = []
     literal_indent = None  # indentation of the paragraph that opened a literal block
