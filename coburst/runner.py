@@ -12,6 +12,9 @@ before a scheduler starts: options, output places, workloads and platform.
     >>> result = run("easy", platform="platforms/kth_sp2.xml",
     ...              workloads=["workloads/kth_sp2_head.json"], export="/tmp/out")  # doctest: +SKIP
     >>> result.jobs_csv                                                               # doctest: +SKIP
+
+The typed library entry is :mod:`coburst.api` (``RunConfig``, ``run``), which calls
+:func:`run_options` here with the options under this module's argparse names.
 """
 
 from __future__ import annotations
@@ -327,19 +330,33 @@ def _lazy_version(module):
     return __getattr__
 
 
-def run_args(args: argparse.Namespace):
-    """Run what a parsed ``coburst run`` command line asks (``args.scheduler``, ``args.options``
-    as JSON text, ``args.transport`` and Batsim's options); returns the
-    :class:`~coburst.simulator.engine.SimResult`."""
-    light_pybatsim()
-    from coburst.simulator.protocol import InProcessLink
-
+def scheduler_options(text: str) -> dict:
+    """``-o/--options``: the scheduler options as a JSON object (an InputError naming the
+    option otherwise)."""
     try:
-        options = json.loads(args.options)
+        options = json.loads(text)
     except json.JSONDecodeError as exc:
         raise InputError("-o/--options", f"column {exc.colno}", f"invalid JSON: {exc.msg}") from None
     if not isinstance(options, dict):
         raise InputError("-o/--options", None, "must be a JSON object")
+    return options
+
+
+def run_args(args: argparse.Namespace):
+    """Run what a parsed ``coburst run`` command line asks (``args.scheduler``, ``args.options``
+    as JSON text, ``args.transport`` and Batsim's options); returns the
+    :class:`~coburst.simulator.engine.SimResult`."""
+    return run_options(args, scheduler_options(args.options))
+
+
+def run_options(args: argparse.Namespace, options: dict):
+    """:func:`run_args` with the scheduler options already read (a dict: ``args.options`` is
+    not read); ``args`` holds the other options under ``coburst run``'s argparse names
+    (:func:`add_run_arguments`, :meth:`coburst.api.RunConfig.namespace`)."""
+    light_pybatsim()
+    from coburst.simulator.protocol import InProcessLink
+
+    options = dict(options)
     from coburst import registry
 
     if registry.builtin_families(args.scheduler)[:1] == ["elastic"]:
@@ -410,7 +427,9 @@ class _ArgumentError(argparse.ArgumentParser):
 def run(scheduler: str, *, platform: str, workloads: Sequence[str], export: str, options: dict | None = None,
         sim_args: Sequence[str] = (), transport: str = "inprocess", timeout: float = 30.0, quiet: bool = True):
     """One run, as ``coburst run SCHEDULER -o OPTIONS -p PLATFORM -w W... -e EXPORT --transport T
-    --timeout S SIM_ARGS...`` would do it, without printing its summary.  ``sim_args`` are
+    --timeout S SIM_ARGS...`` would do it, without printing its summary: for callers that hold
+    Batsim's options as command-line strings (a campaign's ``sim_args``); with typed options,
+    :func:`coburst.api.run` (a :class:`coburst.api.RunConfig`).  ``sim_args`` are
     Batsim's options as command-line strings (``["--enable-dynamic-jobs", "-E"]``); a bad one
     is an :class:`~coburst.errors.InputError`.  Returns the
     :class:`~coburst.simulator.engine.SimResult` (its ``scheduler_options``: the scheduler

@@ -2,7 +2,7 @@
 
 The scheduler is a pybatsim scheduler file (``schedulers/coburstEasy.py``, pybatsim's
 own ``easyBackfill``...) or the name of a coburst policy (``fcfs``, ``easy``,
-``backfill-sjf-1``...), with options as JSON (:mod:`coburst.runner` runs it); this
+``backfill-sjf-1``...), with options as JSON (:func:`coburst.api.run` runs it); this
 command prints the run's summary and metrics.
 """
 
@@ -11,12 +11,16 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from coburst.runner import add_run_arguments, cosched_platform, run_args
+from coburst.runner import add_run_arguments, cosched_platform, scheduler_options
 
 
 def run_command(args: argparse.Namespace) -> int:
-    result = run_args(args)
-    options = result.scheduler_options
+    from coburst import api
+
+    config = api.RunConfig.from_args(args, scheduler_options(args.options))
+    run = api.run(config)
+    result = run.sim
+    options = run.scheduler_options
     if not args.quiet:
         from rich.console import Console
 
