@@ -147,3 +147,23 @@ def test_roles_mapping_reaches_the_simulator_as_batsim_spells_it():
     assert config.namespace().add_role_to_hosts == ["h1:storage", "h2:master"]
     assert config.namespace().heatmap_alone == "best"
     assert api.RunConfig(policy="easy", platform="p.xml", heatmap_alone=2).namespace().heatmap_alone == "2.0"
+
+
+@pytest.mark.parametrize("argv", [
+    ["easy", "-p", "p.xml", "-w", "w.json", "-e", "o", "-q"],
+    ["backfill-1", "-p", "p.xml", "-w", "a.json", "-w", "b.json", "-E", "--mmax", "3", "-r", "h1,h2:storage",
+     "--WS", "c.dax", "5", "--disable-schedule-tracing", "--sched-cfg", "x", "--sg-cfg", "a:b", "--timeout", "7",
+     "--heatmap", "aris-nas", "--heatmap-alone", "1.5", "--transport", "zmq", "--enable-dynamic-jobs"],
+])
+def test_command_line_options_round_trip_through_the_config(argv):
+    """``coburst run``'s parsed options -> RunConfig -> the options the runner reads: unchanged."""
+    import argparse
+
+    from coburst.runner import add_run_arguments
+
+    parser = argparse.ArgumentParser()
+    add_run_arguments(parser)
+    args = parser.parse_args(argv)
+    back = vars(api.RunConfig.from_args(args, {}).namespace())
+    assert back.pop("options") is None
+    assert back == {k: v for k, v in vars(args).items() if k != "options"}
