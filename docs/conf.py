@@ -203,7 +203,9 @@ html_theme_options = {
     "icon_links": [],
     "search_bar_text": "Search the docs…",
 }
-html_sidebars = {"**": ["sidebar-nav-bs"]}
+# the section navigation on every page but the ~150 API pages (rendering it there took most
+# of the build's writing time); the API pages are reached from reference/api
+html_sidebars = {"api/*": []}
 
 # the CLI reference runs the parsers: sub-commands import their modules only
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
@@ -327,8 +329,53 @@ def _docstring_text(app, what, name, obj, options, lines) -> None:
     lines[:] = out
 
 
+def _merge_streams_exactly() -> None:
+    """myst-nb merges a cell's stream outputs chunk by chunk, ending each chunk with a newline;
+    a command's output arrives in chunks cut anywhere (``%%bash`` relays it as it comes), so
+    its lines would be cut: join the chunks as they are, then let myst-nb finish the job."""
+    import myst_nb.core.render as render
+    from myst_nb.core.utils import coalesce_streams
+
+    def merge(outputs):
+        merged, streams = [], {}
+        for output in outputs:
+            if output["output_type"] == "stream":
+                if output["name"] in streams:
+                    streams[output["name"]]["text"] += output["text"]
+                    continue
+                streams[output["name"]] = output
+            merged.append(output)
+        return coalesce_streams(merged)
+
+    render.coalesce_streams = merge
+
+
+def _python_lookups_cached(app) -> None:
+    """Once every page is read, the Python domain's objects no longer change, yet each
+    reference to a name it does not know (``int`` in an annotation, a name of another project)
+    scans every object of the API again (its "fuzzy" search): remember the answers from then
+    on (the build took minutes longer)."""
+    from sphinx.domains.python import PythonDomain
+    from sphinx.util.build_phase import BuildPhase
+
+    find_obj = PythonDomain.find_obj
+
+    def cached_find_obj(self, env, modname, classname, name, type, searchmode=0):
+        if app.phase < BuildPhase.RESOLVING:
+            return find_obj(self, env, modname, classname, name, type, searchmode)
+        cache = self.__dict__.setdefault("_coburst_find_obj", {})
+        key = (modname, classname, name, type, searchmode)
+        if key not in cache:
+            cache[key] = find_obj(self, env, modname, classname, name, type, searchmode)
+        return list(cache[key])
+
+    PythonDomain.find_obj = cached_find_obj
+
+
 def setup(app):
     _napoleon_plain_attributes()
+    _python_lookups_cached(app)
+    _merge_streams_exactly()
     app.connect("autodoc-process-docstring", _docstring_text)
     app.connect("builder-inited", _argparse_help_with_roles)
     return {"parallel_read_safe": True}

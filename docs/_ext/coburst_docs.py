@@ -50,7 +50,9 @@ def workspace(name: str) -> Path:
     bin_dir = str(Path(sys.executable).parent)
     os.environ["PATH"] = bin_dir + os.pathsep + os.environ.get("PATH", "")
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
-    os.environ["NO_COLOR"] = "1"  # the commands' tables as plain text, without terminal colours
-    os.environ.pop("FORCE_COLOR", None)
+    # the commands' output as plain text: the kernel (ipykernel) asks its children for colours
+    os.environ.update(NO_COLOR="1", TERM="dumb")
+    for name in ("FORCE_COLOR", "CLICOLOR_FORCE", "CLICOLOR"):
+        os.environ.pop(name, None)
     os.environ["COBURST_REPO"] = str(root)
     return work
