@@ -49,14 +49,14 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     return parser
 
 
-#: exit statuses (README, "Errors and exit statuses")
+#: exit statuses (docs/reference/errors.md)
 EXIT_OK, EXIT_INPUT, EXIT_PROTOCOL, EXIT_SCHEDULER_GONE = 0, 2, 3, 4
 
 
 def main(argv: list[str] | None = None) -> int:
     """Run one sub-command; every failure ends with one message on stderr and a status:
     0 success, 2 bad input or option, 3 protocol violation by the scheduler (or a stalled
-    simulation), 4 scheduler gone, 130 SIGINT, 143 SIGTERM (README "Errors and exit statuses")."""
+    simulation), 4 scheduler gone, 130 SIGINT, 143 SIGTERM (docs/reference/errors.md)."""
     from coburst import signals
 
     signals.install()
