@@ -280,7 +280,9 @@ def _run_simulator(cmd: list[str], env: dict, cwd: Path, wait: float,
     """``subprocess.run(cmd, timeout=wait)``, except that the simulator is killed (returncode -9)
     ``PEER_GONE_GRACE`` seconds after one of ``peers`` exited while it still runs, instead of
     hanging until ``wait``: a scheduler that never bound its port leaves Batsim waiting."""
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, cwd=cwd)
+    # errors="replace": a C++ backtrace on abort may print stray bytes
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, errors="replace",
+                            env=env, cwd=cwd)
     deadline = time.monotonic() + wait
     gone_at = None
     while True:

@@ -107,14 +107,15 @@ def test_kth_sp2_on_real_batsim_like_coburst(tmp_path):
     ("dragonfly96.xml", "kth_alloc_only_sample.json", None, ()),
     ("dragonfly_small.xml", "kth_io_aware_sample.json", 12, ("--enable-dynamic-jobs",)),
     ("aris_cosched_small.xml", "kth_sp2_delay_5000.json", 32, ()),
-], ids=["kth_sp2", "dragonfly96", "dragonfly_small-io-aware", "aris_cosched_small"])
+    ("cluster16.xml", "kth_sp2_delay_5000.json", 16, ()),
+], ids=["kth_sp2", "dragonfly96", "dragonfly_small-io-aware", "aris_cosched_small", "cluster16"])
 def test_shipped_platforms_run_on_real_batsim(tmp_path, platform, workload, max_res, args):
     """Every shipped platform with coburst's EASY scheduler (pybatsim's storage-unaware
     ``easyBackfill`` would put computations on the dragonflies' storage hosts, which Batsim
     refuses: "Some computation ... is assigned to storage node")."""
     # the heterogeneous presets run on Batsim with identical outputs in tests/test_hetero_platforms.py
     assert sorted(p.name for p in PLATFORMS.glob("*.xml") if not p.name.startswith("hetero_")) == [
-        "aris_cosched_small.xml", "dragonfly96.xml", "dragonfly_small.xml", "kth_sp2.xml"]
+        "aris_cosched_small.xml", "cluster16.xml", "dragonfly96.xml", "dragonfly_small.xml", "kth_sp2.xml"]
     w = first_jobs(tmp_path, workload, 25, max_res)
     run = run_sim(tmp_path, workloads=[w], platform=PLATFORMS / platform, scheduler=str(SCHEDULERS / "coburstEasy.py"),
                   engine="batsim", args=args, wait=120)
@@ -126,12 +127,13 @@ def test_shipped_platforms_run_on_real_batsim(tmp_path, platform, workload, max_
 @needs_batsim
 @pytest.mark.parametrize("workload, platform", [
     ("kth_sp2_delay_5000.json", "kth_sp2.xml"), ("kth_alloc_only_sample.json", "dragonfly96.xml"),
-    ("kth_io_aware_sample.json", "dragonfly96.xml"),
+    ("kth_io_aware_sample.json", "dragonfly96.xml"), ("malleable_small.json", "cluster16.xml"),
 ])
 def test_shipped_workloads_load_on_real_batsim(tmp_path, workload, platform):
     """Batsim reads every job and profile of each shipped workload (all jobs rejected)."""
     assert sorted(p.name for p in WORKLOADS.glob("*.json")) == ["kth_alloc_only_sample.json",
-                                                                "kth_io_aware_sample.json", "kth_sp2_delay_5000.json"]
+                                                                "kth_io_aware_sample.json", "kth_sp2_delay_5000.json",
+                                                                "malleable_small.json"]
     doc = json.loads((WORKLOADS / workload).read_text())
     ids = [f"w0!{j['id']}" for j in doc["jobs"]]
     run = run_sim(tmp_path, workloads=[WORKLOADS / workload], platform=PLATFORMS / platform, scheduler=REJECT_ALL,
