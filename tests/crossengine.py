@@ -40,8 +40,7 @@ def run_both(tmp_path: Path, **kwargs) -> tuple[SimRun, SimRun]:
     """Run the same simulation on Batsim and on coburst; both must succeed."""
     runs = []
     for engine in ("batsim", "coburst"):
-        run = run_sim(tmp_path, engine=engine, prefix=engine, transcript=True, wait=300,
-                      **{"timeout": 60, **kwargs})
+        run = run_sim(tmp_path, engine=engine, prefix=engine, transcript=True, **{"wait": 300, "timeout": 60, **kwargs})
         assert run.returncode == 0, f"{engine} failed\n" + run.report()
         runs.append(run)
     return runs[0], runs[1]
