@@ -35,14 +35,14 @@ def _adapter_options(options: Mapping[str, Any] | None, registry: Any):
     return parse_options(options, fixed_policy="fcfs", registry=registry)
 
 
-class AgentScheduler(CoburstScheduler):
-    """The burst-buffer adapter driven by ``decider`` (module doc).  ``options``: the
-    adapter's options (``bb_capacity``, ``dragonfly``, ``trace``); no ``policy``."""
+class _AgentDriven:
+    """What both agent-driven adapters add to their family's adapter: the decider in the
+    policy's place, a count of the jobs submitted so far (admitted or rejected at once), and
+    the adapter's options only (the placeholder policy is replaced by the decider)."""
 
     def __init__(self, decider: Any, options: Mapping[str, Any] | None = None):
         super().__init__(options)
         self.policy = decider
-        #: jobs submitted so far (admitted or rejected at once)
         self.nb_seen = 0
 
     def admit(self, job):
@@ -51,28 +51,19 @@ class AgentScheduler(CoburstScheduler):
 
     @classmethod
     def check_options(cls, options: Mapping[str, Any] | None):
-        # the adapter's options only; the placeholder policy is replaced by the decider
         return _adapter_options(options, cls.registry)
 
 
-class CoschedAgentScheduler(CoschedScheduler):
+class AgentScheduler(_AgentDriven, CoburstScheduler):
+    """The burst-buffer adapter driven by ``decider`` (module doc).  ``options``: the
+    adapter's options (``bb_capacity``, ``dragonfly``, ``trace``); no ``policy``."""
+
+
+class CoschedAgentScheduler(_AgentDriven, CoschedScheduler):
     """The node-sharing adapter (:class:`~coburst.adapter.cosched.CoschedScheduler`: units of
     whole nodes, compact or spread placements, one decision per date and event) driven by
     ``decider``, whose decisions are
     :class:`~coburst.core.nodeshare.PlacementDecisions`."""
-
-    def __init__(self, decider: Any, options: Mapping[str, Any] | None = None):
-        super().__init__(options)
-        self.policy = decider
-        self.nb_seen = 0
-
-    def admit(self, job):
-        self.nb_seen += 1
-        super().admit(job)
-
-    @classmethod
-    def check_options(cls, options: Mapping[str, Any] | None):
-        return _adapter_options(options, cls.registry)
 
 
 def agent_scheduler(family: str) -> type:
