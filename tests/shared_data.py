@@ -22,8 +22,12 @@ BATSIM_VAR = "COBURST_BATSIM_DATA"
 SWF_VAR = "COBURST_SWF_DIR"
 #: the KTH-SP2 log's file name (in the SWF folder)
 KTH = "KTH-SP2-1996-2.1-cln.swf"
+#: the Lublin-model logs of RLScheduler's experiments (256 nodes, 10000 jobs each)
+LUBLIN_256 = "lublin_256.swf"
+LUBLIN_256_NEW2 = "lublin_256_new2.swf"
 #: what each SWF log is, for the messages naming a missing one
-SWF_LOGS = {KTH: "the Parallel Workloads Archive's KTH-SP2 log"}
+SWF_LOGS = {KTH: "the Parallel Workloads Archive's KTH-SP2 log",
+            LUBLIN_256: "RLScheduler's Lublin-256 log", LUBLIN_256_NEW2: "RLScheduler's second Lublin-256 log"}
 
 
 def _folder(var: str, default: Path) -> Path:

@@ -6,7 +6,10 @@ Importing this package registers:
     :class:`~coburst.gym.env.BatsimExactEnv`: event-driven scheduling, one step per decision
     point of the engine, ``Discrete(window + 1)`` actions with a mask, Dict observations;
 ``coburst/BatsimExactFlat-v0``
-    the same with ``observation="flat"`` (one ``Box``).
+    the same with ``observation="flat"`` (one ``Box``);
+``coburst/RLScheduler-v0``
+    :class:`~coburst.gym.rlsched.RLSchedulerEnv`: RLScheduler's job-picking environment
+    (its own event loop, not the Batsim-exact engine), decision for decision.
 
 ::
 
@@ -25,14 +28,18 @@ import gymnasium
 from coburst.gym.env import CLUSTER_FEATURES, JOB_FEATURES, BatsimExactEnv, InvalidAction
 from coburst.gym.expert import CONFORMING, ExpertMismatch, PolicyExpert
 from coburst.gym.rewards import REWARDS, BoundedSlowdown, Reward, WaitingTime
+from coburst.gym.rlsched import RLSchedulerEnv
 
 __all__ = ["BatsimExactEnv", "InvalidAction", "PolicyExpert", "ExpertMismatch", "CONFORMING", "Reward",
-           "WaitingTime", "BoundedSlowdown", "REWARDS", "JOB_FEATURES", "CLUSTER_FEATURES", "ENV_IDS"]
+           "WaitingTime", "BoundedSlowdown", "REWARDS", "JOB_FEATURES", "CLUSTER_FEATURES", "ENV_IDS",
+           "RLSchedulerEnv"]
 
-ENV_IDS = ("coburst/BatsimExact-v0", "coburst/BatsimExactFlat-v0")
+ENV_IDS = ("coburst/BatsimExact-v0", "coburst/BatsimExactFlat-v0", "coburst/RLScheduler-v0")
 
 if ENV_IDS[0] not in gymnasium.registry:
     gymnasium.register(id=ENV_IDS[0], entry_point="coburst.gym.env:BatsimExactEnv", disable_env_checker=True)
 if ENV_IDS[1] not in gymnasium.registry:
     gymnasium.register(id=ENV_IDS[1], entry_point="coburst.gym.env:BatsimExactEnv",
                        kwargs={"observation": "flat"}, disable_env_checker=True)
+if ENV_IDS[2] not in gymnasium.registry:
+    gymnasium.register(id=ENV_IDS[2], entry_point="coburst.gym.rlsched:RLSchedulerEnv", disable_env_checker=True)
