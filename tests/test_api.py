@@ -167,3 +167,21 @@ def test_command_line_options_round_trip_through_the_config(argv):
     back = vars(api.RunConfig.from_args(args, {}).namespace())
     assert back.pop("options") is None
     assert back == {k: v for k, v in vars(args).items() if k != "options"}
+
+
+def test_runs_leave_no_thread_behind(tmp_path):
+    """The in-process scheduler's watchdog ends with its run: a process that runs many
+    simulations (a study, a training loop) does not gather one sleeping thread per run."""
+    import threading
+    import time
+
+    def watchdogs() -> int:
+        return sum(t.name == "coburst-scheduler-watchdog" for t in threading.enumerate())
+
+    w = _jobs(tmp_path)
+    for i in range(3):
+        api.run(api.RunConfig(policy="easy", platform=CLUSTER4, workloads=[w], out=tmp_path / f"r{i}" / "easy"))
+    deadline = time.monotonic() + 5
+    while watchdogs() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert watchdogs() == 0

@@ -894,6 +894,7 @@ class InProcessLink:
         self._now = 0.0
         self._signals_due = 0.0  # perf_counter date of the next look at the stop signals
         self._watchdog = None
+        self._closed = threading.Event()
         self._thread = None
         self.channel = _Channel()
         self.bs = None
@@ -924,8 +925,7 @@ class InProcessLink:
         import sys
 
         period = min(1.0, self.timeout / 4)  # wake-ups cost the simulation a GIL hand-over
-        while True:
-            time.sleep(period)
+        while not self._closed.wait(period):  # (ends with the link: no thread left per run)
             signum = signals.pending()
             if signum and self._deadline is not None:
                 # stopped while the scheduler computes in its own code: nothing to wait for
@@ -992,4 +992,4 @@ class InProcessLink:
         return check_reply(reply)
 
     def close(self) -> None:
-        pass
+        self._closed.set()
