@@ -75,7 +75,8 @@ SKIP_TIME = 360
 #: the bounded slowdown's bound, in seconds
 BSLD_BOUND = 10
 _TOP = 1.0 - 1e-5
-_PAD = np.array([0, 1, 1, 1, 1, 1, 1, 0], dtype=np.float64)
+_PAD = np.array([0, 1, 1, 1, 1, 1, 1, 0], dtype=np.float32)
+_FITS = np.array([_TOP, 1e-5], dtype=np.float64)  # fits now, does not
 #: the heuristic scores (smallest first) of RLScheduler's code: name -> key attribute of RLTrace
 HEURISTICS = ("fcfs", "sjf", "f1", "wfp", "uni", "smallest", "f2")
 
@@ -169,8 +170,11 @@ class RLTrace:
                          min(float(r[3]) / float(max_procs), _TOP),
                          _ratio(r[5], top["mem"]), _ratio(r[6], top["user"]), _ratio(r[7], top["group"]),
                          _ratio(r[8], top["exe"]))
-        self.static = static
-        self.submit_np = np.asarray(self.submit, dtype=np.float64)
+        #: per job: submission time, the six static features, 0 (the observation's row, its
+        #: first and last columns filled in per step)
+        self.table = np.zeros((self.size, 8), dtype=np.float64)
+        self.table[:, 0] = self.submit
+        self.table[:, 1:7] = static
         self.nodes_np = np.asarray(self.nodes, dtype=np.int64)
         self.keys = self._keys()
 
@@ -219,19 +223,17 @@ class _Episode:
         self.next = start + 1
         self.free = trace.max_nodes
         self.sched: dict[int, int] = {}
+        self.ends: dict[int, int] = {}  # start + run time of the started jobs
         self.scores: dict[int, float] = {}
         self.pivot = False
         self.slots: list[int] = []
 
     # -- the event loop
-    def _end(self, r: int) -> int:
-        return self.sched[r] + self.t.run[r]
-
     def _advance(self) -> None:
         t, running = self.t, self.running
-        running.sort(key=self._end)
+        running.sort(key=self.ends.__getitem__)
         first = running[0]
-        release = self.sched[first] + t.run[first]
+        release = self.ends[first]
         if self.next < self.last and t.submit[self.next] <= release:
             self.now = max(self.now, t.submit[self.next])
             self.queue.append(self.next)
@@ -244,6 +246,7 @@ class _Episode:
     def _start(self, j: int) -> None:
         t = self.t
         self.sched[j] = self.now
+        self.ends[j] = self.now + t.run[j]
         self.free -= t.nodes[j]
         self.running.append(j)
         run = t.run[j]
@@ -281,9 +284,9 @@ class _Episode:
         t = self.t
         while not self.queue:
             if self.running:
-                self.running.sort(key=self._end)
+                self.running.sort(key=self.ends.__getitem__)
                 first = self.running[0]
-                release = self._end(first)
+                release = self.ends[first]
             else:
                 first, release = None, sys.maxsize
             if t.submit[self.next] <= release:
@@ -308,9 +311,9 @@ class _Episode:
         after = self.now + SKIP_TIME
         release, first = sys.maxsize, None
         if self.running:
-            self.running.sort(key=self._end)
+            self.running.sort(key=self.ends.__getitem__)
             first = self.running[0]
-            release = self._end(first)
+            release = self.ends[first]
         if self.next >= self.last and not self.running:
             self.pivot = True
             return
@@ -353,17 +356,21 @@ class _Episode:
         t = self.t
         self.slots = slots = self.window()
         n = len(slots)
-        obs = np.empty((MAX_QUEUE_SIZE, 8), dtype=np.float64)
+        obs = np.empty((MAX_QUEUE_SIZE, 8), dtype=np.float32)
         if n:
-            rows = np.fromiter(slots, dtype=np.int64, count=n)
-            obs[:n, 0] = np.minimum((self.now - t.submit_np[rows]) / float(MAX_WAIT_TIME), _TOP)
-            obs[:n, 1:7] = t.static[rows]
-            obs[:n, 7] = np.where(t.nodes_np[rows] <= self.free, _TOP, 1e-5)
+            rows = np.array(slots, dtype=np.intp)
+            block = t.table[rows]
+            wait = block[:, 0]
+            np.subtract(self.now, wait, out=wait)
+            wait /= float(MAX_WAIT_TIME)
+            np.minimum(wait, _TOP, out=wait)
+            block[:, 7] = _FITS[(t.nodes_np[rows] > self.free).view(np.int8)]
+            obs[:n] = block  # rounded to float32 as RLScheduler's float64 vector would be
         obs[n:] = _PAD
         if self.skip and n < MAX_QUEUE_SIZE:
             obs[n] = 1.0
             obs[n, 7] = 1.0 if self.pivot else 0.0
-        return obs.reshape(-1).astype(np.float32)
+        return obs.reshape(-1)
 
     def bsld_mean(self) -> float:
         return sum(v / self.length for v in self.scores.values())
