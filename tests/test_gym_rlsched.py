@@ -76,6 +76,36 @@ def test_window_heuristics_step_for_step(recorded, trace, backfill):
         env.close()
 
 
+def test_random_agent_with_and_without_skip(recorded):
+    """Random valid actions (a seeded draw among the mask: the jobs' slots and, with ``skip``,
+    the skip slot), with and without backfilling: the same actions, observations, start times,
+    steps and reward as RLScheduler's environment given the same draws."""
+    path = need_swf(LUBLIN_256)
+    runs = recorded["random_agent"]
+    assert len(runs) == 12
+    envs: dict = {}
+    for run in runs:
+        key = (run["backfill"], run["skip"])
+        if key not in envs:
+            envs[key] = RLSchedulerEnv(path, backfill=bool(run["backfill"]), skip=bool(run["skip"]))
+            obs, info = envs[key].reset(seed=run["seed"])
+        else:
+            obs, info = envs[key].reset()
+        env = envs[key]
+        assert info["start"] == run["start"]
+        rng = np.random.RandomState(run["policy_seed"])
+        digest, actions, terminated = hashlib.sha256(), [], False
+        while not terminated:
+            digest.update(obs.tobytes())
+            valid = np.flatnonzero(info["action_mask"]).tolist()
+            actions.append(valid[rng.randint(len(valid))])
+            obs, reward, terminated, _, info = env.step(actions[-1])
+        assert hashlib.sha256(json.dumps(actions).encode()).hexdigest() == run["actions_sha256"]
+        assert digest.hexdigest() == run["obs_sha256"]
+        assert (len(actions), reward) == (run["steps"], run["reward"])
+        assert _waits_of(env.trace, run["start"], 256, env.start_times()) == run["waits"]
+
+
 @pytest.mark.parametrize("trace,backfill", CASES)
 def test_queue_heuristics_start_times(recorded, trace, backfill):
     """RLScheduler's heuristic baselines over the whole queue (FCFS, SJF, F1 and its WFP3 and
