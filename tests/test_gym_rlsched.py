@@ -136,6 +136,7 @@ def test_readme_table(recorded, trace):
 
 # ------------------------------------------------------------------ the Gymnasium interface
 def test_check_env_and_seeding():
+    assert coburst.gym.RLSCHEDULER_ID == "coburst/RLScheduler-v0" in gymnasium.registry
     env = gymnasium.make("coburst/RLScheduler-v0", workload=str(need_swf(LUBLIN_256)))
     check_env(env.unwrapped)
     assert env.observation_space.shape == (MAX_QUEUE_SIZE * 8,)
@@ -207,6 +208,16 @@ def test_small_trace_by_hand(small):
     obs, reward, terminated, info = _play(env, [0, 0])
     assert terminated and env.start_times() == {1: 0, 3: 20, 2: 100}
     assert reward == -(1 / 3 + 1 / 3 + 2.8 / 3)
+
+
+def test_check_env_small(small):
+    env = gymnasium.make("coburst.gym:coburst/RLScheduler-v0", workload=small, sequence_length=3, skip=True)
+    check_env(env.unwrapped)
+    assert isinstance(env.unwrapped, RLSchedulerEnv)
+    obs, info = env.reset(seed=0)
+    assert info["start"] == 3 and list(np.flatnonzero(info["action_mask"])) == [0, 1]  # a job, the skip slot
+    assert np.array_equal(obs.reshape(MAX_QUEUE_SIZE, 8)[1], np.float32([1, 1, 1, 1, 1, 1, 1, 0]))
+    env.close()
 
 
 def test_empty_slot_waits(small):

@@ -32,14 +32,17 @@ from coburst.gym.rlsched import RLSchedulerEnv
 
 __all__ = ["BatsimExactEnv", "InvalidAction", "PolicyExpert", "ExpertMismatch", "CONFORMING", "Reward",
            "WaitingTime", "BoundedSlowdown", "REWARDS", "JOB_FEATURES", "CLUSTER_FEATURES", "ENV_IDS",
-           "RLSchedulerEnv"]
+           "RLSchedulerEnv", "RLSCHEDULER_ID"]
 
-ENV_IDS = ("coburst/BatsimExact-v0", "coburst/BatsimExactFlat-v0", "coburst/RLScheduler-v0")
+#: the ids of the environments on the Batsim-exact engine
+ENV_IDS = ("coburst/BatsimExact-v0", "coburst/BatsimExactFlat-v0")
+#: the id of the RLScheduler-compatible environment (:mod:`coburst.gym.rlsched`)
+RLSCHEDULER_ID = "coburst/RLScheduler-v0"
 
 if ENV_IDS[0] not in gymnasium.registry:
     gymnasium.register(id=ENV_IDS[0], entry_point="coburst.gym.env:BatsimExactEnv", disable_env_checker=True)
 if ENV_IDS[1] not in gymnasium.registry:
     gymnasium.register(id=ENV_IDS[1], entry_point="coburst.gym.env:BatsimExactEnv",
                        kwargs={"observation": "flat"}, disable_env_checker=True)
-if ENV_IDS[2] not in gymnasium.registry:
-    gymnasium.register(id=ENV_IDS[2], entry_point="coburst.gym.rlsched:RLSchedulerEnv", disable_env_checker=True)
+if RLSCHEDULER_ID not in gymnasium.registry:
+    gymnasium.register(id=RLSCHEDULER_ID, entry_point="coburst.gym.rlsched:RLSchedulerEnv", disable_env_checker=True)
