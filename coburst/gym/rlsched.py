@@ -27,8 +27,8 @@ features: ``min(wait / 43200, 1 - 1e-5)``, ``min(requested time / max run time, 
 ``min(processors / MaxProcs, 1 - 1e-5)``, requested memory, user, group and executable each
 ``min(v / max v, 1 - 1e-5)`` (1 when -1), and ``1 - 1e-5`` if it fits now else ``1e-5``.
 An empty slot is ``[0, 1, 1, 1, 1, 1, 1, 0]``; with ``skip=True`` the first empty slot is the
-*skip* slot ``[1, 1, 1, 1, 1, 1, 1, p]`` (``p``: 1 once everything has been submitted and
-nothing runs).
+*skip* slot ``[1, 1, 1, 1, 1, 1, 1, p]`` (``p``: 1 once a skip was taken while every job of
+the sequence had been submitted and nothing ran).
 
 **Action**: ``Discrete(128)``: the slot of the job to start.  The clock then moves from event
 to event (an arrival of the sequence at or before the next completion first, else that
