@@ -316,7 +316,11 @@ def run_engine(engine: str, case: Case, prefix: Path, batsim: str | None, extra:
             raise RunFailed(f"{case.name}/{engine}: the scheduler does not listen on {endpoint} after 60 s")
         time.sleep(0.005)
     if engine == "batsim":
-        cmd = [batsim, "-p", str(case.platform), "-w", str(case.workload), "-e", str(prefix), "-s", endpoint]
+        from coburst.simulator.external import batsim_role_arguments
+
+        # the platform's own roles (coburst-roles: the linear dragonfly) as Batsim's -r
+        cmd = [batsim, "-p", str(case.platform), "-w", str(case.workload), "-e", str(prefix), "-s", endpoint,
+               *batsim_role_arguments(str(case.platform), [])]
     else:
         cmd = [str(COBURST), "sim", "-p", str(case.platform), "-w", str(case.workload), "-e", str(prefix),
                "-s", endpoint, "--timeout", "3600", "-q"]

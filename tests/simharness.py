@@ -170,8 +170,21 @@ def _scheduler_name(scheduler: str) -> str:
         return scheduler
 
 
+def batsim_role_args(platform: Path | str, args: list[str]) -> list[str]:
+    """``args`` for the real Batsim: the platform's own roles (its ``coburst-roles`` zone
+    properties, which ``coburst sim`` applies by itself) added as ``-r`` options, unless the
+    test gives ``-r`` itself."""
+    from coburst.platforms.roles import batsim_arguments, file_role_items
+
+    if any(a in ("-r", "--add-role-to-hosts") or a.startswith("--add-role-to-hosts=") for a in args):
+        return args
+    return batsim_arguments(file_role_items(platform)) + args
+
+
 def _batsim_sim(tmp_path: Path, **kw: Any) -> SimRun:
-    """The real Batsim's run of a case, live or replayed from its recording."""
+    """The real Batsim's run of a case, live or replayed from its recording (the platform's
+    own roles passed as ``-r``, part of the recording's key as every argument)."""
+    kw["args"] = batsim_role_args(kw["platform"], kw["args"])
     description = {"kind": "sim", "platform": kw["platform"], "workloads": kw["workloads"],
                    "scheduler": _scheduler_name(kw["scheduler"]), "options": kw["options"] or {},
                    "args": kw["args"], "prefix": kw["prefix"], "record": kw["record"], "env": kw["env"] or {},

@@ -486,7 +486,7 @@ def find_pfs(storage: Sequence[Mapping[str, Any]], cluster) -> int | None:
     others = []
     for res in storage:
         rid = int(res["id"])
-        if str(res.get("name")) == "pfs":
+        if str(res.get("name")) == str((res.get("zone_properties") or {}).get("pfs", "pfs")):
             return rid
         if rid not in bb_ids:
             others.append(rid)

@@ -65,8 +65,13 @@ def _dragonfly(args: argparse.Namespace) -> int:
     command = _command_line(args)
     render = render_cluster_xml if args.style == "cluster" else render_xml
     bb = spec.groups * spec.chassis * spec.bb_per_chassis
-    return _emit(args, render(spec, command), f"{spec.host_count} hosts ({spec.host_count - bb} compute, {bb} "
-                                              f"burst-buffer), topology {spec.topo_parameters}")
+    summary = f"{spec.host_count} hosts ({spec.host_count - bb} compute, {bb} burst-buffer), topology " \
+              f"{spec.topo_parameters}"
+    if args.style == "cluster" and bb:
+        from coburst.platforms.dragonfly import storage_roles
+
+        summary += f"; the real Batsim needs -r {storage_roles(spec)}"
+    return _emit(args, render(spec, command), summary)
 
 
 def _cluster(args: argparse.Namespace) -> int:
@@ -193,6 +198,11 @@ def _info(args: argparse.Namespace) -> int:
 
     read_bytes(args.platform, "platform file")
     info = read_platform(args.platform, master=args.master)
+    if args.batsim_roles:  # just the real Batsim's -r options: batsim -p F $(coburst platform info --batsim-roles F)
+        from coburst.platforms.info import role_arguments
+
+        print(" ".join(shlex.quote(a) for a in role_arguments(args.platform)))
+        return 0
     console = Console()
     table = Table(title=f"{args.platform}")
     table.add_column("what")
@@ -202,6 +212,11 @@ def _info(args: argparse.Namespace) -> int:
     table.add_row("storage hosts", ", ".join(h.name for h in info.storage) or "-")
     table.add_row("burst-buffer nodes", f"{info.nb_bb} x {info.bb_capacity} bytes" if info.nb_bb else "-")
     table.add_row("master host", info.master)
+    from coburst.platforms.info import role_arguments
+
+    roles = role_arguments(args.platform)
+    if roles:  # the file's coburst-roles: coburst sim applies them, the real Batsim needs them as -r
+        table.add_row("real Batsim needs", " ".join(shlex.quote(a) for a in roles))
     if info.nb_compute:
         speeds = sorted({h.speed for h in info.compute})
         if len(speeds) == 1:
@@ -245,8 +260,11 @@ def register(subparsers) -> None:
     df.add_argument("--master", help="name of the master host (default master)")
     df.add_argument("--prefix", help="host name prefix (default node_)")
     df.add_argument("--style", choices=("explicit", "cluster"), default="explicit",
-                    help="explicit: Full routing with per-host properties (default); cluster: SimGrid's compact "
-                         "<cluster topology=DRAGONFLY>, without per-host properties")
+                    help="explicit: Full routing with per-host properties, one route per pair of hosts (default; "
+                         "1000 hosts: ~260 MB); cluster: SimGrid's <cluster topology=DRAGONFLY> (1000 hosts: ~3 KB), "
+                         "the burst-buffer roles in a coburst-roles zone property (the real Batsim needs them as -r, "
+                         "see coburst platform info); same node-to-node routes, but routes to the master and the "
+                         "PFS cross the dragonfly from a gateway host: dates differ from the explicit form")
     df.add_argument("--no-record-command", dest="record_command", action="store_false",
                     help="do not write the command line into the XML")
     df.set_defaults(func=_dragonfly)
@@ -353,4 +371,8 @@ def register(subparsers) -> None:
     info.add_argument("platform", help="SimGrid platform XML")
     info.add_argument("-m", "--master", default="master_host",
                       help="name of the master host besides role=master (default master_host, as Batsim 4.2)")
+    info.add_argument("--batsim-roles", action="store_true",
+                      help="print only the -r options the real Batsim needs for the roles the file carries "
+                           "(its coburst-roles zone properties; nothing when it has none): "
+                           "batsim -p FILE $(coburst platform info --batsim-roles FILE) ...")
     info.set_defaults(func=_info)

@@ -169,6 +169,19 @@ class Cluster:
         lacking these properties.
         """
         topo = parse_dragonfly(dragonfly) if dragonfly is not None else None
+        compute, storage = list(compute), list(storage)
+        # the linear dragonfly (coburst platform dragonfly, <cluster> form): hosts without
+        # properties of their own; the root zone's say the topology, the BB capacity and the PFS
+        zone: Mapping[str, Any] = {}
+        for res in compute + storage:
+            zp = res.get("zone_properties") if isinstance(res, Mapping) else None
+            if isinstance(zp, Mapping) and zp.get("coburst_platform") == "dragonfly":
+                zone = zp
+                break
+        if topo is None and zone.get("topo_parameters"):
+            topo = parse_dragonfly(str(zone["topo_parameters"]))
+        zone_cap = _int_prop(zone, "bb_capacity", "zone property") if zone else None
+        pfs_name = str(zone.get("pfs", "pfs"))
 
         def node(res: Mapping[str, Any], capacity: int) -> Node:
             try:
@@ -194,6 +207,8 @@ class Cluster:
             props = res.get("properties") or {}
             name = str(res.get("name", res.get("id")))
             cap = _int_prop(props, "bb_capacity", f"host {name!r}")
+            if cap is None and zone_cap is not None and name != pfs_name:
+                cap = zone_cap
             if cap is None and default_bb_capacity is not None and name != "pfs":
                 cap = int(default_bb_capacity)
             if cap:

@@ -16,8 +16,10 @@ Why the generated file does not use ``<cluster>``
     :func:`node_route` reproduces SimGrid's ``DragonflyZone::get_local_route`` (minimal
     routing, SimGrid 3.32 to 4.1) link for link, so the network behaves exactly like the
     ``<cluster>`` form: the tests compare all 11664 routes of the thesis platform on SimGrid
-    (link names map through ``Link.simgrid_name``).  :func:`render_cluster_xml` still writes
-    the compact ``<cluster>`` form.
+    (link names map through ``Link.simgrid_name``).  :func:`render_cluster_xml` writes the
+    linear ``<cluster>`` form (``--style cluster``): the same node-to-node routes, the roles in
+    a ``coburst-roles`` zone property, but longer routes to the master and the PFS (its
+    docstring says why).
 
 Numbering (SimGrid ``DragonflyZone::rankId_to_coords``)
     Node of rank ``i`` (host ``{prefix}{i}``) sits in group ``i // (C*R*N)``, chassis
@@ -405,25 +407,59 @@ def render_xml(spec: DragonflySpec, command: str | None = None) -> str:
     return "".join(out)
 
 
-def render_cluster_xml(spec: DragonflySpec, command: str | None = None) -> str:
-    """The compact ``<cluster topology="DRAGONFLY">`` form of the same platform.
+#: the zone property that carries host roles inside a platform file (``HOSTS:ROLE``, Batsim's
+#: ``-r`` syntax); ``coburst sim`` applies it, the real Batsim needs it as ``-r``
+ROLES_PROPERTY = "coburst-roles"
 
-    Its hosts cannot carry per-host properties: burst-buffer nodes must then be given the
-    storage role on Batsim's command line (``-r node_0,node_9,...:storage``), as in the
-    thesis.  The master and PFS zones enter the cluster through its first compute host,
-    because SimGrid >= 3.32 creates no router netpoint for DRAGONFLY clusters; each is a
-    ``routing="Full"`` zone with a loopback route to its host (Batsim 4.2.1 aborts on a host
-    alone in a ``routing="None"`` zone), and the master reaches the PFS through both links,
-    as in the explicit form.
+
+def storage_roles(spec: DragonflySpec) -> str:
+    """The burst-buffer hosts' role in Batsim's ``-r`` syntax: ``node_0,node_9,...:storage``."""
+    return ",".join(spec.host_name(r) for r in bb_ranks(spec)) + ":" + ROLE_STORAGE
+
+
+def render_cluster_xml(spec: DragonflySpec, command: str | None = None) -> str:
+    """The linear ``<cluster topology="DRAGONFLY">`` form of the same platform (O(hosts) bytes).
+
+    Node-to-node routes are SimGrid's own dragonfly routes, link for link those of
+    :func:`render_xml`.  What differs:
+
+    * its hosts carry no properties of their own (every host of a ``<cluster>`` gets the
+      same ones): the root zone's properties (:func:`zone_properties`: burst-buffer
+      capacity, ``bb_per_chassis``, ``topo_parameters``, the PFS's name), which Batsim
+      forwards to the scheduler as every resource's ``zone_properties``, tell a scheduler
+      where each host sits and how large a burst buffer is;
+    * the burst-buffer hosts' ``storage`` role is the ``coburst-roles`` property of
+      ``master_zone`` (``node_0,node_9,...:storage``, Batsim's ``-r`` syntax): ``coburst
+      sim`` applies it by itself, the real Batsim needs it as ``-r`` (``coburst platform
+      info`` prints the argument).  Batsim forwards a zone's properties to the resources of
+      that zone only, and the master is no resource: the list is not repeated in every
+      resource description;
+    * SimGrid (>= 3.32, so Batsim 4.2.1 too) creates no router netpoint for a DRAGONFLY
+      cluster, so the master and PFS zones enter the cluster through its first compute host
+      (the gateway): a route between the master (or the PFS) and a node is ``link_master``
+      (``link_pfs``) plus the dragonfly route between the gateway and that node, where the
+      explicit form has the one link.  Messages to the master and PFS transfers take longer
+      than on the explicit form, and dates differ; runs of this form agree between the
+      two engines, not with the explicit form.
+
+    Each of the master and PFS zones is a ``routing="Full"`` zone with a loopback route to
+    its host (Batsim 4.2.1 aborts on a host alone in a ``routing="None"`` zone), and the
+    master reaches the PFS through both links, as in the explicit form.
     """
     validate(spec)
     bb = set(bb_ranks(spec))
     gateway = spec.host_name(next(r for r in range(spec.host_count) if r not in bb))
     radical = f"0-{spec.host_count - 1}"
     out = [_HEADER]
-    out.append("  <!-- burst-buffer nodes (give them the storage role on Batsim's command line): "
-               + ",".join(spec.host_name(r) for r in sorted(bb)) + " -->\n")
+    out.append(f"  <!-- coburst dragonfly platform: topo_parameters=\"{spec.topo_parameters}\", "
+               f"{spec.host_count} cluster hosts ({spec.host_count - len(bb)} compute, {len(bb)} burst-buffer "
+               f"of {spec.bb_capacity} bytes), master host '{spec.master}', PFS host '{spec.pfs}'. -->\n")
+    out.append("  <!-- Burst-buffer hosts: the coburst-roles property of master_zone; the real Batsim needs it as "
+               "its -r option (coburst platform info prints it). Routes to the master and the PFS enter the "
+               f"cluster through {gateway} (coburst/platforms/dragonfly.py). -->\n")
     out.append("  <zone id=\"root\" routing=\"Full\">\n")
+    for key, value in zone_properties(spec).items():
+        out.append(prop(key, value, "    "))
     if command:
         out.append(prop("generated_by", command, "    "))
     out.append(f"    <cluster id={quoteattr(spec.cluster_id)} topology=\"DRAGONFLY\" "
@@ -436,7 +472,8 @@ def render_cluster_xml(spec: DragonflySpec, command: str | None = None) -> str:
     for zone, host, speed, role in (("master_zone", spec.master, "0", "master"),
                                     ("pfs_zone", spec.pfs, spec.speed, ROLE_STORAGE)):
         loop = f"{zone}_loopback"
-        out.append(f"    <zone id={quoteattr(zone)} routing=\"Full\">\n      <host id={quoteattr(host)} "
+        roles = prop(ROLES_PROPERTY, storage_roles(spec), "      ") if zone == "master_zone" and bb else ""
+        out.append(f"    <zone id={quoteattr(zone)} routing=\"Full\">\n{roles}      <host id={quoteattr(host)} "
                    f"speed={quoteattr(speed)}>\n" + prop("role", role, "        ") + "      </host>\n"
                    f"      <link id={quoteattr(loop)} bandwidth=\"10GBps\" latency=\"0\"/>\n"
                    f"      <route src={quoteattr(host)} dst={quoteattr(host)}>"

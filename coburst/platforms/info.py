@@ -99,6 +99,21 @@ def _radicals(text: str, source: str) -> list[int]:
     return out
 
 
+def _file_roles(source: str, root: ET.Element) -> dict[str, str]:
+    from coburst.platforms.roles import ROLES_PROPERTY, merge_roles
+
+    items = [item for zone in root.iter() if zone.tag in ("zone", "AS")
+             for p in zone.findall("prop") if p.get("id") == ROLES_PROPERTY for item in p.get("value", "").split()]
+    return merge_roles(source, items, {}) if items else {}
+
+
+def role_arguments(path: str | Path) -> list[str]:
+    """The real Batsim's ``-r`` options for the roles the file carries (``[]``: none)."""
+    from coburst.platforms.roles import batsim_arguments, file_role_items
+
+    return batsim_arguments(file_role_items(path))
+
+
 def read_platform(path: str | Path, master: str = "master_host") -> PlatformInfo:
     """Parse ``path`` and return its hosts (with properties) and root-zone properties.
 
@@ -137,6 +152,15 @@ def read_platform(path: str | Path, master: str = "master_host") -> PlatformInfo
                 hosts.append(HostInfo(f"{elem.get('prefix', '')}{rad}{elem.get('suffix', '')}", speed, dict(props)))
             if elem.get("bw"):
                 bandwidths.append(parse_bandwidth(elem.get("bw"), f"{source}: <cluster id='{cid}'> bw"))
+    roles = _file_roles(source, root)
+    if roles:  # coburst-roles zone properties (the linear dragonfly): as coburst sim applies them
+        dragonfly = zone_props.get("coburst_platform") == "dragonfly"
+        for h in hosts:
+            if h.name in roles:
+                h.properties = {**h.properties, "role": roles[h.name]}
+                if dragonfly and roles[h.name] == "storage" and "bb_capacity" in zone_props \
+                        and h.name != zone_props.get("pfs", "pfs"):
+                    h.properties["bb_capacity"] = zone_props["bb_capacity"]
     names = [h.name for h in hosts]
     dupes = sorted({n for n in names if names.count(n) > 1})
     if dupes:

@@ -48,7 +48,11 @@ def _free_port() -> int:
 
 def run_with_batsim(batsim: str, scheduler: str, options: dict, platform: str, workloads: list[str],
                     prefix: str, extra_args: list[str] = (), timeout: float = 3600) -> None:
-    """Run ``scheduler`` (a pybatsim scheduler file or bundled name) against the real Batsim."""
+    """Run ``scheduler`` (a pybatsim scheduler file or bundled name) against the real Batsim.
+
+    The platform's own roles (``coburst-roles`` zone properties, :mod:`coburst.platforms.roles`)
+    are passed as ``-r``; roles given in ``extra_args`` too must be the same."""
+    extra_args = batsim_role_arguments(str(platform), list(extra_args))
     endpoint = f"tcp://127.0.0.1:{_free_port()}"
     log_dir = tempfile.mkdtemp(prefix="coburst-batsim-")
     sched_log = Path(log_dir) / "scheduler.log"
@@ -78,3 +82,20 @@ def run_with_batsim(batsim: str, scheduler: str, options: dict, platform: str, w
                                 f"scheduler's last output:\n    {stail}")
     finally:
         shutil.rmtree(log_dir, ignore_errors=True)
+
+
+def batsim_role_arguments(platform: str, args: list[str]) -> list[str]:
+    """``args`` plus the ``-r`` options saying the platform file's own roles (none if ``args``
+    gives the same roles; an error naming both if they differ)."""
+    from coburst.platforms.roles import batsim_arguments, file_role_items, merge_roles
+    from coburst.simulator.arguments import parse_roles
+
+    items = file_role_items(platform)
+    if not items:
+        return args
+    given = [args[i + 1] for i, a in enumerate(args[:-1]) if a in ("-r", "--add-role-to-hosts")]
+    given += [a.split("=", 1)[1] for a in args if a.startswith("--add-role-to-hosts=")]
+    if given:
+        merge_roles(platform, items, parse_roles(given))  # raises when they differ
+        return args
+    return batsim_arguments(items) + args

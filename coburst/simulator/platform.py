@@ -219,6 +219,10 @@ def assign_resources(engine, source: str, master_name: str, roles: dict[str, str
     hosts = sorted(((h.name, h, dict(h.get_properties()) if hasattr(h, "get_properties") else {})
                     for h in engine.all_hosts), key=lambda entry: entry[0])
     by_name = {name for name, _, _ in hosts}
+    from coburst.platforms.roles import merge_roles, zone_role_items
+
+    # roles carried by the file (coburst-roles zone properties): applied, -r must agree
+    roles = merge_roles(source, zone_role_items(engine.netzone_root), roles)
     for name in roles:
         if name not in by_name:
             raise InputError("-r/--add-role-to-hosts", name, f"no host named {name!r} in {source}")
