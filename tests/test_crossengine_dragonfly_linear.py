@@ -240,3 +240,24 @@ def test_same_placements_as_the_explicit_form_later_dates(tmp_path, policy):
     later = [b - a for a, b in zip(*ends)]
     assert all(d >= -1e-9 for d in later) and max(later) > 0
     assert max(later) < 1e-2
+
+
+def test_distance_matrix_is_the_pairwise_rule():
+    """Cluster's (compute x BB) distance classes, computed on arrays for 10,000-host
+    platforms, follow Cluster._distance pair by pair (unknown group or chassis included)."""
+    import random
+
+    from coburst.core.cluster import Cluster, Node
+
+    rng = random.Random(5)
+
+    def pick():
+        return rng.choice([None, 0, 1, 2])
+
+    compute = [Node(i, f"c{i}", pick(), pick(), None) for i in range(40)]
+    bb = [Node(40 + j, f"b{j}", pick(), pick(), None, bb_capacity=10) for j in range(12)]
+    cluster = Cluster(compute, bb)
+    for i, c in enumerate(cluster.compute):
+        for j, s in enumerate(cluster.bb):
+            assert cluster.bb_distance[i, j] == Cluster._distance(c, s)
+        assert list(cluster.bb_preference[i]) == sorted(range(len(bb)), key=lambda j: (cluster.bb_distance[i, j], j))

@@ -138,16 +138,18 @@ class Cluster:
         self._compute_index = {n.id: i for i, n in enumerate(compute)}
         self._bb_index = {n.id: i for i, n in enumerate(bb)}
 
-        dist = np.full((self.n_compute, self.n_bb), ELSEWHERE, dtype=np.int8)
-        for i, c in enumerate(compute):
-            for b, s in enumerate(bb):
-                dist[i, b] = self._distance(c, s)
-        self.bb_distance = dist
+        self.bb_distance = dist = self._distances(compute, bb)
         # nearest first, ties by BB index
         order = np.argsort(dist.astype(np.int64) * max(self.n_bb, 1) + np.arange(self.n_bb), axis=1)
         prefs: dict[bytes, tuple[int, ...]] = {}
-        self.bb_preference: tuple[tuple[int, ...], ...] = tuple(
-            prefs.setdefault(row.tobytes(), tuple(int(b) for b in row)) for row in order)
+        rows = []
+        for row in order:  # one tuple per distinct row (per chassis on a dragonfly)
+            key = row.tobytes()
+            pref = prefs.get(key)
+            if pref is None:
+                pref = prefs[key] = tuple(row.tolist())
+            rows.append(pref)
+        self.bb_preference: tuple[tuple[int, ...], ...] = tuple(rows)
 
     # ------------------------------------------------------------------ builders
     @classmethod
@@ -260,6 +262,25 @@ class Cluster:
         return cls(compute, bb)
 
     # ------------------------------------------------------------------ queries
+    @staticmethod
+    def _distances(compute: list[Node], bb: list[Node]) -> np.ndarray:
+        """:meth:`_distance` of every (compute, BB) pair, as arrays (10,000 hosts: milliseconds)."""
+        def column(nodes: list[Node], key: str) -> tuple[np.ndarray, np.ndarray]:
+            values = [getattr(n, key) for n in nodes]
+            known = np.array([v is not None for v in values], dtype=bool)
+            return np.array([v if v is not None else 0 for v in values], dtype=np.int64), known
+
+        cg, cg_known = column(compute, "group")
+        sg, sg_known = column(bb, "group")
+        cc, cc_known = column(compute, "chassis")
+        sc, sc_known = column(bb, "chassis")
+        same_group = (cg[:, None] == sg[None, :]) & cg_known[:, None] & sg_known[None, :]
+        same_chassis = same_group & (cc[:, None] == sc[None, :]) & cc_known[:, None] & sc_known[None, :]
+        dist = np.full((len(compute), len(bb)), ELSEWHERE, dtype=np.int8)
+        dist[same_group] = SAME_GROUP
+        dist[same_chassis] = SAME_CHASSIS
+        return dist
+
     @staticmethod
     def _distance(c: Node, s: Node) -> int:
         if c.group is None or s.group is None or c.group != s.group:
