@@ -91,6 +91,29 @@ def number(value: Any, source: Any, where: str | None, *, minimum: float | None 
     return int(value) if integer else value
 
 
+#: the most characters of an input value an error message quotes (a 50 MB name is cut)
+QUOTE_MAX = 200
+
+
+def cut(text: str, limit: int = QUOTE_MAX) -> str:
+    """``text`` cut to ``limit`` characters, its size said when cut (error messages quote input
+    values through it: a 50 MB profile name or a 10-million-digit field is never printed whole)."""
+    text = str(text)
+    return text if len(text) <= limit else f"{text[:limit]}... ({len(text)} characters)"
+
+
+def quote(value: Any, limit: int = QUOTE_MAX) -> str:
+    """An input value as an error message quotes it: its JSON text, cut (:func:`cut`).  A huge
+    integer is not turned into text whole (Python refuses past 4300 digits): its size is said."""
+    if isinstance(value, int) and not isinstance(value, bool) and value.bit_length() > 600:
+        return f"an integer of about {int(value.bit_length() * 0.30103) + 1} digits"
+    try:
+        text = json.dumps(value, ensure_ascii=False)
+    except (TypeError, ValueError):
+        text = repr(value)
+    return cut(text, limit)
+
+
 def _show(value: Any) -> str:
     try:
         text = json.dumps(value)

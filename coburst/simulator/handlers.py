@@ -505,6 +505,13 @@ class ProtocolHandlers:
         except InputError as exc:
             raise ProtocolError(f"REGISTER_JOB: invalid job: {exc}") from None
         job_obj.dynamic = True
+        if wl.profiles[job_obj.profile].type == "composed":  # (the bound of the workload's own jobs)
+            from coburst.simulator.expansion import oversized_profiles
+
+            oversized, cap = oversized_profiles(wl.profiles)
+            if job_obj.profile in oversized:
+                raise ProtocolError(f"REGISTER_JOB {jid}: its profile {job_obj.profile!r} expands into more than {cap} "
+                                    "tasks; set COBURST_MAX_PROFILE_TASKS=N or off to run it")
         if isinstance(wl.profiles, ProfileTable):
             wl.profiles.use(job_obj.profile)
         sjob = SimJob(job=job_obj, state="SUBMITTED")

@@ -15,7 +15,7 @@ from decimal import Decimal
 from typing import Any
 
 from coburst.errors import InputError
-from coburst.validate import AMOUNT_MAX, COUNT_MAX, number, read_json
+from coburst.validate import AMOUNT_MAX, COUNT_MAX, cut, number, quote, read_json
 
 #: dates and durations of a Batsim workload: any finite double Batsim can print, as Batsim
 #: 4.2 reads them (``GetDouble()``; its own test_long_workload.json submits jobs up to
@@ -23,6 +23,9 @@ from coburst.validate import AMOUNT_MAX, COUNT_MAX, number, read_json
 #: Far dates lose resolution (at 1e10 s a double still resolves 2e-6 s, at 1e17 s 16 s)
 #: exactly as they do in Batsim, whose arithmetic coburst repeats.
 BATSIM_TIME_MAX = float("inf")
+
+#: Batsim 4.2.1 reads ``repeat`` with RapidJSON's ``IsInt``/``GetInt``: a 32-bit int
+INT32_MAX = 2**31 - 1
 
 #: profile type -> (required fields, optional fields with defaults)
 PROFILE_FIELDS: dict[str, tuple[tuple[str, ...], dict[str, Any]]] = {
@@ -202,8 +205,12 @@ def validate_profile(name: str, prof: Any, source: str, where: str, base: Path |
         if not isinstance(seq, list) or not seq or not all(isinstance(s, str) for s in seq):
             raise InputError(source, f"{where}.seq", "expected a non-empty list of profile names")
         repeat = prof.get("repeat", 1)
-        if isinstance(repeat, bool) or not isinstance(repeat, int) or repeat < 1:
-            raise InputError(source, f"{where}.repeat", f"expected an integer >= 1, got {json.dumps(repeat)}")
+        if isinstance(repeat, bool) or not isinstance(repeat, int) or repeat > INT32_MAX:
+            raise InputError(source, f"{where}.repeat", f"profile {name!r}: 'repeat' must be an integer of at most "
+                             f"{INT32_MAX} (Batsim 4.2.1 refuses any other as a non-integral 'repeat': it reads a "
+                             f"32-bit int), got {quote(repeat)}")
+        if repeat < 1:
+            raise InputError(source, f"{where}.repeat", f"profile {name!r}: expected an integer >= 1, got {repeat}")
     elif ptype == "parallel_homogeneous_pfs":
         if "bytes_to_read" not in prof and "bytes_to_write" not in prof:
             raise InputError(source, where, "profile of type 'parallel_homogeneous_pfs' needs 'bytes_to_read' "
@@ -315,30 +322,39 @@ def read_usage_trace(path: str, rank: int, source: str) -> list[tuple[float, flo
 
 
 def check_composed_references(profiles: dict[str, Profile], source: str) -> None:
-    """Every name in a composed profile's ``seq`` must exist; no cycles."""
+    """Every name in a composed profile's ``seq`` must exist; no cycles (an iterative walk:
+    a chain of thousands of composed profiles is no ``RecursionError``)."""
     for name, prof in profiles.items():
         if prof.type != "composed":
             continue
         for i, sub in enumerate(prof.data["seq"]):
             if sub not in profiles:
-                raise InputError(source, f"profiles.{name}.seq[{i}]", f"unknown profile {sub!r}")
+                raise InputError(source, f"profiles.{name}.seq[{i}]", f"unknown profile {quote(sub)}")
     state: dict[str, int] = {}
+    for root in profiles:
+        if state.get(root):
+            continue
+        state[root] = 1
+        trail = [root]
+        todo = [iter(_subprofiles(profiles[root]))]
+        while todo:
+            sub = next(todo[-1], None)
+            if sub is None:
+                todo.pop()
+                state[trail.pop()] = 2
+                continue
+            if state.get(sub) == 1:
+                cycle = trail[trail.index(sub):] + [sub]
+                shown = " -> ".join(cycle) if len(cycle) <= 20 else " -> ".join(cycle[:10] + ["..."] + cycle[-10:])
+                raise InputError(source, f"profiles.{cut(sub)}", f"composed profiles form a cycle: {cut(shown)}")
+            if not state.get(sub):
+                state[sub] = 1
+                trail.append(sub)
+                todo.append(iter(_subprofiles(profiles[sub])))
 
-    def visit(name: str, trail: list[str]) -> None:
-        if state.get(name) == 2:
-            return
-        if state.get(name) == 1:
-            raise InputError(source, f"profiles.{name}", "composed profiles form a cycle: "
-                             + " -> ".join(trail + [name]))
-        state[name] = 1
-        prof = profiles[name]
-        if prof.type == "composed":
-            for sub in prof.data["seq"]:
-                visit(sub, trail + [name])
-        state[name] = 2
 
-    for name in profiles:
-        visit(name, [])
+def _subprofiles(prof: Profile) -> list[str]:
+    return prof.data["seq"] if prof.type == "composed" else []
 
 
 def referenced_profiles(wl: "Workload") -> set[str]:
@@ -601,9 +617,14 @@ def workload_from_doc(doc: Any, name: str, source: str, base: Path | None = None
     if not isinstance(jobs_doc, list):
         raise InputError(source, "jobs", "expected a list of jobs")
     wl = Workload(name=name, path=source, nb_res=nb_res, profiles=profiles)
+    from coburst.simulator.expansion import oversized_error, oversized_profiles
+
+    oversized, cap = oversized_profiles(profiles)
     seen: dict[str, int] = {}
     for i, obj in enumerate(jobs_doc):
         job = job_from_json(obj, name, source, f"jobs[{i}]", profiles)
+        if oversized and job.profile in oversized:
+            raise oversized_error(source, f"jobs[{i}]", obj["id"], job.profile, cap)
         if job.id in seen:
             raise InputError(source, f"jobs[{i}].id", f"duplicate job id {obj['id']!r} (also jobs[{seen[job.id]}])")
         seen[job.id] = i
@@ -826,6 +847,9 @@ def scan_workload(path: str | Path, name: str) -> Workload | None:
         if top.get("profiles", ("",))[0] != "start_map" or top.get("jobs", ("",))[0] != "start_array":
             return None
         check_composed_references(profiles, source)
+        from coburst.simulator.expansion import oversized_profiles
+
+        oversized, _cap = oversized_profiles(profiles)
         # pass 3: the jobs, one at a time
         hashes = array("q")
         used: set[str] = set()
@@ -841,8 +865,8 @@ def scan_workload(path: str | Path, name: str) -> Workload | None:
                 else:
                     job = job_from_json(obj, name, source, f"jobs[{n}]", profiles)
                     subtime, res, pname, jid = job.subtime, job.res, job.profile, job.id
-                if subtime < last:
-                    return None  # not in submission order: read whole
+                if subtime < last or pname in oversized:
+                    return None  # not in submission order (read whole), or refused (the whole reading says why)
                 last = subtime
                 prof = profiles[pname]
                 if prof.type == "parallel" and len(prof.data["cpu"]) != res:
