@@ -277,7 +277,8 @@ def register(sub) -> None:
                             "(resumable, local cores or Dask); campaign status|report",
                             description=__doc__.split("\n\n")[0], usage=__doc__.split("\n\n")[1].strip(),
                             formatter_class=argparse.RawDescriptionHelpFormatter,
-                            epilog="FILE.toml format: see coburst/campaign/spec.py and the README (Campaigns).")
+                            epilog="FILE.toml format: docs/reference/campaign-file.md (the keys and their defaults); "
+                                   "a first campaign: docs/tutorials/campaign.md.")
     _add_run_options(parser, suppress=False)
     parser.add_argument("target", metavar="FILE.toml", nargs="?",
                         help="campaign file (or 'status' / 'report', see usage)")
