@@ -5,6 +5,7 @@ assertions failing where they should (a doctored run)."""
 from __future__ import annotations
 
 import csv
+import json
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -117,3 +118,20 @@ def test_a_failed_run_says_why(tmp_path):
         small_run(tmp_path / "run", name="backfill", depth=-1)
     with pytest.raises(RunFailed, match="neither a coburst policy"):
         small_run(tmp_path / "run2", name="backfil-1")
+
+
+def test_relative_paths_are_taken_from_the_callers_folder(tmp_path, monkeypatch):
+    """``out``, the workload and the platform given relative to the caller's working folder
+    (the run's own process works inside ``out``)."""
+    from coburst.platforms.hetero import preset, render_xml
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "in").mkdir()
+    (tmp_path / "in" / "p.xml").write_text(render_xml(preset("low16", seed=0)))
+    jobs = [{"id": i, "subtime": i, "res": 1, "walltime": -1, "profile": "p"} for i in range(3)]
+    (tmp_path / "in" / "w.json").write_text(json.dumps({"nb_res": 16, "jobs": jobs, "profiles": {
+        "p": {"type": "parallel_homogeneous", "cpu": 4e9, "com": 0}}}))
+    run = run_policy("full_random", "in/w.json", "in/p.xml", out="rel/run", seed=1)
+    assert run.jobs_csv == tmp_path / "rel" / "run" / "out_jobs.csv"
+    assert len(run.rows) == 3
+    assert_invariants(run)

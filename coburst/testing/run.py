@@ -127,17 +127,20 @@ def run_policy(policy: Any, workload: Any, platform: Any, *, out: str | Path | N
     name, class_path = _policy_name(policy)
     out = Path(tempfile.mkdtemp(prefix="coburst-testing-") if out is None else out)
     out.mkdir(parents=True, exist_ok=True)
+    out = out.resolve()  # (the run's process works in ``out``: every path it gets is absolute)
     workload_path = _write_input(workload, out, "workload.json", "workload")
     platform_path = _write_input(platform, out, "platform.xml", "platform")
     options = dict(params)
     trace_path = out / "trace.jsonl" if trace else None
     if trace_path is not None:
         options["trace"] = str(trace_path)
+    if heatmap is not None and Path(heatmap).exists():
+        heatmap = str(Path(heatmap).resolve())
     args = list(sim_args) + (["--heatmap", str(heatmap)] if heatmap is not None else [])
     task = {"scheduler": name, "class": class_path, "platform": str(platform_path), "workload": str(workload_path),
             "export": str(out / "out"), "options": options, "sim_args": args, "transport": transport,
             "timeout": timeout}
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(os.path.abspath(p) for p in sys.path if p)}
     proc = subprocess.run([sys.executable, "-m", "coburst.testing.child", json.dumps(task)], capture_output=True,
                           text=True, env=env, cwd=out)
     if proc.returncode != 0:
