@@ -53,6 +53,15 @@ class _AgentDriven:
     def check_options(cls, options: Mapping[str, Any] | None):
         return _adapter_options(options, cls.registry)
 
+    def finish_decisions(self, decisions: Any) -> None:
+        """What ``onNoMoreEvents`` does after ``make_decisions``, for a decider that answered
+        later (``coburst.gym`` without a thread: the decider stopped ``onNoMoreEvents`` there
+        and the agent's decisions come now)."""
+        self.nb_decisions += 1
+        self.apply(decisions)
+        if self.io is not None:
+            self.io.after_decisions()
+
 
 class AgentScheduler(_AgentDriven, CoburstScheduler):
     """The burst-buffer adapter driven by ``decider`` (module doc).  ``options``: the
@@ -64,6 +73,10 @@ class CoschedAgentScheduler(_AgentDriven, CoschedScheduler):
     whole nodes, compact or spread placements, one decision per date and event) driven by
     ``decider``, whose decisions are
     :class:`~coburst.core.nodeshare.PlacementDecisions`."""
+
+    def finish_decisions(self, decisions: Any) -> None:
+        super().finish_decisions(decisions)
+        self._decided_at = self._now()  # (as onNoMoreEvents, after the decisions)
 
 
 def agent_scheduler(family: str) -> type:

@@ -76,6 +76,7 @@ from gymnasium import spaces
 
 from coburst.gym.backends import backend_for
 from coburst.gym.rewards import make_reward
+from coburst.gym.stepper import AskAgent, SteppedKernel, SteppedLink
 
 __all__ = ["BatsimExactEnv", "InvalidAction", "JOB_FEATURES", "CLUSTER_FEATURES"]
 
@@ -103,6 +104,10 @@ class _Bridge:
         self.to_env: queue.SimpleQueue = queue.SimpleQueue()
         self.to_sim: queue.SimpleQueue = queue.SimpleQueue()
         self.start_dates: dict[str, float] = {}
+        #: the run is in the environment's thread: the decider stops the adapter where the
+        #: agent is to decide (:mod:`coburst.gym.stepper`) instead of waiting for it
+        self.stepped = False
+        self.asked = None  # the state the agent is asked about (stepped)
 
     def on_job_release(self, state, jobs) -> None:
         for listener in self.env.listeners:
@@ -130,14 +135,22 @@ class _Bridge:
         decisions = env.backend_cls.decisions(state.now)
         if not env._anything_fits(state):
             return decisions
+        if self.stepped:
+            self.asked = state
+            raise AskAgent
         self.to_env.put(("decide", state))
         message = self.to_sim.get()
         if message[0] == "abort":
             raise _Abort("episode abandoned")
-        for job, alloc in message[1]:
+        return self.started(decisions, message[1], state.now)
+
+    def started(self, decisions: Any, starts: Sequence[tuple], now: float) -> Any:
+        """``decisions`` with the agent's ``(job, allocation)`` starts."""
+        env = self.env
+        for job, alloc in starts:
             decisions.start(job, alloc)
-            self.start_dates[job.id] = state.now
-            env.waited += state.now - job.subtime
+            self.start_dates[job.id] = now
+            env.waited += now - job.subtime
         return decisions
 
 
@@ -205,6 +218,7 @@ class BatsimExactEnv(gym.Env):
         self.observation_space = (self._dict_space if observation == "dict"
                                   else spaces.flatten_space(self._dict_space))
         self._thread: threading.Thread | None = None
+        self._run = None  # the engine's run (Simulator.run_steps), when it is in this thread
         self._listener_error: BaseException | None = None
         self._bridge: _Bridge | None = None
         self._over = True
@@ -253,8 +267,10 @@ class BatsimExactEnv(gym.Env):
 
     def _abandon(self) -> None:
         """Stop the simulation thread of the current episode, if any (no outputs)."""
-        thread, bridge = self._thread, self._bridge
-        self._thread = self._bridge = None
+        thread, bridge, run = self._thread, self._bridge, self._run
+        self._thread = self._bridge = self._run = None
+        if run is not None:
+            run.close()  # (the engine removes the partial outputs)
         if thread is None:
             return
         if thread.is_alive():
@@ -269,7 +285,6 @@ class BatsimExactEnv(gym.Env):
         from coburst.adapter.agent import agent_scheduler
         from coburst.runner import _ArgumentError, add_run_arguments, light_pybatsim, preflight
         from coburst.simulator.engine import Simulator
-        from coburst.simulator.protocol import InProcessLink
 
         light_pybatsim()
         parser = _ArgumentError(prog="coburst.gym", add_help=False, allow_abbrev=False)
@@ -281,18 +296,28 @@ class BatsimExactEnv(gym.Env):
         bridge = self._bridge = _Bridge(self)
         scheduler = agent_scheduler(self.backend_cls.family)(bridge, self.adapter_options)
         sim = Simulator(config)
-        sim.link = InProcessLink(scheduler, timeout=0)
+        sim.kernel.__class__ = SteppedKernel  # (pauses where the link defers its reply)
+        self._kernel = sim.kernel
+        self._link = sim.link = SteppedLink(scheduler)
         self._scheduler = scheduler
-
-        def body():
-            try:
-                bridge.to_env.put(("done", sim.run()))
-            except BaseException as exc:  # noqa: BLE001 - handed to the environment's thread
-                bridge.to_env.put(("error", exc))
-
+        run = sim.run_steps()
+        next(run)  # the inputs are read ("loaded"): an input error is raised here
         self._over = False
-        self._thread = threading.Thread(target=body, name="coburst-gym-simulation", daemon=True)
-        self._thread.start()
+        if sim.cached_platform:  # no SimGrid: the run pauses at the decision points, in this thread
+            bridge.stepped = True
+            self._run = run
+        else:  # the run is in SimGrid's actor: a thread of its own, which waits for the agent
+            def body():
+                try:
+                    while True:
+                        next(run)
+                except StopIteration as stop:
+                    bridge.to_env.put(("done", stop.value))
+                except BaseException as exc:  # noqa: BLE001 - handed to the environment's thread
+                    bridge.to_env.put(("error", exc))
+
+            self._thread = threading.Thread(target=body, name="coburst-gym-simulation", daemon=True)
+            self._thread.start()
         self._next_point()
         # a simulation that ended before any decision point: one step ends the episode
         self._end_pending = self._over
@@ -300,8 +325,18 @@ class BatsimExactEnv(gym.Env):
         return self._observation(), self._info()
 
     def _next_point(self) -> None:
-        """Wait for the simulation's next decision point, or its end."""
-        message = self._bridge.to_env.get()
+        """Run (or wait for) the simulation to its next decision point, or its end."""
+        run = self._run
+        if run is not None:
+            try:
+                next(run)
+                message = ("decide", self._bridge.asked)
+            except StopIteration as stop:
+                message = ("done", stop.value)
+            except BaseException as exc:  # noqa: BLE001 - as the simulation thread hands it over
+                message = ("error", exc)
+        else:
+            message = self._bridge.to_env.get()
         kind = message[0]
         if kind == "decide":
             state = self.state = message[1]
@@ -316,8 +351,9 @@ class BatsimExactEnv(gym.Env):
             self._refresh()
             return
         self._over = True
-        self._thread.join()
-        self._thread = None
+        if self._thread is not None:
+            self._thread.join()
+        self._thread = self._run = None
         self._window_jobs = []
         self._mask = np.zeros(self.window + 1, dtype=bool)
         self._mask[-1] = True
@@ -398,7 +434,12 @@ class BatsimExactEnv(gym.Env):
                 return self._observation(), reward, False, truncated, self._info()
         # the decision ends: the started jobs go to the simulator
         starts, self._pending = self._pending, []
-        self._bridge.to_sim.put(("starts", starts))
+        bridge = self._bridge
+        if bridge.stepped:
+            decisions = bridge.started(self.backend_cls.decisions(self.now), starts, self.now)
+            self._kernel.resume_value = self._link.finish(decisions)
+        else:
+            bridge.to_sim.put(("starts", starts))
         self._next_point()
         reward = self.reward_fn.step(self)
         terminated = self._over

@@ -34,6 +34,9 @@ from coburst.simulator.workload import Job, Workload
 LOOPBACK_ZONES = ("Full", "Floyd", "Dijkstra", "DijkstraCache")
 #: a route without link nor latency (a message over it is received at the next step)
 NO_ROUTE = Route([], 0.0)
+#: what a link's ``exchange`` returns when it answers later (``coburst.gym``): the process
+#: ``request_reply`` yields it and the kernel pauses; the run resumes with the reply
+DEFERRED = "deferred reply"
 
 
 class BatsimActors:
@@ -125,6 +128,8 @@ class BatsimActors:
         (``network.cpp`` ``request_reply_scheduler_process``, ``protocol.cpp``
         ``send_message_at_time``), then SCHED_READY at the reply's ``now``."""
         reply = self.exchange(events)
+        if reply is DEFERRED:  # the link answers later (coburst.gym): the kernel pauses until it does
+            reply = self._replied(self.kernel.now, (yield DEFERRED))
         kernel = self.kernel
         for event in reply["events"]:
             date = float(event["timestamp"])
@@ -139,6 +144,9 @@ class BatsimActors:
     def exchange(self, events: list[dict[str, Any]]) -> dict[str, Any]:
         now = self.kernel.now
         reply = self.link.exchange(now, events)
+        return reply if reply is DEFERRED else self._replied(now, reply)
+
+    def _replied(self, now: float, reply: dict[str, Any]) -> dict[str, Any]:
         if self.end_sent and reply["events"]:
             types = ", ".join(sorted({str(e.get("type")) for e in reply["events"]}))
             raise ProtocolError(f"the scheduler answered SIMULATION_ENDS with events ({types}); the reply to "

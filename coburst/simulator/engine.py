@@ -277,8 +277,22 @@ class Simulator(BatsimActors, ProtocolHandlers, ParallelTasks, JobAccounting):
             self.speed_hook = make_hook(self)
 
     def run(self) -> SimResult:
+        steps = self.run_steps()
+        while True:
+            try:
+                next(steps)
+            except StopIteration as stop:
+                return stop.value
+
+    def run_steps(self):
+        """The run as a generator: it yields ``"loaded"`` once the inputs are read (the
+        platform's origin, ``cached_platform``, is then known) and ``"paused"`` whenever the
+        kernel pauses, outside SimGrid, for a link that answers later (``coburst.gym``:
+        :data:`~coburst.simulator.actors.DEFERRED`); its value is the :class:`SimResult`.
+        Closing it abandons the run (no outputs).  :meth:`run` drives it to the end."""
         wall_start = time.perf_counter()
         self.load_inputs()
+        yield "loaded"
         prefix = self.config.export_prefix
         jobs_csv, sched_csv = Path(f"{prefix}_jobs.csv"), Path(f"{prefix}_schedule.csv")
         trace_path, states_path = TraceRecorder.paths(prefix)
@@ -327,8 +341,12 @@ class Simulator(BatsimActors, ProtocolHandlers, ParallelTasks, JobAccounting):
                     for elist in self.external.lists:
                         kernel.spawn(self.external.submitter(elist), f"event_submitter_{elist.name}")
                 if self.cached_platform:  # no SimGrid: the kernel runs here, as the one actor would
-                    with signals.deferred():  # (signals seen where an actor thread sees them)
-                        self._guarded(kernel.main)()
+                    while True:
+                        with signals.deferred():  # (signals seen where an actor thread sees them)
+                            self._guarded(kernel.main)()
+                        if self.failure is not None or not getattr(kernel, "paused", False):
+                            break
+                        yield "paused"
                     if os.environ.get("COBURST_DEBUG_PLATFORM_CACHE"):  # (tests)
                         print(f"coburst: platform from the cache, {self.engine.simgrid_routes} route(s) asked "
                               "from SimGrid", file=sys.stderr)
