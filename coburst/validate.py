@@ -11,8 +11,9 @@ Rules (where a choice had to be made, the decision is written next to it):
   mark is dropped); UTF-16 and UTF-32 are *detected* (byte-order mark, or NUL bytes between
   characters) and named, other invalid bytes are located by line and column.
 * **JSON** (:func:`read_json`): strict JSON: ``NaN``, ``Infinity`` and ``-Infinity`` (which
-  Python's ``json`` accepts) are refused with their line and column; absurdly deep
-  nesting (Python's decoder stops near 1000 levels) is named, not a ``RecursionError``.
+  Python's ``json`` accepts) are refused with their line and column; nesting past
+  :data:`coburst.nesting.DEPTH_MAX` (500) levels is refused with its line, column and depth
+  (:func:`loads_bounded`), not a ``RecursionError``.
 * **Numbers** (:func:`number`): finite, and inside the declared range.  Dates and durations
   of coburst's own formats (SWF conversion, IRMaSim workloads, model files) are at most
   :data:`TIME_MAX` = 2**32 s (136 years): up to there a double keeps a resolution finer
@@ -51,6 +52,7 @@ import math
 import os
 import re
 import shutil
+import sys
 import tempfile
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -219,16 +221,45 @@ def parse_json(text: str, source: Any, object_pairs_hook: Callable | None = None
     """Strict JSON (no NaN/Infinity, bounded nesting); InputError with line and column
     (``parse_float``: the reading of numbers with a fraction or an exponent, default ``float``)."""
     try:
-        return json.loads(text, object_pairs_hook=object_pairs_hook, parse_constant=_constant,
-                          parse_float=parse_float)
+        return loads_bounded(text, source, object_pairs_hook=object_pairs_hook, parse_constant=_constant,
+                             parse_float=parse_float)
     except json.JSONDecodeError as exc:
         raise InputError(source, f"line {exc.lineno} column {exc.colno}", f"invalid JSON: {exc.msg}") from None
     except ValueError as exc:  # NaN, Infinity, -Infinity
         pos = _find_constant(text, str(exc))
         raise InputError(source, pos, f"{exc} is not a JSON number (JSON has no NaN or infinities)") from None
-    except RecursionError:  # the C decoder gives up around 1000 levels
-        raise InputError(source, None, "JSON nested too deeply (hundreds of levels of lists or "
-                                       "objects): not a coburst input") from None
+
+
+def _frames() -> int:
+    frame, n = sys._getframe(), 0
+    while frame is not None:
+        n += 1
+        frame = frame.f_back
+    return n
+
+
+def loads_bounded(text: str, source: Any, limit: int | None = None, **kwargs) -> Any:
+    """``json.loads`` refusing documents nested more than :data:`coburst.nesting.DEPTH_MAX`
+    levels: an InputError naming ``source``, the line, the column and the depth.  (Python's
+    C decoder counts its nesting against the recursion limit: the limit is set, for the call,
+    that many levels above the caller's frames; a few levels more are the hooks' frames.)
+    ``limit``: a lower bound of the caller's (a format that nests a known few levels)."""
+    from coburst.nesting import DEPTH_MAX, problem, too_deep, where
+
+    limit = DEPTH_MAX if limit is None else min(limit, DEPTH_MAX)
+    saved = sys.getrecursionlimit()
+    try:
+        sys.setrecursionlimit(_frames() + limit + 10)
+        return json.loads(text, **kwargs)
+    except RecursionError:
+        pass
+    finally:
+        sys.setrecursionlimit(saved)
+    place = too_deep(text, limit)
+    if place is None:  # (deeper than the hooks allow, not than the limit)
+        raise InputError(source, None, f"JSON nested too deeply (more than about {limit} levels of arrays or "
+                                       "objects): refused, coburst's inputs nest a few levels")
+    raise InputError(source, where(place), f"JSON {problem(place, limit)}")
 
 
 def _find_constant(text: str, name: str) -> str | None:

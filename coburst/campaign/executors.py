@@ -121,10 +121,12 @@ def check_scheduler_address(address: str) -> str:
 
 
 def _read_meta(out: Path) -> dict:
+    from coburst.validate import read_json
+
     try:
-        meta = json.loads((out / META).read_text(encoding="utf-8"))
+        meta = read_json(out / META)  # (nesting bounded: a deep file is no RecursionError)
         return meta if isinstance(meta, dict) else {}
-    except (OSError, ValueError):
+    except InputError:
         return {}
 
 

@@ -49,11 +49,13 @@ def runs_dir(out: str | Path) -> Path:
 
 
 def read_status(run_dir: Path) -> dict | None:
+    from coburst.errors import InputError
+    from coburst.validate import read_json
+
     try:
-        with open(run_dir / "status.json", encoding="utf-8") as fh:
-            status = json.load(fh)
+        status = read_json(run_dir / "status.json")  # (nesting bounded: a deep file is no RecursionError)
         return status if isinstance(status, dict) else None
-    except (OSError, ValueError):
+    except InputError:
         return None
 
 

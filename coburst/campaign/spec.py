@@ -77,6 +77,8 @@ RESERVED = ("run_id", "scheduler", "scheduler_spec", "options", "platform", "pla
             "workload_name", "seed", "engine", "sim_args", "timeout", "run_timeout", "sched", "wl", "plat")
 _LABEL_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 SWF_VAR = "COBURST_SWF_DIR"
+#: the deepest nesting of arrays and inline tables of a campaign file (tomllib recurses)
+TOML_DEPTH = 64
 
 
 def swf_dir() -> Path:
@@ -231,8 +233,16 @@ def parse_toml(path: Path, text: str | None = None) -> tuple[str, dict]:
         except UnicodeDecodeError as exc:
             line = raw[:exc.start].count(b"\n") + 1
             raise _err(path, f"line {line}", "not UTF-8 text") from None
+    from coburst.nesting import too_deep, where
+
+    deep = too_deep(text, TOML_DEPTH)  # (tomllib recurses: ~300 levels end in a RecursionError)
+    if deep is not None:
+        raise _err(path, where(deep), f"nested too deeply: more than {TOML_DEPTH} levels (an array or inline table "
+                                      f"opened at depth {deep[2]}): refused, a campaign file nests a few levels")
     try:
         return text, tomllib.loads(text)
+    except RecursionError:  # (nesting the scan did not see: brackets in literal strings)
+        raise _err(path, None, f"nested too deeply (more than about {TOML_DEPTH} levels): refused") from None
     except tomllib.TOMLDecodeError as exc:
         msg = str(exc)
         m = re.search(r"\(at line (\d+), column (\d+)\)", msg)

@@ -62,6 +62,7 @@ import numpy as np
 
 from coburst.errors import InputError
 from coburst.fileio import atomic_write
+from coburst.validate import loads_bounded
 
 __all__ = [
     "AppSeed",
@@ -381,6 +382,10 @@ class _Pairs(list):
     """A JSON object as its raw (key, value) pairs, so duplicate keys can be reported."""
 
 
+#: a heatmap JSON nests two levels ({job: {co_job: speedup}}): deeper is refused at once
+HEATMAP_DEPTH = 32
+
+
 def _to_dicts(node, source, path: tuple[str, ...] = ()):
     """Turn parsed ``_Pairs`` into dicts; InputError (with the JSON path) on a duplicate key."""
     if isinstance(node, _Pairs):
@@ -397,7 +402,7 @@ def _to_dicts(node, source, path: tuple[str, ...] = ()):
 
 def _parse_json(text: str, source, known) -> Heatmap:
     try:
-        raw = json.loads(text, object_pairs_hook=_Pairs)
+        raw = loads_bounded(text, source, HEATMAP_DEPTH, object_pairs_hook=_Pairs)
     except json.JSONDecodeError as exc:
         raise InputError(source, f"line {exc.lineno}, column {exc.colno}", f"invalid JSON: {exc.msg}") from None
     doc = _to_dicts(raw, source)

@@ -810,6 +810,14 @@ def scan_workload(path: str | Path, name: str) -> Workload | None:
         return None
     p = Path(path)
     source = str(path)
+    from coburst.nesting import file_too_deep, problem, where
+
+    try:
+        deep = file_too_deep(p) if p.is_file() else None
+    except OSError:
+        return None  # (the whole reading names it)
+    if deep is not None:  # (before the streaming parser builds its events: 10 GB for 100,000 levels)
+        raise InputError(source, where(deep), f"JSON {problem(deep)}")
     try:
         if not p.is_file():
             return None
