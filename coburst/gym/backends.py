@@ -17,6 +17,8 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
+import numpy as np
+
 from coburst.core.decisions import Decisions
 from coburst.core.nodeshare import PlacementDecisions
 
@@ -31,12 +33,21 @@ class BBBackend:
         self.state = state
         self.cluster = cluster
         self.profile = state.mask_profile()
+        self.total_units = cluster.n_compute
+        self.total_bb = cluster.total_bb_capacity or 0
 
     @staticmethod
-    def any_fits(state: Any, jobs: Sequence[Any], options: dict) -> bool:
+    def units(job: Any) -> int:
+        return job.res
+
+    @staticmethod
+    def bb_bytes(job: Any) -> int:
+        return job.bb_total
+
+    def any_fits(self, jobs: Sequence[Any]) -> bool:
         from coburst.policies.base import fits_any_now
 
-        return fits_any_now(state.mask_profile(), jobs)
+        return fits_any_now(self.profile, jobs)
 
     def fits(self, job: Any) -> bool:
         return self.profile.fits_now(job.res, job.walltime, job.bb)
@@ -77,6 +88,38 @@ class CoschedBackend:
         self.cluster = cluster
         self.modes = tuple(modes)
         self.board = state.board()
+        self.total_units = cluster.n * cluster.units_per_node
+        self.total_bb = int(cluster.bb_capacity.sum()) if len(cluster.bb_capacity) else 0
+
+    @staticmethod
+    def units(job: Any) -> int:
+        return job.res
+
+    @staticmethod
+    def bb_bytes(job: Any) -> int:
+        return job.bb * job.nodes if job.bb > 0 else 0
+
+    def fits_mode(self, job: Any, mode: str) -> bool:
+        """The job can be placed now in ``mode`` (``placement`` actions)."""
+        if mode == "spread" and not self.cluster.spread_possible(job.nodes):
+            return False
+        return self.board.fits(mode, job.nodes, job.bb)
+
+    def start_mode(self, job: Any, mode: str) -> Any:
+        alloc = self.board.place(job.seq, mode, job.nodes, None, job.bb)
+        if alloc is None:
+            raise RuntimeError(f"no {mode} place for job {job.id}, which fits now")
+        return alloc
+
+    def corun(self, job: Any) -> tuple[float, float, float]:
+        """``(fits compact, fits spread, co-run share)`` (:mod:`coburst.gym.observe`)."""
+        board = self.board
+        compact, spread = self.fits_mode(job, "compact"), self.fits_mode(job, "spread")
+        share = 0.0
+        if spread:
+            chosen = np.flatnonzero(board.spread_ok)[:2 * job.nodes]
+            share = float((board.jobs_on[chosen] == 1).mean()) if len(chosen) else 0.0
+        return float(compact), float(spread), share
 
     @staticmethod
     def _mode(board: Any, cluster: Any, job: Any, modes: Sequence[str]) -> str | None:
@@ -87,10 +130,8 @@ class CoschedBackend:
                 return mode
         return None
 
-    @staticmethod
-    def any_fits(state: Any, jobs: Sequence[Any], options: dict) -> bool:
-        board, cluster = state._board, state.cluster  # (read only)
-        modes = options.get("modes", ("compact", "spread"))
+    def any_fits(self, jobs: Sequence[Any]) -> bool:
+        board, cluster, modes = self.board, self.cluster, self.modes
         return any(CoschedBackend._mode(board, cluster, job, modes) is not None for job in jobs)
 
     def fits(self, job: Any) -> bool:

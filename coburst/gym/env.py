@@ -62,7 +62,6 @@ process), as the tests do.
 
 from __future__ import annotations
 
-import math
 import queue
 import shutil
 import tempfile
@@ -75,15 +74,17 @@ import numpy as np
 from gymnasium import spaces
 
 from coburst.gym.backends import backend_for
+from coburst.gym.observe import CLUSTER_FEATURES, DEFAULT_HORIZONS, JOB_FEATURES, Observer
 from coburst.gym.rewards import make_reward
 from coburst.gym.stepper import AskAgent, SteppedKernel, SteppedLink
 
-__all__ = ["BatsimExactEnv", "InvalidAction", "JOB_FEATURES", "CLUSTER_FEATURES"]
+__all__ = ["BatsimExactEnv", "InvalidAction", "JOB_FEATURES", "CLUSTER_FEATURES", "ACTIONS", "PLACEMENT_MODES"]
 
-#: the columns of ``observation["jobs"]``
-JOB_FEATURES = ("present", "wait", "walltime", "size", "bb", "fits")
-#: the entries of ``observation["cluster"]``
-CLUSTER_FEATURES = ("free_nodes", "free_bb", "queue")
+#: ``actions=`` values: a job of the window (``"job"``) or a job and its placement mode on
+#: node-sharing platforms (``"placement"``)
+ACTIONS = ("job", "placement")
+#: the placement modes of ``actions="placement"``: action ``2 k + i`` starts slot ``k`` in mode ``i``
+PLACEMENT_MODES = ("compact", "spread")
 
 
 class InvalidAction(ValueError):
@@ -110,7 +111,10 @@ class _Bridge:
         self.asked = None  # the state the agent is asked about (stepped)
 
     def on_job_release(self, state, jobs) -> None:
-        for listener in self.env.listeners:
+        env = self.env
+        env._n_released += len(jobs)
+        env._released_subtimes += sum(job.subtime for job in jobs)
+        for listener in env.listeners:
             listener.on_job_release(state, jobs)
 
     def on_job_end(self, state, jobs) -> None:
@@ -173,7 +177,8 @@ class BatsimExactEnv(gym.Env):
                  invalid_action: str = "raise", penalty: float = -1.0, observation: str = "dict",
                  time_scale: float = 3600.0, export: str | None = None, sim_args: Sequence[str] = (),
                  adapter_options: dict | None = None, allocator: Callable | None = None,
-                 modes: Sequence[str] = ("compact", "spread")):
+                 modes: Sequence[str] = ("compact", "spread"), features: str = "basic",
+                 horizons: Sequence[float] = DEFAULT_HORIZONS, actions: str = "job"):
         if not isinstance(window, int) or window < 1:
             raise ValueError(f"window must be an integer >= 1, got {window!r}")
         if invalid_action not in ("raise", "penalty"):
@@ -211,10 +216,17 @@ class BatsimExactEnv(gym.Env):
         self.workloads = self._workload_files(workload)
         self.export = export or str(Path(self._tmp) / "episode")
         self.observation_kind = observation
-        self.action_space = spaces.Discrete(window + 1)
-        self._dict_space = spaces.Dict({
-            "jobs": spaces.Box(0.0, 1.0, (window, len(JOB_FEATURES)), dtype=np.float32),
-            "cluster": spaces.Box(0.0, 1.0, (len(CLUSTER_FEATURES),), dtype=np.float32)})
+        if actions not in ACTIONS:
+            raise ValueError(f"actions must be one of {ACTIONS}, got {actions!r}")
+        if actions == "placement" and self.backend_cls.family != "cosched":
+            raise ValueError("actions='placement' needs a node-sharing platform (coburst platform cosched)")
+        self.actions = actions
+        #: the action that ends the decision (*wait*); the others start a job
+        self.wait_action = window * len(PLACEMENT_MODES) if actions == "placement" else window
+        self.action_space = spaces.Discrete(self.wait_action + 1)
+        self._observer = Observer(self, features, tuple(horizons))
+        self.features = features
+        self._dict_space = self._observer.dict_space
         self.observation_space = (self._dict_space if observation == "dict"
                                   else spaces.flatten_space(self._dict_space))
         self._thread: threading.Thread | None = None
@@ -262,8 +274,14 @@ class BatsimExactEnv(gym.Env):
         self._n_total = 0
         self._pending: list[tuple[Any, Any]] = []  # (job, allocation) started in this decision
         self._window_jobs: list = []
-        self._mask = np.zeros(self.window + 1, dtype=bool)
+        self._mask = np.zeros(self.wait_action + 1, dtype=bool)
         self._mask[-1] = True
+        self._fit_known: dict = {}  # (job id, mode) -> fits, in this decision (false stays false)
+        self._released_subtimes = 0.0  # sum of the submission dates of the jobs released so far
+        self._n_released = 0
+        self._started_subtimes = 0.0  # ... of the jobs started so far
+        self._n_started = 0
+        self._observer.reset()
 
     def _abandon(self) -> None:
         """Stop the simulation thread of the current episode, if any (no outputs)."""
@@ -343,11 +361,10 @@ class BatsimExactEnv(gym.Env):
             self.now = state.now
             self.cluster = self._scheduler.cluster
             self._pending = []
-            if self.backend_cls.family == "cosched":
-                self._backend = self.backend_cls(state, self.cluster, self.modes)
-            else:
-                self._backend = self.backend_cls(state, self.cluster)
+            self._backend = self._bridge.backend
             self.decision_id += 1
+            self._fit_known = {}
+            self._observer.new_point()
             self._refresh()
             return
         self._over = True
@@ -355,7 +372,7 @@ class BatsimExactEnv(gym.Env):
             self._thread.join()
         self._thread = self._run = None
         self._window_jobs = []
-        self._mask = np.zeros(self.window + 1, dtype=bool)
+        self._mask = np.zeros(self.wait_action + 1, dtype=bool)
         self._mask[-1] = True
         if kind == "error":
             error, self._listener_error = self._listener_error, None
@@ -374,23 +391,42 @@ class BatsimExactEnv(gym.Env):
         return jobs
 
     def _anything_fits(self, state) -> bool:
-        """Some job of the window can start now (simulation thread, before a decision)."""
+        """Some job of the window can start now (simulation thread, before a decision); the
+        backend of the decision is made here (``_bridge.backend``)."""
         jobs = self._visible(state, ())
         if not jobs:
             return False
-        return self.backend_cls.any_fits(state, jobs, {"modes": self.modes})
+        cluster = self._scheduler.cluster
+        backend = (self.backend_cls(state, cluster, self.modes) if self.backend_cls.family == "cosched"
+                   else self.backend_cls(state, cluster))
+        self._bridge.backend = backend
+        return backend.any_fits(jobs)
 
     def _refresh(self) -> None:
         pending_ids = {job.id for job, _ in self._pending}
         self._window_jobs = jobs = self._visible(self.state, pending_ids)
-        mask = np.zeros(self.window + 1, dtype=bool)
+        fits = [False] * self.wait_action
         backend = self._backend
-        for i, job in enumerate(jobs):
-            mask[i] = backend.fits(job)
+        known = self._fit_known  # (a start only takes resources: what did not fit still does not)
+        if self.actions == "job":
+            for i, job in enumerate(jobs):
+                ok = known.get(job.id)
+                if ok is not False:
+                    ok = known[job.id] = backend.fits(job)
+                fits[i] = ok
+        else:
+            modes = self.modes
+            for i, job in enumerate(jobs):
+                for m, mode in enumerate(PLACEMENT_MODES):
+                    key = (job.id, mode)
+                    ok = known.get(key)
+                    if ok is not False:
+                        ok = known[key] = mode in modes and backend.fits_mode(job, mode)
+                    fits[2 * i + m] = ok
         # wait stalls the simulation when nothing runs, nothing started and every job came
         stall = not self.state.running and not self._pending and self._n_submitted_all()
-        mask[-1] = not (stall and mask[:-1].any())
-        self._mask = mask
+        fits.append(not (stall and any(fits)))
+        self._mask = np.array(fits, dtype=bool)
 
     def _n_submitted_all(self) -> bool:
         return self._scheduler.nb_seen >= self._n_total
@@ -410,23 +446,32 @@ class BatsimExactEnv(gym.Env):
             a = int(action)
         except (TypeError, ValueError):
             raise InvalidAction(f"action {action!r} is not an integer") from None
-        if not 0 <= a <= self.window:
-            raise InvalidAction(f"action {a} outside Discrete({self.window + 1})")
+        wait = self.wait_action
+        if not 0 <= a <= wait:
+            raise InvalidAction(f"action {a} outside Discrete({wait + 1})")
+        slot, mode = (a, None) if self.actions == "job" else divmod(a, len(PLACEMENT_MODES))
         if not self._mask[a]:
             if self.invalid_action == "raise":
-                what = "wait (it would stall the simulation: nothing runs)" if a == self.window else (
-                    f"start window slot {a} (empty)" if a >= len(self._window_jobs) else
-                    f"start job {self._window_jobs[a].id} (it does not fit now)")
+                how = "" if mode is None else f" {PLACEMENT_MODES[mode]}"
+                what = "wait (it would stall the simulation: nothing runs)" if a == wait else (
+                    f"start window slot {slot} (empty)" if slot >= len(self._window_jobs) else
+                    f"start job {self._window_jobs[slot].id}{how} (it does not fit now)")
                 raise InvalidAction(f"action {a} is masked out at simulated time {self.now:.6f}: cannot {what}; "
                                     f"valid actions: {np.flatnonzero(self._mask).tolist()}")
             self.nb_decisions += 1
             truncated = self._truncate_if_due()
             return self._observation(), self.penalty, False, truncated, self._info()
         self.nb_decisions += 1
-        if a < self.window:
-            job = self._window_jobs[a]
-            alloc = self._backend.start(job, None if self.allocator is None else self.allocator(job))
+        if a < wait:
+            job = self._window_jobs[slot]
+            alloc = None if self.allocator is None else self.allocator(job)
+            if mode is not None and alloc is None:
+                alloc = self._backend.start_mode(job, PLACEMENT_MODES[mode])
+            else:
+                alloc = self._backend.start(job, alloc)
             self._pending.append((job, alloc))
+            self._n_started += 1
+            self._started_subtimes += job.subtime
             self._refresh()
             if self._mask[:-1].any():
                 reward = self.reward_fn.step(self)
@@ -459,6 +504,19 @@ class BatsimExactEnv(gym.Env):
 
     # ------------------------------------------------------------------ views
     @property
+    def queue_length(self) -> int:
+        """The number of waiting jobs (those started in this decision left out)."""
+        if self._over or self.state is None:
+            return 0
+        return self._n_released - self._n_started
+
+    def queue_wait(self) -> float:
+        """The waiting time the waiting jobs accrued up to ``now``, summed (O(1))."""
+        if self._over or self.state is None:
+            return 0.0
+        return (self._n_released - self._n_started) * self.now - (self._released_subtimes - self._started_subtimes)
+
+    @property
     def queue(self) -> list:
         """The waiting jobs (submission order), those started in this decision left out."""
         if self._over or self.state is None:
@@ -476,23 +534,12 @@ class BatsimExactEnv(gym.Env):
         return runs + [(job, self.now, alloc) for job, alloc in self._pending]
 
     def _observation(self):
-        jobs = np.zeros((self.window, len(JOB_FEATURES)), dtype=np.float32)
-        cluster = np.zeros(len(CLUSTER_FEATURES), dtype=np.float32)
-        if not self._over and self.state is not None:
-            backend = self._backend
-            scale = self.time_scale
-            for i, job in enumerate(self._window_jobs):
-                wait = max(self.now - job.subtime, 0.0)
-                wall = job.walltime
-                jobs[i] = (1.0, wait / (wait + scale), 1.0 if math.isinf(wall) else wall / (wall + scale),
-                           backend.size(job), backend.bb(job), float(self._mask[i]))
-            free, free_bb = backend.free(self.running)
-            n = len(self.state._queue) - len(self._pending)
-            cluster[:] = (free, free_bb, n / (n + self.window))
-        obs = {"jobs": jobs, "cluster": cluster}
-        if self.observation_kind == "flat":
-            return spaces.flatten(self._dict_space, obs).astype(np.float32, copy=False)
-        return obs
+        return self._observer.observe()
+
+    def slot_fits(self) -> np.ndarray:
+        """Per window slot: some action starting its job is valid now."""
+        fits = self._mask[:-1]
+        return fits if self.actions == "job" else fits.reshape(self.window, len(PLACEMENT_MODES)).any(axis=1)
 
     def _info(self) -> dict:
         return {"action_mask": self._mask.copy(), "now": self.now, "decision": self.decision_id,

@@ -23,6 +23,8 @@ from typing import Any
 
 import gymnasium as gym
 
+from coburst.gym.env import PLACEMENT_MODES
+
 __all__ = ["PolicyExpert", "ExpertMismatch", "CONFORMING"]
 
 #: built-in policies whose decisions are only starts (no rejects, no call-me-later): the
@@ -42,8 +44,11 @@ class ExpertMismatch(RuntimeError):
 class PolicyExpert(gym.Wrapper):
     """``PolicyExpert(env, "backfill-sjf", depth=1)``: the policy's actions (module doc)."""
 
-    def __init__(self, env: gym.Env, policy: str, **params: Any):
+    def __init__(self, env: gym.Env, policy: str, *, play_allocations: bool | None = None, **params: Any):
         super().__init__(env)
+        #: the jobs run on the policy's allocations (default; with ``actions="placement"``,
+        #: off: the action's mode places them)
+        self.play_allocations = env.unwrapped.actions == "job" if play_allocations is None else play_allocations
         from coburst import registry
 
         self.policy_name = policy
@@ -59,7 +64,9 @@ class PolicyExpert(gym.Wrapper):
         self.policy = self._scope.get(self.policy_name, **self.params)
         base.listeners[:] = [lst for lst in base.listeners if not isinstance(lst, _Listener)]
         base.listeners.append(_Listener(self))
-        base.allocator = self._allocate
+        # the policy's allocations; with placement actions the environment places the job
+        # itself in the mode the action names (what the policy's placement must then be)
+        base.allocator = self._allocate if self.play_allocations else None
         self._plan, self._allocs, self._point = [], {}, 0
         return self.env.reset(**kwargs)
 
@@ -81,21 +88,26 @@ class PolicyExpert(gym.Wrapper):
         return self._allocs.get(job.id)
 
     def expert_action(self) -> int:
-        """The action the policy takes now."""
+        """The action the policy takes now (``actions="placement"``: its job and the mode
+        of its placement)."""
         base = self.env.unwrapped
         if not self._plan:
-            return base.window
+            return base.wait_action
         job = self._plan[0]
         ids = [j.id for j in base._window_jobs]
         if job.id not in ids:
             raise ExpertMismatch(f"the policy starts job {job.id}, which is not in the window {ids} "
                                  f"(a larger window is needed)")
-        return ids.index(job.id)
+        slot = ids.index(job.id)
+        if base.actions == "placement":
+            return 2 * slot + PLACEMENT_MODES.index(self._allocs[job.id].mode)
+        return slot
 
     def step(self, action):
         base = self.env.unwrapped
-        if self._plan and action < len(base._window_jobs) and base.action_masks()[action]:
-            if base._window_jobs[action].id == self._plan[0].id:
+        slot = action if base.actions == "job" else action // len(PLACEMENT_MODES)
+        if self._plan and action < base.wait_action and slot < len(base._window_jobs) and base.action_masks()[action]:
+            if base._window_jobs[slot].id == self._plan[0].id:
                 self._plan.pop(0)  # (before the step: the engine may reach its next decision point)
         return self.env.step(action)
 

@@ -47,8 +47,7 @@ class WaitingTime(Reward):
         self._last = 0.0
 
     def total(self, env: Any) -> float:
-        now = env.now
-        return env.waited + sum(now - job.subtime for job in env.queue)
+        return env.waited + env.queue_wait()
 
     def reset(self, env: Any) -> None:
         self._last = self.total(env)
