@@ -64,6 +64,7 @@ from typing import Any
 
 from coburst.campaign.naming import assign_run_ids
 from coburst.errors import InputError
+from coburst.validate import quote
 
 ENGINES = ("coburst", "batsim")
 TOP_KEYS = ("campaign", "prepare", "schedulers", "platforms", "workloads")
@@ -148,7 +149,39 @@ def _tname(value: Any) -> str:
 
 def _str(src: Path, where: str, value: Any) -> str:
     if not isinstance(value, str) or not value:
-        raise _err(src, where, f"expected a non-empty string, got {_tname(value)} {value!r}")
+        raise _err(src, where, f"expected a non-empty string, got {_tname(value)} {quote(value)}")
+    return value
+
+
+#: the longest campaign name (it names the default output folder, ``out/<name>``)
+NAME_MAX = 128
+
+
+def _folder_name(src: Path, where: str, name: str) -> str:
+    """``name`` as one plain folder name: it cannot lead out of the folder it is made in
+    (no ``/``, not ``.`` or ``..``), holds no NUL or control character, and is at most
+    :data:`NAME_MAX` characters (and 255 bytes, what file systems take)."""
+    problem = None
+    if "/" in name or "\\" in name:
+        problem = "must be one folder name, without '/' or '\\' (it names the output folder out/<name>)"
+    elif name in (".", ".."):
+        problem = "is not a folder name of its own (it names the output folder out/<name>)"
+    elif any(ord(c) < 32 or 127 <= ord(c) < 160 for c in name):
+        bad = next(c for c in name if ord(c) < 32 or 127 <= ord(c) < 160)
+        problem = f"holds the control character U+{ord(bad):04X} at position {name.index(bad)}: not in a folder name"
+    elif len(name) > NAME_MAX or len(name.encode("utf-8", "surrogatepass")) > 255:
+        problem = f"is {len(name)} characters long: at most {NAME_MAX} (it names the output folder out/<name>)"
+    elif name != name.strip():
+        problem = "starts or ends with white space"
+    if problem:
+        raise _err(src, where, f"{quote(name)} {problem}")
+    return name
+
+
+def _path_text(src: Path, where: str, value: str) -> str:
+    """A path of the campaign file: no NUL byte (no file system takes one)."""
+    if "\x00" in value:
+        raise _err(src, where, f"{quote(value)} holds a NUL character at position {value.index(chr(0))}: not in a path")
     return value
 
 
@@ -260,13 +293,13 @@ def load_campaign(path: str | Path, *, out: str | Path | None = None, engines: l
     base = Path(base_dir) if base_dir is not None else src.resolve().parent
     _check_keys(src, "", data, TOP_KEYS)
     camp = _check_keys(src, "campaign", data.get("campaign", {}), CAMPAIGN_KEYS)
-    name = _str(src, "campaign.name", camp.get("name", src.stem))
+    name = _folder_name(src, "campaign.name", _str(src, "campaign.name", camp.get("name", src.stem)))
     if "description" in camp:
         _str(src, "campaign.description", camp["description"])
     if out is not None:
         out_dir = Path(os.path.abspath(Path(out).expanduser()))
     elif "out" in camp:
-        out_dir = _path(base, _str(src, "campaign.out", camp["out"]))
+        out_dir = _path(base, _path_text(src, "campaign.out", _str(src, "campaign.out", camp["out"])))
     else:
         out_dir = Path(os.path.abspath(Path("out") / name))
 
