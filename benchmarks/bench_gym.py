@@ -1,7 +1,7 @@
 """Benchmark: ``coburst.gym`` steps per second, a trivial agent on the KTH-SP2 delay jobs.
 
     .venv/bin/python benchmarks/bench_gym.py [--jobs N] [--window 32] [--agent first|random|wait]
-                                             [--repeat 1]
+                                             [--repeat 3] [--features basic|extended]
 
 The workload is ``workloads/kth_sp2_delay_5000.json`` (the first 5,000 jobs of the KTH-SP2
 log as ``delay`` jobs; ``--jobs N``: its first N) on ``platforms/kth_sp2.xml`` (100 nodes).
@@ -13,7 +13,9 @@ order is not kept, the run is mostly the engine's).  The script prints steps, de
 simulated jobs, the wall time of ``reset`` and of the episode, steps/s and jobs/s, and, for
 the same inputs, the wall time of ``coburst run filler`` in the same process (the engine and
 the adapter without the environment) -- so the environment's own cost per step can be read
-across machines.  The load average is printed too: the machine is shared.
+across machines.  Figures are medians over ``--repeat`` episodes; the episode's CPU time (the
+process's, which on a shared machine is steadier than its wall time) is printed beside its
+wall time, with the date, the machine and the load average (the machine may be shared).
 """
 
 from __future__ import annotations
@@ -37,18 +39,20 @@ WORKLOAD = ROOT / "workloads" / "kth_sp2_delay_5000.json"
 PLATFORM = ROOT / "platforms" / "kth_sp2.xml"
 
 
-def episode(workload: str, window: int, agent: str, seed: int) -> dict:
+def episode(workload: str, window: int, agent: str, seed: int, features: str = "basic") -> dict:
     import gymnasium
 
     import coburst.gym  # noqa: F401 - registers the ids
 
-    env = gymnasium.make("coburst/BatsimExact-v0", workload=workload, platform=str(PLATFORM), window=window)
+    env = gymnasium.make("coburst/BatsimExact-v0", workload=workload, platform=str(PLATFORM), window=window,
+                         features=features)
     rng = np.random.default_rng(seed)
     t0 = time.perf_counter()
     obs, info = env.reset(seed=seed)
     t_reset = time.perf_counter() - t0
     steps = 0
     t1 = time.perf_counter()
+    c1 = time.process_time()
     while True:
         valid = np.flatnonzero(info["action_mask"])
         if agent == "first":
@@ -62,18 +66,32 @@ def episode(workload: str, window: int, agent: str, seed: int) -> dict:
         if terminated or truncated:
             break
     wall = time.perf_counter() - t1
+    cpu = time.process_time() - c1
     decisions = env.unwrapped.decision_id
     jobs = int(env.unwrapped.result.schedule["nb_jobs"])
     env.close()
-    return {"reset": t_reset, "wall": wall, "steps": steps, "decisions": decisions, "jobs": jobs}
+    return {"reset": t_reset, "wall": wall, "cpu": cpu, "steps": steps, "decisions": decisions, "jobs": jobs,
+            "steps/s": steps / wall, "steps/cpu-s": steps / cpu}
 
 
-def plain_run(workload: str, out: str) -> float:
+def plain_run(workload: str, out: str) -> tuple[float, float]:
     from coburst.runner import run
 
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     run("filler", platform=str(PLATFORM), workloads=[workload], export=out)
-    return time.perf_counter() - t0
+    return time.perf_counter() - t0, time.process_time() - c0
+
+
+def machine() -> str:
+    import platform
+
+    cpu = platform.processor() or platform.machine()
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as fh:
+            cpu = next((line.split(":", 1)[1].strip() for line in fh if line.startswith("model name")), cpu)
+    except OSError:
+        pass
+    return f"{platform.node()}, {cpu}, {os.cpu_count()} CPUs, Python {platform.python_version()}"
 
 
 def main() -> None:
@@ -81,7 +99,8 @@ def main() -> None:
     parser.add_argument("--jobs", type=int, default=None, help="first N jobs only (default: all 5,000)")
     parser.add_argument("--window", type=int, default=32)
     parser.add_argument("--agent", choices=("first", "random", "wait"), default="first")
-    parser.add_argument("--repeat", type=int, default=1, help="episodes (medians reported)")
+    parser.add_argument("--repeat", type=int, default=3, help="episodes (medians reported)")
+    parser.add_argument("--features", choices=("basic", "extended"), default="basic")
     args = parser.parse_args()
     logging.disable(logging.WARNING)
     load0 = os.getloadavg()
@@ -92,18 +111,24 @@ def main() -> None:
             doc["jobs"] = doc["jobs"][:args.jobs]
             workload = str(Path(tmp) / "kth.json")
             Path(workload).write_text(json.dumps(doc))
-        plain = plain_run(workload, str(Path(tmp) / "plain"))  # (also describes the platform in the cache)
-        runs = [episode(workload, args.window, args.agent, seed) for seed in range(args.repeat)]
+        plain = [plain_run(workload, str(Path(tmp) / "plain"))]  # (also describes the platform in the cache)
+        plain.append(plain_run(workload, str(Path(tmp) / "plain")))
+        runs = [episode(workload, args.window, args.agent, seed, args.features) for seed in range(args.repeat)]
     med = {k: statistics.median(r[k] for r in runs) for k in runs[0]}
+    print(f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}; {machine()}")
     print(f"KTH-SP2 delay jobs on {PLATFORM.name}: {med['jobs']:,.0f} jobs, window {args.window}, agent "
-          f"{args.agent!r}; load average {load0[0]:.1f} on {os.cpu_count()} CPUs")
+          f"{args.agent!r}, features {args.features!r}; load average {load0[0]:.1f} on {os.cpu_count()} CPUs")
     print(f"{'steps':28s}{med['steps']:12,.0f}")
     print(f"{'decision points shown':28s}{med['decisions']:12,.0f}")
     print(f"{'reset (s)':28s}{med['reset']:12.3f}")
     print(f"{'episode wall time (s)':28s}{med['wall']:12.2f}")
-    print(f"{'steps/s':28s}{med['steps'] / med['wall']:12,.0f}")
-    print(f"{'jobs/s':28s}{med['jobs'] / med['wall']:12,.0f}")
-    print(f"{'coburst run filler (s)':28s}{plain:12.2f}   (same inputs, in process, no environment)")
+    print(f"{'episode CPU time (s)':28s}{med['cpu']:12.2f}")
+    each = ", ".join(f"{r['steps/s']:,.0f}" for r in runs)
+    print(f"{'steps/s (wall)':28s}{med['steps/s']:12,.0f}   (episodes: {each})")
+    print(f"{'steps/s (CPU)':28s}{med['steps/cpu-s']:12,.0f}")
+    print(f"{'jobs/s (wall)':28s}{med['jobs'] / med['wall']:12,.0f}")
+    print(f"{'coburst run filler (s)':28s}{plain[-1][0]:12.2f}   wall, {plain[-1][1]:.2f} s CPU (same inputs, in "
+          f"process, no environment)")
     print(f"(median of {args.repeat} episode(s); load average at the end {os.getloadavg()[0]:.1f})")
 
 

@@ -1,0 +1,155 @@
+"""``coburst.gym``'s extended observations and placement actions: the env checker on every
+configuration, the availability profile and user features against the jobs themselves, and
+the node-sharing policies played as (job, placement mode) actions -- without their
+allocations -- giving their ``_jobs.csv`` byte for byte where their placements are the
+environment's (the first suitable nodes in index order)."""
+
+from __future__ import annotations
+
+import json
+import logging
+from pathlib import Path
+
+import gymnasium
+import numpy as np
+import pytest
+from gymnasium.utils.env_checker import check_env
+
+import coburst.gym  # noqa: F401 - registers the ids
+from coburst.gym import BatsimExactEnv, PolicyExpert
+from coburst.gym.observe import EXTENDED_JOB_FEATURES
+from coburst.runner import run
+from coburst.testing import run_policy
+from test_gym_conformance_cosched import COSCHED_POLICIES, cosched_workload
+
+pytestmark = pytest.mark.timeout(180)
+
+REPO = Path(__file__).resolve().parents[1]
+DRAGONFLY = str(REPO / "platforms" / "dragonfly_small.xml")
+ARIS = str(REPO / "platforms" / "aris_cosched_small.xml")
+#: node-sharing policies whose placements are not the first suitable nodes in index order
+#: (Pair-Greedy ranks the nodes by the pair's speed: its jobs go elsewhere than a (job, mode)
+#: action puts them)
+OWN_PLACEMENT = {"pair-greedy"}
+
+
+@pytest.fixture(scope="module", autouse=True)
+def quiet():
+    logging.disable(logging.WARNING)
+    yield
+    logging.disable(logging.NOTSET)
+
+
+@pytest.fixture(scope="module")
+def inputs(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("feat")
+    doc = json.loads((REPO / "workloads" / "kth_alloc_only_sample.json").read_text())
+    doc["jobs"] = doc["jobs"][:40]
+    for i, job in enumerate(doc["jobs"]):
+        if i % 4:
+            job["user"] = f"u{i % 3}"
+    bb = folder / "bb.json"
+    bb.write_text(json.dumps(doc))
+    co = cosched_workload(folder / "co.json")
+    run_policy("fcfs", str(bb), DRAGONFLY, out=folder / "warm_bb", trace=False)
+    run_policy("cosched:fcfs", co, ARIS, out=folder / "warm_co", trace=False)
+    return {"bb": str(bb), "co": co, "folder": folder}
+
+
+def first_valid(info) -> int:
+    return int(np.flatnonzero(info["action_mask"])[0])
+
+
+@pytest.mark.parametrize("observation", ["dict", "flat"])
+def test_env_checker_on_every_configuration(inputs, observation):
+    configs = [(inputs["bb"], DRAGONFLY, {"features": "extended"}),
+               (inputs["co"], ARIS, {"features": "extended"}),
+               (inputs["co"], ARIS, {"features": "extended", "actions": "placement"}),
+               (inputs["co"], ARIS, {"actions": "placement"})]
+    for workload, platform, kw in configs:
+        env = BatsimExactEnv(workload, platform, window=6, observation=observation, invalid_action="penalty", **kw)
+        check_env(env, skip_render_check=True)
+        obs, info = env.reset(seed=0)
+        assert env.observation_space.contains(obs)
+        assert info["action_mask"].shape == (env.action_space.n,)
+        for _ in range(30):  # a few steps: every observation is in the space
+            obs, _, terminated, truncated, info = env.step(first_valid(info))
+            assert env.observation_space.contains(obs)
+            if terminated or truncated:
+                break
+        env.close()
+
+
+def test_extended_features_against_the_jobs(inputs):
+    env = BatsimExactEnv(inputs["bb"], DRAGONFLY, window=8, features="extended",
+                         horizons=(0.0, 600.0, 36_000.0, 1e9))
+    obs, info = env.reset(seed=0)
+    assert obs["jobs"].shape == (8, len(EXTENDED_JOB_FEATURES)) and obs["profile"].shape == (4, 2)
+    checked = 0
+    for _ in range(60):
+        total = env.cluster.n_compute
+        running = env.running
+        now = env.now
+        for h, row in zip((0.0, 600.0, 36_000.0, 1e9), obs["profile"]):
+            busy = sum(job.res for job, start, _ in running if start + job.walltime > now + h)
+            assert row[0] == pytest.approx((total - busy) / total, abs=1e-6)
+        assert obs["profile"][0, 0] == pytest.approx(obs["cluster"][0], abs=1e-6)
+        assert (np.diff(obs["profile"][:, 0]) >= -1e-6).all()  # (capacity only comes back over time)
+        assert obs["profile"][-1, 0] == pytest.approx(1.0)
+        queue = env.queue
+        assert env.queue_length == len(queue)
+        for i, job in enumerate(env.unwrapped._window_jobs):
+            user = (job.extra or {}).get("user")
+            if user is None:
+                assert obs["jobs"][i, 6] == 0.0 and obs["jobs"][i, 7] == 0.0
+                continue
+            same = sum(1 for j in queue if (j.extra or {}).get("user") == user)
+            assert obs["jobs"][i, 6] == pytest.approx(same / len(queue), abs=1e-6)
+            used = sum(j.res for j, _, _ in running if (j.extra or {}).get("user") == user)
+            assert obs["jobs"][i, 7] == pytest.approx(used / total, abs=1e-6)
+            checked += 1
+        obs, _, terminated, _, info = env.step(first_valid(info))
+        if terminated:
+            break
+    assert checked > 10
+    env.close()
+
+
+def test_placement_actions_and_corun_features(inputs):
+    env = BatsimExactEnv(inputs["co"], ARIS, window=4, features="extended", actions="placement")
+    obs, info = env.reset(seed=0)
+    assert env.action_space.n == 9 and env.wait_action == 8
+    mask = info["action_mask"]
+    for k, job in enumerate(env._window_jobs):
+        assert mask[2 * k] == env._backend.fits_mode(job, "compact") == bool(obs["corun"][k, 0])
+        assert mask[2 * k + 1] == env._backend.fits_mode(job, "spread") == bool(obs["corun"][k, 1])
+        assert obs["jobs"][k, 5] == float(mask[2 * k] or mask[2 * k + 1])
+    spread = [a for a in range(1, 8, 2) if mask[a]]
+    assert spread
+    env.step(spread[0])
+    assert env.running[-1][2].mode == "spread"
+    env.close()
+
+
+@pytest.mark.parametrize("policy", [p for p in COSCHED_POLICIES if p not in OWN_PLACEMENT])
+def test_node_sharing_policies_as_placement_actions(inputs, policy):
+    workload, folder = inputs["co"], inputs["folder"]
+    ref = run(policy, platform=ARIS, workloads=[workload], export=str(folder / f"p{policy}_ref"))
+    env = PolicyExpert(gymnasium.make("coburst/BatsimExact-v0", workload=workload, platform=ARIS, window=64,
+                                      actions="placement", export=str(folder / f"p{policy}_gym")), policy)
+    assert not env.play_allocations
+    env.reset(seed=0)
+    while True:
+        _, _, terminated, truncated, _ = env.step(env.expert_action())
+        assert not truncated
+        if terminated:
+            break
+    assert Path(env.unwrapped.result.jobs_csv).read_text() == Path(ref.jobs_csv).read_text()
+    env.close()
+
+
+def test_placement_actions_need_a_node_sharing_platform(inputs):
+    with pytest.raises(ValueError, match="node-sharing"):
+        BatsimExactEnv(inputs["bb"], DRAGONFLY, actions="placement")
+    with pytest.raises(ValueError, match="features"):
+        BatsimExactEnv(inputs["bb"], DRAGONFLY, features="everything")
