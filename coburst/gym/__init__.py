@@ -25,14 +25,18 @@ from __future__ import annotations
 
 import gymnasium
 
-from coburst.gym.env import CLUSTER_FEATURES, JOB_FEATURES, BatsimExactEnv, InvalidAction
+from coburst.gym.env import ACTIONS, PLACEMENT_MODES, BatsimExactEnv, InvalidAction
 from coburst.gym.expert import CONFORMING, ExpertMismatch, PolicyExpert
-from coburst.gym.rewards import REWARDS, BoundedSlowdown, Reward, WaitingTime
+from coburst.gym.observe import (CLUSTER_FEATURES, CORUN_FEATURES, EXTENDED_JOB_FEATURES, JOB_FEATURES,
+                                 PROFILE_FEATURES)
+from coburst.gym.rewards import (REWARDS, BaselineGap, BoundedSlowdown, Energy, Makespan, Reward, Utilisation,
+                                 WaitingTime, WeightedSum)
 from coburst.gym.rlsched import RLSchedulerEnv
 
 __all__ = ["BatsimExactEnv", "InvalidAction", "PolicyExpert", "ExpertMismatch", "CONFORMING", "Reward",
-           "WaitingTime", "BoundedSlowdown", "REWARDS", "JOB_FEATURES", "CLUSTER_FEATURES", "ENV_IDS",
-           "RLSchedulerEnv", "RLSCHEDULER_ID"]
+           "WaitingTime", "BoundedSlowdown", "Utilisation", "Makespan", "Energy", "BaselineGap", "WeightedSum",
+           "REWARDS", "JOB_FEATURES", "EXTENDED_JOB_FEATURES", "CLUSTER_FEATURES", "PROFILE_FEATURES",
+           "CORUN_FEATURES", "ACTIONS", "PLACEMENT_MODES", "ENV_IDS", "RLSchedulerEnv", "RLSCHEDULER_ID"]
 
 #: the ids of the environments on the Batsim-exact engine
 ENV_IDS = ("coburst/BatsimExact-v0", "coburst/BatsimExactFlat-v0")

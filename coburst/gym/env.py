@@ -123,6 +123,7 @@ class _Bridge:
             start = self.start_dates.pop(job.id, None)
             if start is not None:
                 env.completed.append((job, start, state.now))
+                env._done_area += job.res * (state.now - start)
         for listener in env.listeners:
             listener.on_job_end(state, jobs)
 
@@ -238,6 +239,7 @@ class BatsimExactEnv(gym.Env):
         self.result = None
         self.state = None
         self.cluster = None
+        self.total_units = 0  # the compute resources (node sharing: units), known at the first decision
         self._reset_episode()
 
     # ------------------------------------------------------------------ inputs
@@ -281,6 +283,8 @@ class BatsimExactEnv(gym.Env):
         self._n_released = 0
         self._started_subtimes = 0.0  # ... of the jobs started so far
         self._n_started = 0
+        self._done_area = 0.0  # resource-seconds of the completed jobs
+        self._sim = None
         self._observer.reset()
 
     def _abandon(self) -> None:
@@ -316,6 +320,7 @@ class BatsimExactEnv(gym.Env):
         sim = Simulator(config)
         sim.kernel.__class__ = SteppedKernel  # (pauses where the link defers its reply)
         self._kernel = sim.kernel
+        self._sim = sim
         self._link = sim.link = SteppedLink(scheduler)
         self._scheduler = scheduler
         run = sim.run_steps()
@@ -362,6 +367,7 @@ class BatsimExactEnv(gym.Env):
             self.cluster = self._scheduler.cluster
             self._pending = []
             self._backend = self._bridge.backend
+            self.total_units = self._backend.total_units
             self.decision_id += 1
             self._fit_known = {}
             self._observer.new_point()
@@ -509,6 +515,30 @@ class BatsimExactEnv(gym.Env):
         if self._over or self.state is None:
             return 0
         return self._n_released - self._n_started
+
+    @property
+    def n_started(self) -> int:
+        """The jobs started so far in the episode."""
+        return self._n_started
+
+    @property
+    def n_jobs(self) -> int:
+        """The jobs of the workload(s)."""
+        return self._n_total
+
+    def busy_area(self) -> float:
+        """Resource-seconds used up to ``now`` (the completed jobs', the running ones' so far;
+        node sharing: units of whole nodes)."""
+        now = self.now
+        return self._done_area + sum(job.res * (now - start) for job, start, _ in self.running)
+
+    def consumed_energy(self) -> float | None:
+        """Joules the platform consumed up to ``now`` (every machine; None without the energy
+        model, ``sim_args=["-E"]``)."""
+        power = getattr(self._sim, "power", None)
+        if power is None:
+            return None
+        return float(power.meter.total_energy(self.now))
 
     def queue_wait(self) -> float:
         """The waiting time the waiting jobs accrued up to ``now``, summed (O(1))."""
