@@ -1,7 +1,8 @@
-"""coburst as a library: a run, an analysis and a report with typed arguments.
+"""coburst as a library: a run, a campaign, an analysis and a report with typed arguments.
 
-What ``coburst run``, ``coburst analyze`` and ``coburst report`` do, for a notebook or a
-script (the commands build these objects from their options and call these functions)::
+What ``coburst run``, ``coburst campaign``, ``coburst analyze`` and ``coburst report`` do, for a
+notebook or a script (the commands build these objects from their options and call these
+functions)::
 
     >>> from coburst import api
     >>> config = api.RunConfig(policy="easy", platform="platforms/kth_sp2.xml",
@@ -10,6 +11,7 @@ script (the commands build these objects from their options and call these funct
     >>> result.jobs_csv, result.metrics().mean_waiting                               # doctest: +SKIP
     >>> runs, jobs = api.analyze([result.prefix])                                     # doctest: +SKIP
     >>> api.report([result.prefix], "/tmp/run/report.html")                          # doctest: +SKIP
+    >>> api.campaign("scripts/reservation_study.toml", jobs=2).done                  # doctest: +SKIP
 
 A :class:`RunConfig` is checked when it is made (an :class:`~coburst.errors.InputError` naming
 the field); the files it names are checked by :func:`run` before any scheduler starts, with the
@@ -380,3 +382,66 @@ def report(paths: Sequence[str | Path | RunResult] | str | Path | RunResult, out
     report_outputs(_input_paths(paths), out, tau=tau, workload=workload, platform=platform, baseline=baseline,
                    title=title, kinds=list(kinds))
     return Path(out)
+
+
+@dataclass
+class CampaignResult:
+    """How a campaign stands after :func:`campaign` (counts over the runs it selected)."""
+
+    name: str
+    out: Path
+    #: run ids of the selected runs, done, failed (with the error recorded) and pending
+    runs: list[str]
+    done: list[str]
+    failed: dict[str, str]
+    pending: list[str]
+    #: runs executed by this call, and its wall-clock time (s)
+    ran: int
+    wall_s: float
+
+    @property
+    def ok(self) -> bool:
+        """Every selected run is done."""
+        return len(self.done) == len(self.runs)
+
+    def run_folder(self, run_id: str) -> Path:
+        """``<out>/runs/<run_id>``: its ``out_jobs.csv`` and the other outputs, ``params.json``."""
+        if run_id not in self.runs:
+            raise InputError("run_id", repr(run_id), f"not a run of campaign {self.name}")
+        return self.out / "runs" / run_id
+
+
+def campaign(spec: str | Path, *, out: str | Path | None = None, engine: Literal["coburst", "batsim"] | None = None,
+             jobs: int | None = None, only: Sequence[str] = (), retry_failed: bool = False,
+             scheduler_address: str | None = None, batsim: str | Path | None = None,
+             dry_run: bool = False) -> CampaignResult:
+    """What ``coburst campaign`` does: run the campaign file ``spec`` (or resume the campaign
+    of an output folder), ``jobs`` runs at a time on this machine or on the Dask cluster at
+    ``scheduler_address``; finished runs are kept, so calling it again resumes.  ``only``:
+    ``KEY=V1[,V2...]`` filters (``--only``); ``dry_run``: report the state, run nothing.
+    Runs that fail are counted in the result (their errors in ``failed``), not raised."""
+    from coburst.campaign.launch import launch, load, select
+
+    def bad(name: str, value: Any, problem: str) -> InputError:
+        return InputError(f"campaign({name}=...)", repr(value), problem)
+
+    if engine not in (None, "coburst", "batsim"):
+        raise bad("engine", engine, "expected 'coburst' or 'batsim'")
+    if jobs is not None and (isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1):
+        raise bad("jobs", jobs, "expected a positive integer")
+    if isinstance(only, str) or not all(isinstance(v, str) for v in only):
+        raise bad("only", only, "expected a list of KEY=V1[,V2...] strings")
+    for name, value in (("spec", spec), ("out", out), ("batsim", batsim)):
+        if value is not None and not isinstance(value, (str, Path)):
+            raise bad(name, value, "expected a path (str or pathlib.Path)")
+    camp = load(spec, out, engine)
+    selected = select(camp, list(only)) if only else camp.runs
+    outcome = launch(camp, selected, out_option="out" if out is not None else f"{camp.source} ([campaign] out)",
+                     jobs=jobs, scheduler_address=scheduler_address, batsim=None if batsim is None else str(batsim),
+                     retry_failed=retry_failed, dry_run=dry_run)
+    done = {r.run_id for r in outcome.done}
+    failed = {r.run_id: str(status.get("error") or "") for r, status in outcome.failed}
+    ids = [r.run_id for r in selected]
+    return CampaignResult(name=camp.name, out=Path(camp.out), runs=ids, done=[i for i in ids if i in done],
+                          failed=failed, pending=[i for i in ids if i not in done and i not in failed],
+                          ran=outcome.ran, wall_s=outcome.wall_s)

@@ -185,3 +185,58 @@ def test_runs_leave_no_thread_behind(tmp_path):
     while watchdogs() and time.monotonic() < deadline:
         time.sleep(0.05)
     assert watchdogs() == 0
+
+
+def test_campaign_equals_the_command_and_resumes(tmp_path):
+    """api.campaign runs what ``coburst campaign`` runs (same run ids, same bytes), keeps
+    the failures in its result, resumes without running anything again, filters and
+    dry-runs like the options."""
+    from campaign_support import PLATFORM, delay_workloads, run_campaign
+
+    delay_workloads(tmp_path / "wl", [20, 30])
+    spec = tmp_path / "c.toml"
+    spec.write_text(f'''platforms = ["{PLATFORM}"]
+[campaign]
+name = "small"
+[[schedulers]]
+name = "sjf"
+scheduler = "backfill-sjf-1"
+[[schedulers]]
+name = "broken"
+scheduler = "easy"
+options = {{ no_such_option = 1 }}
+[[workloads]]
+path = "wl/d{{n}}.json"
+vary = {{ n = [20, 30] }}
+''')
+    plan = api.campaign(spec, out=tmp_path / "lib", dry_run=True, only=["scheduler=sjf"])
+    assert plan.pending == plan.runs and len(plan.runs) == 2 and plan.ran == 0
+    assert not (tmp_path / "lib").exists()
+
+    result = api.campaign(spec, out=tmp_path / "lib", jobs=2)
+    assert result.name == "small" and len(result.runs) == 4 and not result.ok and result.ran == 4
+    assert sorted(result.failed) == [r for r in result.runs if "broken" in r]
+    assert all("no_such_option" in e for e in result.failed.values())
+    assert result.done == [r for r in result.runs if "sjf" in r] and result.pending == []
+    assert (result.run_folder(result.done[0]) / "out_jobs.csv").is_file()
+
+    proc = run_campaign(spec, "--out", tmp_path / "cli", "--jobs", "2", "-q")
+    assert proc.returncode == 1, proc.stderr
+    for run_id in result.runs:
+        cli_run, lib_run = tmp_path / "cli" / "runs" / run_id, result.run_folder(run_id)
+        assert (cli_run / "status.json").is_file()
+        if run_id in result.done:
+            assert (cli_run / "out_jobs.csv").read_bytes() == (lib_run / "out_jobs.csv").read_bytes()
+
+    again = api.campaign(tmp_path / "lib")  # the output folder: its stored campaign, resumed
+    assert again.ran == 0 and again.done == result.done and sorted(again.failed) == sorted(result.failed)
+    retried = api.campaign(spec, out=tmp_path / "lib", retry_failed=True, only=["n=20"])
+    assert retried.ran == 1 and len(retried.runs) == 2
+
+    for kwargs, name in (({"jobs": 0}, "jobs"), ({"engine": "simgrid"}, "engine"), ({"only": "n=20"}, "only")):
+        with pytest.raises(InputError, match=f"campaign\\({name}="):
+            api.campaign(spec, out=tmp_path / "x", **kwargs)
+    with pytest.raises(InputError, match="unknown parameter 'colour'"):
+        api.campaign(spec, out=tmp_path / "x", only=["colour=red"])
+    with pytest.raises(InputError):
+        api.campaign(tmp_path / "missing.toml")

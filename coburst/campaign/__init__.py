@@ -7,6 +7,7 @@ cluster.
 * :mod:`coburst.campaign.runner`   one run: the directory contract, atomic publication
 * :mod:`coburst.campaign.child`    the process one run executes in (``coburst run`` or the real Batsim)
 * :mod:`coburst.campaign.executors` local thread pool or Dask distributed, progress, resume
+* :mod:`coburst.campaign.launch`   checks, output folder, the runs to do and how they ended (``coburst campaign``, :func:`coburst.api.campaign`)
 
 Directory contract (shared with :mod:`coburst.analysis`)::
 

@@ -16,10 +16,8 @@ where it was by running the same command again.
 from __future__ import annotations
 
 import argparse
-import time
 from pathlib import Path
 
-from coburst import validate
 from coburst.errors import InputError
 
 SUBCOMMANDS = ("status", "report")
@@ -62,102 +60,35 @@ def _positive_int(text: str) -> int:
 
 def _load(target: str, out: str | None = None, engine: str | None = None):
     """A campaign from a spec file, or from an output folder's stored spec."""
-    from coburst.campaign.executors import spec_of_output
-    from coburst.campaign.spec import load_campaign
+    from coburst.campaign.launch import load
 
-    path = Path(target)
-    if path.is_dir():
-        spec_file, text, base = spec_of_output(path)
-        from coburst.campaign.executors import _read_meta
-
-        engines = _read_meta(path).get("engines")
-        return load_campaign(spec_file, out=path, engines=engines, text=text, base_dir=base)
-    return load_campaign(path, out=out, engines=[engine] if engine else None)
-
-
-def _filter(camp, only: list[str]):
-    wanted: list[tuple[str, set[str]]] = []
-    for item in only:
-        key, sep, values = item.partition("=")
-        if not sep or not key or not values:
-            raise InputError("--only", repr(item), "expected KEY=VALUE[,VALUE...]")
-        known = set().union(*(r.params for r in camp.runs)) | {"run_id"}
-        if key not in known:
-            raise InputError("--only", repr(item), f"unknown parameter {key!r} (known: {', '.join(sorted(known))})")
-        wanted.append((key, set(values.split(","))))
-
-    def keep(run) -> bool:
-        params = {"run_id": run.run_id, **run.params}
-        return all(_norm(params.get(k)) in vs or str(params.get(k)) in vs for k, vs in wanted)
-
-    return [r for r in camp.runs if keep(r)]
-
-
-def _norm(value) -> str:
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    return str(value)
+    return load(target, out, engine)
 
 
 # ---------------------------------------------------------------------------- run
 def run_campaign(args: argparse.Namespace) -> int:
     from rich.console import Console
 
-    from coburst.campaign import executors
+    from coburst.campaign.launch import launch, select
 
     camp = _load(args.target, args.out, args.engine)
-    selected = _filter(camp, args.only) if args.only else camp.runs
+    selected = select(camp, args.only) if args.only else camp.runs
     err = Console(stderr=True, soft_wrap=True)
-    # every check before anything is created (validate.output_folder: the folder is claimed last)
-    executors.check_output(camp)
     out_option = "--out" if args.out else f"{camp.source} ([campaign] out)"
-    validate.check_output_folder(camp.out, out_option)
-    if args.scheduler_address:
-        args.scheduler_address = executors.check_scheduler_address(args.scheduler_address)
+    outcome = launch(camp, selected, out_option=out_option, jobs=args.jobs, scheduler_address=args.scheduler_address,
+                     batsim=args.batsim, retry_failed=args.retry_failed, dry_run=args.dry_run,
+                     log=lambda line: None if args.quiet else err.print(line, markup=False, highlight=False),
+                     execute=lambda todo, jobs, address, batsim: _execute_with_progress(
+                         camp, todo, jobs, address, batsim, args.retry_failed, args.quiet, err))
     if args.dry_run:
-        state = executors.run_state(camp)
-        kind = {r.run_id: "done" for r in state.done} | {r.run_id: "failed" for r, _ in state.failed}
+        kind = {r.run_id: "done" for r in outcome.done} | {r.run_id: "failed" for r, _ in outcome.failed}
         for run in selected:
             print(f"{kind.get(run.run_id, 'pending'):8s} {run.run_id}")
         print(f"{len(selected)} runs ({len(camp.runs)} in the campaign), output folder {camp.out}")
         return 0
-    batsim = None
-    if "batsim" in camp.engines:
-        from coburst.simulator.external import find_batsim
-
-        batsim = find_batsim(args.batsim)
-    with validate.output_folder(camp.out, out_option, lock=executors.OutputLock) as folder:
-        executors.prepare(camp, lambda line: None if args.quiet else err.print(line, markup=False,
-                                                                              highlight=False))
-        missing = camp.missing_inputs()
-        if missing:
-            place, path = missing[0]
-            more = f" (and {len(missing) - 1} more)" if len(missing) > 1 else ""
-            raise InputError(camp.source, place, f"file not found: {path}{more}")
-        executors.open_output(camp)
-        folder.claim()
-        state = executors.run_state(camp)
-        skip = {r.run_id for r in state.done}
-        if not args.retry_failed:
-            skip |= {r.run_id for r, _ in state.failed}
-        todo = [r for r in selected if r.run_id not in skip]
-        done_before = sum(1 for r in selected if r.run_id in {x.run_id for x in state.done})
-        failed_before = len(selected) - len(todo) - done_before
-        where = f"Dask at {args.scheduler_address}" if args.scheduler_address else \
-            f"{args.jobs or executors.default_jobs()} at a time"
-        if not args.quiet:
-            err.print(f"campaign {camp.name}: {len(selected)} runs, {done_before} done, {failed_before} failed "
-                      f"before; running {len(todo)} ({where}); output {camp.out}", markup=False, highlight=False)
-        t0 = time.monotonic()
-        prog = _execute_with_progress(camp, todo, args, batsim, err)
-        wall = time.monotonic() - t0
-    state = executors.run_state(camp)
-    sel = {r.run_id for r in selected}
-    failed = [(r, s) for r, s in state.failed if r.run_id in sel]
-    done = sum(1 for r in state.done if r.run_id in sel)
-    print(f"campaign {camp.name}: {done}/{len(selected)} done, {len(failed)} failed, "
-          f"{len(selected) - done - len(failed)} pending; ran {prog.done + prog.failed} in {wall:.1f} s; "
-          f"output {camp.out}")
+    failed = outcome.failed
+    print(f"campaign {camp.name}: {len(outcome.done)}/{len(selected)} done, {len(failed)} failed, "
+          f"{outcome.pending} pending; ran {outcome.ran} in {outcome.wall_s:.1f} s; output {camp.out}")
     for run, status in failed[:10]:
         print(f"  failed {run.run_id}: {_first_line(status.get('error'))}")
     if len(failed) > 10:
@@ -170,13 +101,13 @@ def _first_line(error) -> str:
     return text[-1] if text else "(no error recorded)"
 
 
-def _execute_with_progress(camp, todo, args, batsim, err):
+def _execute_with_progress(camp, todo, jobs, scheduler_address, batsim, retry_failed, quiet, err):
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, \
         TimeRemainingColumn
 
     from coburst.campaign import executors
 
-    show = not args.quiet and err.is_terminal
+    show = not quiet and err.is_terminal
     columns = (TextColumn("[bold]campaign"), BarColumn(), MofNCompleteColumn(), TextColumn("done"),
                TextColumn("{task.fields[running]} running"), TextColumn("{task.fields[failed]} failed"),
                TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn())
@@ -185,7 +116,7 @@ def _execute_with_progress(camp, todo, args, batsim, err):
 
         def update(prog, result):
             bar.update(task, completed=prog.done + prog.failed, running=prog.running, failed=prog.failed)
-            if result is not None and not args.quiet and result["state"] in ("done", "failed"):
+            if result is not None and not quiet and result["state"] in ("done", "failed"):
                 mark = "done  " if result["state"] == "done" else "FAILED"
                 line = f"{mark} {result['run_id']}  {result['wall_s']:.1f} s"
                 if result["state"] == "failed":
@@ -193,9 +124,8 @@ def _execute_with_progress(camp, todo, args, batsim, err):
                 (bar.console.print if show else (lambda s, **k: print(s, flush=True)))(line, markup=False,
                                                                                          highlight=False)
 
-        return executors.execute(camp, todo, jobs=args.jobs or executors.default_jobs(),
-                                 scheduler_address=args.scheduler_address, batsim=batsim,
-                                 retry_failed=args.retry_failed, on_update=update)
+        return executors.execute(camp, todo, jobs=jobs, scheduler_address=scheduler_address, batsim=batsim,
+                                 retry_failed=retry_failed, on_update=update)
 
 
 # ---------------------------------------------------------------------------- status / report
