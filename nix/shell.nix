@@ -6,6 +6,10 @@
 #   batsim -p platforms/dragonfly96.xml -w workloads/kth_sp2_delay_5000.json -e out/ref &
 #   pybatsim schedulers/coburstBackfill.py -o '{"policy": "backfill-sjf-1"}'
 #
+# a linear dragonfly (coburst platform dragonfly --style cluster) carries its burst-buffer roles in
+# a coburst-roles zone property, which the real Batsim needs as -r:
+#   batsim -p df.xml $(coburst platform info --batsim-roles df.xml) -w workloads/kth_alloc_only_sample.json -e out/ref &
+#
 # or, for a whole campaign on the real Batsim:  coburst campaign FILE.toml --engine batsim
 #
 # Pins: Batsim's source is the v4.2.1 tag (framagit, fixed hash), built with nur-kapack's
