@@ -80,8 +80,6 @@ def test_registered_ids_and_env_checker(small):
     env.close()
     with pytest.raises(InputError, match="unknown option"):
         BatsimExactEnv(small, DRAGONFLY, adapter_options={"depth": 1})
-    with pytest.raises(InputError, match="heterogeneous"):
-        BatsimExactEnv(small, str(REPO / "platforms" / "hetero_low16.xml"))
 
 
 def test_episode_writes_batsim_outputs_and_is_deterministic(small, tmp_path):

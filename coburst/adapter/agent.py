@@ -19,26 +19,30 @@ from __future__ import annotations
 from typing import Any, Mapping
 
 from coburst.adapter.cosched import CoschedScheduler
+from coburst.adapter.hetero import HeteroScheduler
 from coburst.adapter.scheduler import _SOURCE, ADAPTER_OPTIONS, CoburstScheduler, parse_options
 from coburst.errors import InputError
 
-__all__ = ["AgentScheduler", "CoschedAgentScheduler", "agent_scheduler"]
+__all__ = ["AgentScheduler", "CoschedAgentScheduler", "HeteroAgentScheduler", "agent_scheduler"]
 
 
-def _adapter_options(options: Mapping[str, Any] | None, registry: Any):
+def _adapter_options(options: Mapping[str, Any] | None, registry: Any, placeholder: str = "fcfs"):
     """``(placeholder policy, adapter settings)``: the adapter's options only (the decisions
     are the decider's, so no ``policy`` and no policy parameters)."""
     unknown = sorted(k for k in (options or {}) if k not in ADAPTER_OPTIONS or k == "policy")
     if unknown:
         raise InputError(_SOURCE, unknown[0], "unknown option: an agent-driven scheduler takes the adapter's "
                          f"options only ({', '.join(o for o in ADAPTER_OPTIONS if o != 'policy')})")
-    return parse_options(options, fixed_policy="fcfs", registry=registry)
+    return parse_options(options, fixed_policy=placeholder, registry=registry)
 
 
 class _AgentDriven:
     """What both agent-driven adapters add to their family's adapter: the decider in the
     policy's place, a count of the jobs submitted so far (admitted or rejected at once), and
     the adapter's options only (the placeholder policy is replaced by the decider)."""
+
+    #: a policy of the family, named in the adapter's options until the decider replaces it
+    placeholder = "fcfs"
 
     def __init__(self, decider: Any, options: Mapping[str, Any] | None = None):
         super().__init__(options)
@@ -51,7 +55,7 @@ class _AgentDriven:
 
     @classmethod
     def check_options(cls, options: Mapping[str, Any] | None):
-        return _adapter_options(options, cls.registry)
+        return _adapter_options(options, cls.registry, cls.placeholder)
 
     def finish_decisions(self, decisions: Any) -> None:
         """What ``onNoMoreEvents`` does after ``make_decisions``, for a decider that answered
@@ -79,6 +83,14 @@ class CoschedAgentScheduler(_AgentDriven, CoschedScheduler):
         self._decided_at = self._now()  # (as onNoMoreEvents, after the decisions)
 
 
+class HeteroAgentScheduler(_AgentDriven, HeteroScheduler):
+    """The heterogeneous-cluster adapter (:class:`~coburst.adapter.hetero.HeteroScheduler`:
+    jobs on cores of one node) driven by ``decider``, whose decisions are
+    :class:`~coburst.core.hetero.HeteroDecisions` (starts only)."""
+
+    placeholder = "min-min"
+
+
 def agent_scheduler(family: str) -> type:
-    """The agent-driven adapter of a policy family: ``"bb"`` or ``"cosched"``."""
-    return {"bb": AgentScheduler, "cosched": CoschedAgentScheduler}[family]
+    """The agent-driven adapter of a policy family: ``"bb"``, ``"cosched"`` or ``"hetero"``."""
+    return {"bb": AgentScheduler, "cosched": CoschedAgentScheduler, "hetero": HeteroAgentScheduler}[family]

@@ -22,7 +22,10 @@ import numpy as np
 from coburst.core.decisions import Decisions
 from coburst.core.nodeshare import PlacementDecisions
 
-__all__ = ["BBBackend", "CoschedBackend", "backend_for"]
+__all__ = ["BBBackend", "CoschedBackend", "backend_for", "PLACEMENT_MODES"]
+
+#: the placement modes of ``actions="placement"`` (node-sharing platforms), in action order
+PLACEMENT_MODES = ("compact", "spread")
 
 
 class BBBackend:
@@ -105,6 +108,17 @@ class CoschedBackend:
             return False
         return self.board.fits(mode, job.nodes, job.bb)
 
+    def fits_choice(self, job: Any, i: int) -> bool:
+        mode = PLACEMENT_MODES[i]
+        return mode in self.modes and self.fits_mode(job, mode)
+
+    def start_choice(self, job: Any, i: int) -> Any:
+        return self.start_mode(job, PLACEMENT_MODES[i])
+
+    @staticmethod
+    def choice_of(alloc: Any) -> int:
+        return PLACEMENT_MODES.index(alloc.mode)
+
     def start_mode(self, job: Any, mode: str) -> Any:
         alloc = self.board.place(job.seq, mode, job.nodes, None, job.bb)
         if alloc is None:
@@ -179,6 +193,7 @@ def backend_for(platform: str) -> type:
     if kind == "cosched":
         return CoschedBackend
     if kind == "hetero":
-        raise InputError(platform, None, "heterogeneous-cluster platforms (coburst platform hetero) have no "
-                                         "coburst.gym environment: their jobs are mapped to cores of typed nodes")
+        from coburst.gym.hetero import HeteroBackend
+
+        return HeteroBackend
     return BBBackend

@@ -73,18 +73,18 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
-from coburst.gym.backends import backend_for
+from coburst.gym.backends import PLACEMENT_MODES, backend_for
+from coburst.gym.hetero import HostClasses
 from coburst.gym.observe import CLUSTER_FEATURES, DEFAULT_HORIZONS, JOB_FEATURES, Observer
 from coburst.gym.rewards import make_reward
 from coburst.gym.stepper import AskAgent, SteppedKernel, SteppedLink
 
 __all__ = ["BatsimExactEnv", "InvalidAction", "JOB_FEATURES", "CLUSTER_FEATURES", "ACTIONS", "PLACEMENT_MODES"]
 
-#: ``actions=`` values: a job of the window (``"job"``) or a job and its placement mode on
-#: node-sharing platforms (``"placement"``)
-ACTIONS = ("job", "placement")
-#: the placement modes of ``actions="placement"``: action ``2 k + i`` starts slot ``k`` in mode ``i``
-PLACEMENT_MODES = ("compact", "spread")
+#: ``actions=`` values: a job of the window (``"job"``); a job and its placement mode on
+#: node-sharing platforms (``"placement"``); a job and a host class on heterogeneous
+#: platforms (``"class"``)
+ACTIONS = ("job", "placement", "class")
 
 
 class InvalidAction(ValueError):
@@ -221,9 +221,17 @@ class BatsimExactEnv(gym.Env):
             raise ValueError(f"actions must be one of {ACTIONS}, got {actions!r}")
         if actions == "placement" and self.backend_cls.family != "cosched":
             raise ValueError("actions='placement' needs a node-sharing platform (coburst platform cosched)")
+        if actions == "class" and self.backend_cls.family != "hetero":
+            raise ValueError("actions='class' needs a heterogeneous platform (coburst platform hetero)")
         self.actions = actions
-        #: the action that ends the decision (*wait*); the others start a job
-        self.wait_action = window * len(PLACEMENT_MODES) if actions == "placement" else window
+        #: heterogeneous platforms: the host classes (:mod:`coburst.gym.hetero`)
+        self.host_classes = HostClasses.from_platform(self.platform) if self.backend_cls.family == "hetero" else None
+        #: what an action chooses besides the job: placement modes, host class names, or nothing
+        self.choices = {"job": (), "placement": PLACEMENT_MODES, "class": getattr(self.host_classes, "names", ())}[
+            actions]
+        #: the action that ends the decision (*wait*); action ``k x len(choices) + i`` starts
+        #: slot ``k`` with choice ``i`` (``k`` alone without choices)
+        self.wait_action = window * max(len(self.choices), 1)
         self.action_space = spaces.Discrete(self.wait_action + 1)
         self._observer = Observer(self, features, tuple(horizons))
         self.features = features
@@ -403,8 +411,10 @@ class BatsimExactEnv(gym.Env):
         if not jobs:
             return False
         cluster = self._scheduler.cluster
-        backend = (self.backend_cls(state, cluster, self.modes) if self.backend_cls.family == "cosched"
-                   else self.backend_cls(state, cluster))
+        family = self.backend_cls.family
+        backend = (self.backend_cls(state, cluster, self.modes) if family == "cosched" else
+                   self.backend_cls(state, cluster, self.host_classes) if family == "hetero" else
+                   self.backend_cls(state, cluster))
         self._bridge.backend = backend
         return backend.any_fits(jobs)
 
@@ -421,14 +431,14 @@ class BatsimExactEnv(gym.Env):
                     ok = known[job.id] = backend.fits(job)
                 fits[i] = ok
         else:
-            modes = self.modes
+            n = len(self.choices)
             for i, job in enumerate(jobs):
-                for m, mode in enumerate(PLACEMENT_MODES):
-                    key = (job.id, mode)
+                for m in range(n):
+                    key = (job.id, m)
                     ok = known.get(key)
                     if ok is not False:
-                        ok = known[key] = mode in modes and backend.fits_mode(job, mode)
-                    fits[2 * i + m] = ok
+                        ok = known[key] = backend.fits_choice(job, m)
+                    fits[n * i + m] = ok
         # wait stalls the simulation when nothing runs, nothing started and every job came
         stall = not self.state.running and not self._pending and self._n_submitted_all()
         fits.append(not (stall and any(fits)))
@@ -455,10 +465,10 @@ class BatsimExactEnv(gym.Env):
         wait = self.wait_action
         if not 0 <= a <= wait:
             raise InvalidAction(f"action {a} outside Discrete({wait + 1})")
-        slot, mode = (a, None) if self.actions == "job" else divmod(a, len(PLACEMENT_MODES))
+        slot, choice = (a, None) if not self.choices else divmod(a, len(self.choices))
         if not self._mask[a]:
             if self.invalid_action == "raise":
-                how = "" if mode is None else f" {PLACEMENT_MODES[mode]}"
+                how = "" if choice is None else f" ({self.choices[choice]})"
                 what = "wait (it would stall the simulation: nothing runs)" if a == wait else (
                     f"start window slot {slot} (empty)" if slot >= len(self._window_jobs) else
                     f"start job {self._window_jobs[slot].id}{how} (it does not fit now)")
@@ -471,8 +481,8 @@ class BatsimExactEnv(gym.Env):
         if a < wait:
             job = self._window_jobs[slot]
             alloc = None if self.allocator is None else self.allocator(job)
-            if mode is not None and alloc is None:
-                alloc = self._backend.start_mode(job, PLACEMENT_MODES[mode])
+            if choice is not None and alloc is None:
+                alloc = self._backend.start_choice(job, choice)
             else:
                 alloc = self._backend.start(job, alloc)
             self._pending.append((job, alloc))
@@ -569,7 +579,7 @@ class BatsimExactEnv(gym.Env):
     def slot_fits(self) -> np.ndarray:
         """Per window slot: some action starting its job is valid now."""
         fits = self._mask[:-1]
-        return fits if self.actions == "job" else fits.reshape(self.window, len(PLACEMENT_MODES)).any(axis=1)
+        return fits if not self.choices else fits.reshape(self.window, len(self.choices)).any(axis=1)
 
     def _info(self) -> dict:
         return {"action_mask": self._mask.copy(), "now": self.now, "decision": self.decision_id,

@@ -10,9 +10,13 @@ environment's allocator to the policy's allocations (the agent chooses *which* j
 *where* is the allocator's business, coburst's default placement otherwise).
 
 Played to the end, an episode gives the policy's ``_jobs.csv`` byte for byte
-(``tests/test_gym_conformance.py``) for the policies whose decisions are only starts: the
-burst-buffer and node-sharing families (:data:`CONFORMING`; the heterogeneous-cluster family
-has no environment yet).  A policy that starts a job outside the window, or
+(``tests/test_gym_conformance*.py``, ``tests/test_gym_hetero.py``) for the policies whose
+decisions are only starts: the burst-buffer and node-sharing families (:data:`CONFORMING`)
+and the heterogeneous-cluster family with ``mapping="deferred"`` (with ``"queue"`` they map
+jobs to node queues, which no action expresses).  With ``actions="placement"`` or
+``"class"`` the expert plays the policy's job and the mode or class of its allocation, and
+the environment places the job itself (``play_allocations=False``): the same run where the
+policy's placement is the environment's.  A policy that starts a job outside the window, or
 starts a job where the environment would show no decision, makes :meth:`expert_action` (or
 the step) raise :class:`ExpertMismatch`.
 """
@@ -23,7 +27,6 @@ from typing import Any
 
 import gymnasium as gym
 
-from coburst.gym.env import PLACEMENT_MODES
 
 __all__ = ["PolicyExpert", "ExpertMismatch", "CONFORMING"]
 
@@ -77,9 +80,9 @@ class PolicyExpert(gym.Wrapper):
                                  f"simulated time {state.now:.6f} (jobs outside the window, at a decision point "
                                  f"the environment passed: a larger window is needed)")
         decisions = self.policy.make_decisions(state)
-        if decisions.rejects or decisions.wakeups:
-            raise ExpertMismatch(f"{self.policy.name} rejects jobs or asks to be called later: only starts "
-                                 "can be played as actions")
+        if decisions.rejects or decisions.wakeups or getattr(decisions, "maps", None):
+            raise ExpertMismatch(f"{self.policy.name} rejects jobs, maps them to node queues or asks to be called "
+                                 "later: only starts can be played as actions")
         self._plan = [st.job for st in decisions.starts]
         self._allocs = {st.job.id: st.alloc for st in decisions.starts}
         self._point += 1
@@ -99,13 +102,13 @@ class PolicyExpert(gym.Wrapper):
             raise ExpertMismatch(f"the policy starts job {job.id}, which is not in the window {ids} "
                                  f"(a larger window is needed)")
         slot = ids.index(job.id)
-        if base.actions == "placement":
-            return 2 * slot + PLACEMENT_MODES.index(self._allocs[job.id].mode)
+        if base.choices:
+            return len(base.choices) * slot + base._backend.choice_of(self._allocs[job.id])
         return slot
 
     def step(self, action):
         base = self.env.unwrapped
-        slot = action if base.actions == "job" else action // len(PLACEMENT_MODES)
+        slot = action if not base.choices else action // len(base.choices)
         if self._plan and action < base.wait_action and slot < len(base._window_jobs) and base.action_masks()[action]:
             if base._window_jobs[slot].id == self._plan[0].id:
                 self._plan.pop(0)  # (before the step: the engine may reach its next decision point)

@@ -15,6 +15,11 @@ and on node-sharing platforms (``coburst platform cosched``)::
 
     corun    (window, 3)  fits compact, fits spread, co-run share of its spread placement
 
+and on heterogeneous platforms (``coburst platform hetero``), one row per host class
+(:mod:`coburst.gym.hetero`)::
+
+    classes  (C, 4)       idle cores share, speed, power, widest idle node
+
 ``user_queue`` is the share of the waiting jobs (the window's and beyond) whose ``user``
 (the workload's job field; absent: no user) is the job's, ``user_running`` the share of the
 compute resources used by that user's running jobs (0 for a job without user).  The profile
@@ -69,6 +74,7 @@ class Observer:
         if self.extended and (not len(self.horizons) or (self.horizons < 0).any()):
             raise ValueError(f"horizons must be seconds >= 0, got {horizons!r}")
         self.corun = self.extended and env.backend_cls.family == "cosched"
+        self.classes = self.extended and env.backend_cls.family == "hetero"
         w = env.window
         cols = EXTENDED_JOB_FEATURES if self.extended else JOB_FEATURES
         subs = {"jobs": spaces.Box(0.0, 1.0, (w, len(cols)), dtype=np.float32),
@@ -77,6 +83,10 @@ class Observer:
             subs["profile"] = spaces.Box(0.0, 1.0, (len(self.horizons), len(PROFILE_FEATURES)), dtype=np.float32)
         if self.corun:
             subs["corun"] = spaces.Box(0.0, 1.0, (w, len(CORUN_FEATURES)), dtype=np.float32)
+        if self.classes:
+            from coburst.gym.hetero import CLASS_FEATURES
+
+            subs["classes"] = spaces.Box(0.0, 1.0, (len(env.host_classes), len(CLASS_FEATURES)), dtype=np.float32)
         self.dict_space = spaces.Dict(subs)
         self.keys = tuple(self.dict_space.spaces)  # (gymnasium's order: flatten's)
         self.ncols = len(cols)
@@ -127,6 +137,8 @@ class Observer:
             obs["profile"] = np.zeros((len(self.horizons), len(PROFILE_FEATURES)), dtype=np.float32)
         if self.corun:
             obs["corun"] = np.zeros((w, len(CORUN_FEATURES)), dtype=np.float32)
+        if self.classes:
+            obs["classes"] = np.zeros(self.dict_space["classes"].shape, dtype=np.float32)
         if not env._over and env.state is not None:
             self._fill(obs)
         if env.observation_kind == "flat":
@@ -192,3 +204,5 @@ class Observer:
             corun = obs["corun"]
             for i, job in enumerate(window):
                 corun[i] = backend.corun(job)
+        if self.classes:
+            obs["classes"][:] = backend.class_features()
