@@ -63,7 +63,10 @@ def setup() -> None:
     matplotlib.use("Agg", force=False)
     matplotlib.rcParams.update({"svg.hashsalt": "coburst", "svg.fonttype": "path", "figure.dpi": DPI,
                                 "savefig.dpi": DPI, "font.size": 9, "axes.titlesize": 10,
-                                "figure.max_open_warning": 0})
+                                "figure.max_open_warning": 0,
+                                # run, policy and workload names are text, never TeX: "$x$", "a$\frac{b$"
+                                # are drawn as written (no mathtext parse error, no formula)
+                                "text.parse_math": False, "text.usetex": False})
 
 
 def _plt():

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from decimal import Decimal
@@ -329,7 +330,7 @@ def check_composed_references(profiles: dict[str, Profile], source: str) -> None
             continue
         for i, sub in enumerate(prof.data["seq"]):
             if sub not in profiles:
-                raise InputError(source, f"profiles.{name}.seq[{i}]", f"unknown profile {quote(sub)}")
+                raise InputError(source, f"profiles.{name}.seq[{i}]", f"unknown profile {cut(repr(sub))}")
     state: dict[str, int] = {}
     for root in profiles:
         if state.get(root):
@@ -397,6 +398,29 @@ def job_from_json(obj: Any, workload: str, source: str, where: str, profiles: di
 
 
 _FAST_NUMBERS = (int, float)
+#: characters of a job id that may break Batsim 4.2.1's rewrite of the job's JSON (:func:`check_id_rewrite`)
+_RISKY_ID = re.compile(r'[(),|}"\\\x00-\x1f\x7f]')
+#: Batsim 4.2.1's rewrite of a job's id in its JSON description (``jobs.cpp``)
+_ID_REWRITE = re.compile(r'"id"\s*:\s*(?:"*[^(,|})]*"*)\s*')
+
+
+def check_id_rewrite(obj: dict, full_id: str, source: str, where: str) -> None:
+    """Batsim 4.2.1 (``jobs.cpp`` ``Job::from_json``) writes the job back to JSON, replaces
+    ``"id"\\s*:\\s*(?:"*[^(,|})]*"*)\\s*`` by ``"id":"WLOAD!ID"`` (the id unescaped) and aborts
+    when the result is not valid JSON: an id holding ``"``, a control character (a newline), or
+    one of ``( ) , | }`` (where the pattern stops early).  Such a job is refused here as Batsim
+    refuses it, so no id of a ``_jobs.csv`` (written unquoted, as Batsim writes it) ever needs
+    quoting."""
+    text = json.dumps(obj, ensure_ascii=False, separators=(",", ":"))
+    rewritten = _ID_REWRITE.sub(lambda m: f'"id":"{full_id}"', text)
+    try:
+        ok = isinstance(json.loads(rewritten), dict)
+    except ValueError:
+        ok = False
+    if not ok:
+        raise InputError(source, where, f"job id {quote(obj.get('id'))}: Batsim 4.2.1 aborts on it (it rewrites the "
+                         "job's JSON with the id unescaped, which an id holding '\"', a control character such as "
+                         "a newline, or one of ( ) , | } turns into invalid JSON); rename the job")
 
 
 def common_job(obj: Any, profiles: dict[str, Profile]) -> bool:
@@ -410,7 +434,7 @@ def common_job(obj: Any, profiles: dict[str, Profile]) -> bool:
     res = obj.get("res")
     profile = obj.get("profile")
     tid = type(raw_id)
-    return bool((tid is int or (tid is str and raw_id and "!" not in raw_id))
+    return bool((tid is int or (tid is str and raw_id and "!" not in raw_id and not _RISKY_ID.search(raw_id)))
                 and type(subtime) in _FAST_NUMBERS and 0 <= subtime < _FAST_DATE_MAX
                 and type(walltime) in _FAST_NUMBERS and (0 < walltime < _FAST_DATE_MAX or walltime == -1)
                 and type(res) is int and 0 < res <= COUNT_MAX
@@ -430,11 +454,24 @@ def checked_job(obj: Any, workload: str, source: str, where: str, profiles: dict
     if isinstance(raw_id, bool) or not isinstance(raw_id, (int, str)) or raw_id == "":
         raise InputError(source, f"{where}.id", f"expected an integer or a non-empty string, got {json.dumps(raw_id)}")
     raw_id = str(raw_id)
+    if "\x00" in raw_id:  # Batsim 4.2.1 keeps the C string (std::string of GetString()): up to the NUL
+        cut_id = raw_id.partition("\x00")[0]
+        if not cut_id:
+            raise InputError(source, f"{where}.id", f"job id {quote(raw_id)} starts with a NUL character: Batsim "
+                                                    "4.2.1 reads it as an empty id")
+        if not quiet:
+            from coburst.simulator.platform import warn
+
+            warn(source, f"{where}.id", f"job id {quote(raw_id)} holds a NUL character: the job is named "
+                 f"{quote(cut_id)}, the text before it, as Batsim 4.2.1 names it")
+        raw_id = cut_id
     if "!" in raw_id:
         wl, _, raw_id = raw_id.partition("!")
         if wl != workload:
             raise InputError(source, f"{where}.id",
-                             f"job id names workload {wl!r} but belongs to workload {workload!r}")
+                             f"job id names workload {quote(wl)} but belongs to workload {quote(workload)}")
+    if _RISKY_ID.search(raw_id):
+        check_id_rewrite(obj, f"{workload}!{raw_id}", source, f"{where}.id")
     subtime = batsim_writable(number(obj["subtime"], source, f"{where}.subtime"), source, f"{where}.subtime")
     if subtime < 0 and not quiet:
         from coburst.simulator.platform import warn
