@@ -16,7 +16,7 @@ import pytest
 from gymnasium.utils.env_checker import check_env
 
 import coburst.gym  # noqa: F401 - registers the ids
-from coburst.gym import BatsimExactEnv, PolicyExpert
+from coburst.gym import BatsimExactEnv, ExpertMismatch, PolicyExpert
 from coburst.gym.observe import EXTENDED_JOB_FEATURES
 from coburst.runner import run
 from coburst.testing import run_policy
@@ -65,7 +65,9 @@ def test_env_checker_on_every_configuration(inputs, observation):
     configs = [(inputs["bb"], DRAGONFLY, {"features": "extended"}),
                (inputs["co"], ARIS, {"features": "extended"}),
                (inputs["co"], ARIS, {"features": "extended", "actions": "placement"}),
-               (inputs["co"], ARIS, {"actions": "placement"})]
+               (inputs["co"], ARIS, {"actions": "placement"}),
+               (inputs["co"], ARIS, {"actions": "partner", "partners": 3}),
+               (inputs["co"], ARIS, {"actions": "partner", "features": "extended"})]
     for workload, platform, kw in configs:
         env = BatsimExactEnv(workload, platform, window=6, observation=observation, invalid_action="penalty", **kw)
         check_env(env, skip_render_check=True)
@@ -153,3 +155,46 @@ def test_placement_actions_need_a_node_sharing_platform(inputs):
         BatsimExactEnv(inputs["bb"], DRAGONFLY, actions="placement")
     with pytest.raises(ValueError, match="features"):
         BatsimExactEnv(inputs["bb"], DRAGONFLY, features="everything")
+
+
+def test_partner_actions_put_a_spread_job_beside_its_partner(inputs):
+    env = BatsimExactEnv(inputs["co"], ARIS, window=6, actions="partner", partners=3, modes=("spread",))
+    assert env.choices == ("compact", "spread", "partner 0", "partner 1", "partner 2")
+    n = len(env.choices)
+    obs, info = env.reset(seed=0)
+    checked = 0
+    for _ in range(400):
+        mask = info["action_mask"]
+        partners = env._backend.partners()
+        for i in range(3):  # partner slots: valid only for existing partners, as the observation says
+            assert obs["partners"][i, 0] == float(i < len(partners))
+            assert not mask[i + 2::n][:len(env._window_jobs)].any() or i < len(partners)
+        beside = [a for a in range(env.wait_action) if a % n >= 2 and mask[a]]
+        if beside:
+            a = beside[-1]
+            job = env._window_jobs[a // n]
+            first = partners[a % n - 2][1]
+            backend, got = env._backend, []
+            place = backend.start_choice
+            backend.start_choice = lambda j, i, place=place, got=got: got.append(place(j, i)) or got[-1]  # (records)
+            obs, _, terminated, _, info = env.step(a)
+            alloc = got[0]
+            assert alloc.mode == "spread" and set(first[:2 * job.nodes]) <= set(alloc.nodes)
+            checked += 1
+        else:
+            obs, _, terminated, _, info = env.step(int(np.flatnonzero(mask)[0]))
+        if terminated:
+            break
+    assert checked >= 3
+    env.close()
+
+
+def test_pair_greedy_placements_are_reported_as_no_action(inputs):
+    """Pair-Greedy ranks every node by the pair's speed: a job may span several partners."""
+    env = PolicyExpert(BatsimExactEnv(inputs["co"], ARIS, window=64, actions="partner", partners=8), "pair-greedy")
+    env.reset(seed=0)
+    with pytest.raises(ExpertMismatch, match="no placement action"):
+        for _ in range(500):
+            _, _, terminated, _, _ = env.step(env.expert_action())
+            assert not terminated
+    env.close()

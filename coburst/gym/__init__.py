@@ -27,8 +27,9 @@ import gymnasium
 
 from coburst.gym.env import ACTIONS, PLACEMENT_MODES, BatsimExactEnv, InvalidAction
 from coburst.gym.expert import CONFORMING, ExpertMismatch, PolicyExpert
+from coburst.gym.hetero import CLASS_FEATURES
 from coburst.gym.observe import (CLUSTER_FEATURES, CORUN_FEATURES, EXTENDED_JOB_FEATURES, JOB_FEATURES,
-                                 PROFILE_FEATURES)
+                                 PARTNER_FEATURES, PROFILE_FEATURES)
 from coburst.gym.rewards import (REWARDS, BaselineGap, BoundedSlowdown, Energy, Makespan, Reward, Utilisation,
                                  WaitingTime, WeightedSum)
 from coburst.gym.rlsched import RLSchedulerEnv
@@ -36,7 +37,7 @@ from coburst.gym.rlsched import RLSchedulerEnv
 __all__ = ["BatsimExactEnv", "InvalidAction", "PolicyExpert", "ExpertMismatch", "CONFORMING", "Reward",
            "WaitingTime", "BoundedSlowdown", "Utilisation", "Makespan", "Energy", "BaselineGap", "WeightedSum",
            "REWARDS", "JOB_FEATURES", "EXTENDED_JOB_FEATURES", "CLUSTER_FEATURES", "PROFILE_FEATURES",
-           "CORUN_FEATURES", "ACTIONS", "PLACEMENT_MODES", "ENV_IDS", "RLSchedulerEnv", "RLSCHEDULER_ID"]
+           "CORUN_FEATURES", "PARTNER_FEATURES", "CLASS_FEATURES", "ACTIONS", "PLACEMENT_MODES", "ENV_IDS", "RLSchedulerEnv", "RLSCHEDULER_ID"]
 
 #: the ids of the environments on the Batsim-exact engine
 ENV_IDS = ("coburst/BatsimExact-v0", "coburst/BatsimExactFlat-v0")

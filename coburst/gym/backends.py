@@ -86,11 +86,13 @@ class CoschedBackend:
     family = "cosched"
     decisions = PlacementDecisions
 
-    def __init__(self, state: Any, cluster: Any, modes: Sequence[str] = ("compact", "spread")):
+    def __init__(self, state: Any, cluster: Any, modes: Sequence[str] = ("compact", "spread"), partners: int = 0):
         self.state = state
         self.cluster = cluster
         self.modes = tuple(modes)
         self.board = state.board()
+        self.n_partners = partners
+        self._partners: list | None = None
         self.total_units = cluster.n * cluster.units_per_node
         self.total_bb = int(cluster.bb_capacity.sum()) if len(cluster.bb_capacity) else 0
 
@@ -108,21 +110,58 @@ class CoschedBackend:
             return False
         return self.board.fits(mode, job.nodes, job.bb)
 
+    def partners(self) -> list[tuple[int, list[int]]]:
+        """The co-run partners now: ``(board handle, nodes)`` of the running spread jobs (and
+        those started in this decision) holding nodes a spread job could share (one job, half
+        of every socket free), by handle (submission order), at most ``n_partners``."""
+        if self._partners is None:
+            board, c = self.board, self.cluster
+            resident = board.owner.reshape(c.n, -1).max(axis=1)
+            groups: dict[int, list[int]] = {}
+            for n in np.flatnonzero(board.spread_ok & (board.jobs_on == 1)).tolist():
+                groups.setdefault(int(resident[n]), []).append(n)
+            self._partners = sorted(groups.items())[:self.n_partners]
+        return self._partners
+
     def fits_choice(self, job: Any, i: int) -> bool:
-        mode = PLACEMENT_MODES[i]
-        return mode in self.modes and self.fits_mode(job, mode)
+        """Choice ``i`` of ``actions="placement"`` / ``"partner"``: compact, spread, then
+        spread beside partner ``i - 2``."""
+        if i < len(PLACEMENT_MODES):
+            mode = PLACEMENT_MODES[i]
+            return mode in self.modes and self.fits_mode(job, mode)
+        return "spread" in self.modes and i - 2 < len(self.partners()) and self.fits_mode(job, "spread")
 
     def start_choice(self, job: Any, i: int) -> Any:
-        return self.start_mode(job, PLACEMENT_MODES[i])
+        if i < len(PLACEMENT_MODES):
+            return self.start_mode(job, PLACEMENT_MODES[i])
+        alloc = self._place(self.board, job, i)
+        if alloc is None:
+            raise RuntimeError(f"no spread place for job {job.id} beside partner {i - 2}")
+        self._partners = None
+        return alloc
 
-    @staticmethod
-    def choice_of(alloc: Any) -> int:
-        return PLACEMENT_MODES.index(alloc.mode)
+    def _place(self, board: Any, job: Any, i: int) -> Any:
+        if i < len(PLACEMENT_MODES):
+            return board.place(job.seq, PLACEMENT_MODES[i], job.nodes, None, job.bb)
+        first = self.partners()[i - 2][1]
+        rest = np.setdiff1d(np.arange(self.cluster.n), first)
+        return board.place(job.seq, "spread", job.nodes, np.concatenate([np.asarray(first, dtype=np.int64), rest]),
+                           job.bb)
+
+    def choice_of(self, job: Any, alloc: Any, n_choices: int) -> int:
+        """The first choice whose placement is ``alloc`` (ValueError: none is)."""
+        for i in range(n_choices):
+            if self.fits_choice(job, i):
+                trial = self._place(self.board.copy(), job, i)
+                if trial is not None and trial.mode == alloc.mode and trial.units == alloc.units:
+                    return i
+        raise ValueError(f"no placement action puts job {job.id} on the units {list(alloc.units)} ({alloc.mode})")
 
     def start_mode(self, job: Any, mode: str) -> Any:
         alloc = self.board.place(job.seq, mode, job.nodes, None, job.bb)
         if alloc is None:
             raise RuntimeError(f"no {mode} place for job {job.id}, which fits now")
+        self._partners = None
         return alloc
 
     def corun(self, job: Any) -> tuple[float, float, float]:
@@ -160,6 +199,7 @@ class CoschedBackend:
                 raise RuntimeError(f"no place for job {job.id}, which fits now")
         else:
             board.take(job.seq, alloc)
+        self._partners = None
         return alloc
 
     def size(self, job: Any) -> float:

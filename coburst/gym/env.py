@@ -82,9 +82,9 @@ from coburst.gym.stepper import AskAgent, SteppedKernel, SteppedLink
 __all__ = ["BatsimExactEnv", "InvalidAction", "JOB_FEATURES", "CLUSTER_FEATURES", "ACTIONS", "PLACEMENT_MODES"]
 
 #: ``actions=`` values: a job of the window (``"job"``); a job and its placement mode on
-#: node-sharing platforms (``"placement"``); a job and a host class on heterogeneous
-#: platforms (``"class"``)
-ACTIONS = ("job", "placement", "class")
+#: node-sharing platforms (``"placement"``), or its mode or co-run partner (``"partner"``); a
+#: job and a host class on heterogeneous platforms (``"class"``)
+ACTIONS = ("job", "placement", "partner", "class")
 
 
 class InvalidAction(ValueError):
@@ -179,7 +179,7 @@ class BatsimExactEnv(gym.Env):
                  time_scale: float = 3600.0, export: str | None = None, sim_args: Sequence[str] = (),
                  adapter_options: dict | None = None, allocator: Callable | None = None,
                  modes: Sequence[str] = ("compact", "spread"), features: str = "basic",
-                 horizons: Sequence[float] = DEFAULT_HORIZONS, actions: str = "job"):
+                 horizons: Sequence[float] = DEFAULT_HORIZONS, actions: str = "job", partners: int = 4):
         if not isinstance(window, int) or window < 1:
             raise ValueError(f"window must be an integer >= 1, got {window!r}")
         if invalid_action not in ("raise", "penalty"):
@@ -219,16 +219,21 @@ class BatsimExactEnv(gym.Env):
         self.observation_kind = observation
         if actions not in ACTIONS:
             raise ValueError(f"actions must be one of {ACTIONS}, got {actions!r}")
-        if actions == "placement" and self.backend_cls.family != "cosched":
-            raise ValueError("actions='placement' needs a node-sharing platform (coburst platform cosched)")
+        if actions in ("placement", "partner") and self.backend_cls.family != "cosched":
+            raise ValueError(f"actions={actions!r} needs a node-sharing platform (coburst platform cosched)")
+        if not isinstance(partners, int) or partners < 1:
+            raise ValueError(f"partners must be an integer >= 1, got {partners!r}")
+        #: ``actions="partner"``: the co-run partner slots
+        self.partners = partners if actions == "partner" else 0
         if actions == "class" and self.backend_cls.family != "hetero":
             raise ValueError("actions='class' needs a heterogeneous platform (coburst platform hetero)")
         self.actions = actions
         #: heterogeneous platforms: the host classes (:mod:`coburst.gym.hetero`)
         self.host_classes = HostClasses.from_platform(self.platform) if self.backend_cls.family == "hetero" else None
         #: what an action chooses besides the job: placement modes, host class names, or nothing
-        self.choices = {"job": (), "placement": PLACEMENT_MODES, "class": getattr(self.host_classes, "names", ())}[
-            actions]
+        self.choices = {"job": (), "placement": PLACEMENT_MODES,
+                        "partner": PLACEMENT_MODES + tuple(f"partner {i}" for i in range(self.partners)),
+                        "class": getattr(self.host_classes, "names", ())}[actions]
         #: the action that ends the decision (*wait*); action ``k x len(choices) + i`` starts
         #: slot ``k`` with choice ``i`` (``k`` alone without choices)
         self.wait_action = window * max(len(self.choices), 1)
@@ -412,7 +417,7 @@ class BatsimExactEnv(gym.Env):
             return False
         cluster = self._scheduler.cluster
         family = self.backend_cls.family
-        backend = (self.backend_cls(state, cluster, self.modes) if family == "cosched" else
+        backend = (self.backend_cls(state, cluster, self.modes, self.partners) if family == "cosched" else
                    self.backend_cls(state, cluster, self.host_classes) if family == "hetero" else
                    self.backend_cls(state, cluster))
         self._bridge.backend = backend

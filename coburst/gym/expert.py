@@ -103,7 +103,11 @@ class PolicyExpert(gym.Wrapper):
                                  f"(a larger window is needed)")
         slot = ids.index(job.id)
         if base.choices:
-            return len(base.choices) * slot + base._backend.choice_of(self._allocs[job.id])
+            try:
+                choice = base._backend.choice_of(job, self._allocs[job.id], len(base.choices))
+            except ValueError as exc:
+                raise ExpertMismatch(f"{self.policy.name}'s placement is no action: {exc}") from None
+            return len(base.choices) * slot + choice
         return slot
 
     def step(self, action):

@@ -127,8 +127,14 @@ class HeteroBackend:
 
     fits_choice = fits_class
 
-    def choice_of(self, alloc: Any) -> int:
-        return int(self.classes.node_class[alloc.node])
+    def choice_of(self, job: Any, alloc: Any, n_choices: int) -> int:
+        """The class whose action puts the job on ``alloc`` (ValueError: none does)."""
+        c = int(self.classes.node_class[alloc.node])
+        node = self._node(job, self.by_class[c])
+        if node != alloc.node or tuple(self.idle[node][:job.res]) != tuple(alloc.ids):
+            raise ValueError(f"no class action puts job {job.id} on node {alloc.node} (class "
+                             f"{self.classes.names[c]!r}: its first idle node is {node})")
+        return c
 
     def start_choice(self, job: Any, c: int) -> Any:
         return self.start_class(job, c)

@@ -15,6 +15,10 @@ and on node-sharing platforms (``coburst platform cosched``)::
 
     corun    (window, 3)  fits compact, fits spread, co-run share of its spread placement
 
+with ``actions="partner"`` (any feature set), one row per co-run partner slot::
+
+    partners (P, 3)       present, its nodes a spread job could share / nodes, its nodes / nodes
+
 and on heterogeneous platforms (``coburst platform hetero``), one row per host class
 (:mod:`coburst.gym.hetero`)::
 
@@ -41,6 +45,7 @@ import numpy as np
 from gymnasium import spaces
 
 __all__ = ["JOB_FEATURES", "CLUSTER_FEATURES", "EXTENDED_JOB_FEATURES", "PROFILE_FEATURES", "CORUN_FEATURES",
+           "PARTNER_FEATURES",
            "DEFAULT_HORIZONS", "Observer"]
 
 #: the columns of ``observation["jobs"]`` (``features="basic"``)
@@ -53,6 +58,8 @@ CLUSTER_FEATURES = ("free_nodes", "free_bb", "queue")
 PROFILE_FEATURES = ("free_nodes", "free_bb")
 #: the columns of ``observation["corun"]`` (node-sharing platforms, ``features="extended"``)
 CORUN_FEATURES = ("fits_compact", "fits_spread", "corun_share")
+#: the columns of ``observation["partners"]`` (``actions="partner"``, one row per partner slot)
+PARTNER_FEATURES = ("present", "shareable_nodes", "nodes")
 #: the default horizons of the availability profile, seconds after now
 DEFAULT_HORIZONS = (0.0, 900.0, 3600.0, 4 * 3600.0, 24 * 3600.0)
 
@@ -75,6 +82,7 @@ class Observer:
             raise ValueError(f"horizons must be seconds >= 0, got {horizons!r}")
         self.corun = self.extended and env.backend_cls.family == "cosched"
         self.classes = self.extended and env.backend_cls.family == "hetero"
+        self.partners = env.partners
         w = env.window
         cols = EXTENDED_JOB_FEATURES if self.extended else JOB_FEATURES
         subs = {"jobs": spaces.Box(0.0, 1.0, (w, len(cols)), dtype=np.float32),
@@ -83,6 +91,8 @@ class Observer:
             subs["profile"] = spaces.Box(0.0, 1.0, (len(self.horizons), len(PROFILE_FEATURES)), dtype=np.float32)
         if self.corun:
             subs["corun"] = spaces.Box(0.0, 1.0, (w, len(CORUN_FEATURES)), dtype=np.float32)
+        if self.partners:
+            subs["partners"] = spaces.Box(0.0, 1.0, (self.partners, len(PARTNER_FEATURES)), dtype=np.float32)
         if self.classes:
             from coburst.gym.hetero import CLASS_FEATURES
 
@@ -139,6 +149,8 @@ class Observer:
             obs["corun"] = np.zeros((w, len(CORUN_FEATURES)), dtype=np.float32)
         if self.classes:
             obs["classes"] = np.zeros(self.dict_space["classes"].shape, dtype=np.float32)
+        if self.partners:
+            obs["partners"] = np.zeros((self.partners, len(PARTNER_FEATURES)), dtype=np.float32)
         if not env._over and env.state is not None:
             self._fill(obs)
         if env.observation_kind == "flat":
@@ -166,6 +178,12 @@ class Observer:
         queued = env.queue_length
         obs["cluster"][:] = (max(total - busy, 0) / total, max(total_bb - used_bb, 0) / total_bb if total_bb else 1.0,
                              queued / (queued + env.window))
+        if self.partners:
+            n = backend.cluster.n
+            by_handle = env.state.by_handle
+            for i, (handle, nodes) in enumerate(backend.partners()):
+                job = by_handle.get(handle)
+                obs["partners"][i] = (1.0, len(nodes) / n, 0.0 if job is None else job.nodes * 2 / n)
         if not self.extended:
             return
         self._extended(obs, window, pending, total, total_bb)
