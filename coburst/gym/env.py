@@ -1,68 +1,47 @@
 """``BatsimExactEnv``: a Gymnasium environment on the embedded, Batsim-exact simulator.
 
 **Steps are the engine's decision points.**  The simulator (:mod:`coburst.simulator.engine`)
-runs in a thread of its own with the burst-buffer adapter
-(:class:`coburst.adapter.agent.AgentScheduler`) over the in-process link; wherever a
-pybatsim scheduler would be asked for its decisions (once per Batsim message, after its
-events), the adapter asks this environment instead and waits.  The agent then starts jobs of
-the visible window one step at a time; its decision ends when it chooses *wait* (the last
-action) or when no further job can start now.  The jobs it started go to the simulator as
-one reply, exactly as a policy's decisions do; the simulator runs on to the next decision
-point.  Decision points where no job of the window can start now are passed without asking
-the agent (only *wait* would be possible).  Only one thread runs at a time: the handover is
-synchronous, so no lock guards the state.
+runs with the family's adapter driven by the agent (:mod:`coburst.adapter.agent`); wherever
+a pybatsim scheduler would be asked for its decisions (once per Batsim message, after its
+events), the adapter asks this environment instead.  On a platform of coburst's platform
+cache the run is in this thread and *pauses* there (:mod:`coburst.gym.stepper`: no thread,
+no hand-over); a run in SimGrid (the first on a platform) runs in a thread of its own and
+waits.  The agent starts jobs of the visible window one step at a time; its decision ends
+when it chooses *wait* (the last action) or when no further job can start now.  The jobs it
+started go to the simulator as one reply, exactly as a policy's decisions do.  Decision
+points where no job of the window can start now are passed without asking the agent.
 
-**Actions**: ``Discrete(window + 1)``.  ``k < window`` starts the ``k``-th job of the window
-(the waiting jobs in submission order, those started in this decision left out) now, on the
-allocation the *allocator* gives it (default: coburst's placement of a job starting now --
-the nodes free for its whole walltime, smallest fitting run first, and its burst buffers --
-:meth:`~coburst.core.profile.Profile.alloc_now`); ``window`` ends the decision.
-``action_masks()`` (sb3-contrib's ``MaskablePPO``) and ``info["action_mask"]`` mark the jobs
-that fit now and *wait* (:mod:`coburst.gym.backends`): on clusters and dragonflies, their
-compute nodes and burst buffers, for their whole walltime, given the running jobs and those
-started in this decision; on node-sharing platforms (``coburst platform cosched``, the
-node-sharing adapter), their whole nodes' units compact or spread (``modes``) and burst
-buffers.  *Wait* is masked out only when it would
-stall the simulation (nothing runs, nothing was started and every job was submitted).  An
-action outside the mask raises :class:`InvalidAction`; with ``invalid_action="penalty"`` it
-gets the reward ``penalty`` and changes nothing.
+**Actions** (``actions=``): ``"job"`` -- ``Discrete(window + 1)``, slot ``k`` starts the
+``k``-th job of the window (the waiting jobs in submission order, those started in this
+decision left out) where the backend places it (:mod:`coburst.gym.backends`,
+:mod:`coburst.gym.hetero`), or where the *allocator* says; ``"placement"`` (node sharing)
+-- a job and compact/spread; ``"partner"`` (node sharing) -- a job and compact, spread or
+spread beside one of ``partners`` co-run partners; ``"class"`` (heterogeneous clusters) --
+a job and a host class.  With choices, action ``k x len(choices) + i`` starts slot ``k``
+with choice ``i`` (:attr:`choices`); :attr:`wait_action` ends the decision.
+``action_masks()`` and ``info["action_mask"]`` mark the valid ones; *wait* is masked out
+only when it would stall the simulation.  An action outside the mask raises
+:class:`InvalidAction`; with ``invalid_action="penalty"`` it gets the reward ``penalty``
+and changes nothing.
 
-**Observations** (``observation="dict"``, default)::
+**Observations** (``features="basic"`` or ``"extended"``; ``observation="dict"`` or
+``"flat"``): :mod:`coburst.gym.observe`.  **Rewards**: :mod:`coburst.gym.rewards`.
 
-    {"jobs":    Box(0, 1, (window, 6)),  # per window slot: present, wait, walltime, size, bb, fits
-     "cluster": Box(0, 1, (3,))}         # free compute nodes (node sharing: cores), free BB bytes, queue
+**Episodes** run a whole workload: ``terminated`` when the simulation ended (Batsim's
+outputs are then written: ``env.result``); ``truncated`` when ``max_decisions`` steps were
+taken or the simulated time reached ``max_time`` at a decision point (the simulation is
+abandoned, no outputs).  The dynamics are deterministic (``reset(seed=...)`` seeds
+``np_random`` only).
 
-times as ``t / (t + time_scale)`` (walltime ``inf``: 1), size as ``res / compute nodes``
-(node sharing: whole nodes over the nodes),
-``bb`` as the per-node request over the largest BB node's capacity (0 without burst
-buffers), queue length as ``n / (n + window)``; empty slots are zeros.  ``observation="flat"``
-gives the same numbers as one ``Box`` (``gymnasium.spaces.flatten``: the cluster first, then
-the jobs row by row).
-
-**Episodes** run a whole workload (a simulation that ends before its first decision point
--- no job ever fits, say -- is an episode of one step, whatever its action):
-``terminated`` when the simulation ended (the outputs,
-Batsim's ``_jobs.csv`` and ``_schedule.csv``, are then written: ``env.result``);
-``truncated`` when ``max_decisions`` steps were taken or the simulated time reached
-``max_time`` seconds at a decision point; the simulation is then abandoned (no outputs).
-The simulation is deterministic: ``reset(seed=...)`` seeds ``np_random``, which no part of
-the dynamics uses.
-
-**One SimGrid engine per process.**  A run whose platform is in coburst's platform cache
-(:mod:`coburst.simulator.platform_cache`: any run of ``delay`` or non-communicating jobs on a
-platform seen before -- the first episode puts it there) does not load SimGrid; a run that
-needs SimGrid creates its one engine of the process.  So episodes on one platform repeat
-freely, while a process that created an engine for one platform cannot create one for
-another: describe the platforms in the cache first (one ``coburst run`` of each, in any
-process), as the tests do.
-
-**Rewards**: :mod:`coburst.gym.rewards` (``reward="waiting-time"``, the default, dense;
-``"bounded-slowdown"``, sparse; or an object).
+**One SimGrid engine per process.**  A run whose platform is in the platform cache
+(:mod:`coburst.simulator.platform_cache`: ``delay`` or non-communicating jobs on a platform
+seen before -- the first episode puts it there) does not load SimGrid; a run that needs
+SimGrid creates the one engine of the process.  Describe the platforms in the cache first
+(one ``coburst run`` of each, in any process), as the tests do.
 """
 
 from __future__ import annotations
 
-import queue
 import shutil
 import tempfile
 import threading
@@ -77,7 +56,8 @@ from coburst.gym.backends import PLACEMENT_MODES, backend_for
 from coburst.gym.hetero import HostClasses
 from coburst.gym.observe import CLUSTER_FEATURES, DEFAULT_HORIZONS, JOB_FEATURES, Observer
 from coburst.gym.rewards import make_reward
-from coburst.gym.stepper import AskAgent, SteppedKernel, SteppedLink
+from coburst.gym.bridge import Bridge
+from coburst.gym.stepper import SteppedKernel, SteppedLink
 
 __all__ = ["BatsimExactEnv", "InvalidAction", "JOB_FEATURES", "CLUSTER_FEATURES", "ACTIONS", "PLACEMENT_MODES"]
 
@@ -89,74 +69,6 @@ ACTIONS = ("job", "placement", "partner", "class")
 
 class InvalidAction(ValueError):
     """An action outside the action mask (or outside the action space)."""
-
-
-class _Abort(Exception):
-    """Stops the simulation thread of an abandoned episode."""
-
-
-class _Bridge:
-    """The adapter's decider (simulation thread): hands decision points to the environment."""
-
-    name = "agent"
-
-    def __init__(self, env: "BatsimExactEnv"):
-        self.env = env
-        self.to_env: queue.SimpleQueue = queue.SimpleQueue()
-        self.to_sim: queue.SimpleQueue = queue.SimpleQueue()
-        self.start_dates: dict[str, float] = {}
-        #: the run is in the environment's thread: the decider stops the adapter where the
-        #: agent is to decide (:mod:`coburst.gym.stepper`) instead of waiting for it
-        self.stepped = False
-        self.asked = None  # the state the agent is asked about (stepped)
-
-    def on_job_release(self, state, jobs) -> None:
-        env = self.env
-        env._n_released += len(jobs)
-        env._released_subtimes += sum(job.subtime for job in jobs)
-        for listener in env.listeners:
-            listener.on_job_release(state, jobs)
-
-    def on_job_end(self, state, jobs) -> None:
-        env = self.env
-        for job in jobs:
-            start = self.start_dates.pop(job.id, None)
-            if start is not None:
-                env.completed.append((job, start, state.now))
-                env._done_area += job.res * (state.now - start)
-        for listener in env.listeners:
-            listener.on_job_end(state, jobs)
-
-    def make_decisions(self, state) -> Any:
-        env = self.env
-        try:
-            for listener in env.listeners:
-                hook = getattr(listener, "decision_point", None)
-                if hook is not None:
-                    hook(state)
-        except Exception as exc:  # raised again in the environment's thread
-            env._listener_error = exc
-            raise _Abort("a listener failed") from None
-        decisions = env.backend_cls.decisions(state.now)
-        if not env._anything_fits(state):
-            return decisions
-        if self.stepped:
-            self.asked = state
-            raise AskAgent
-        self.to_env.put(("decide", state))
-        message = self.to_sim.get()
-        if message[0] == "abort":
-            raise _Abort("episode abandoned")
-        return self.started(decisions, message[1], state.now)
-
-    def started(self, decisions: Any, starts: Sequence[tuple], now: float) -> Any:
-        """``decisions`` with the agent's ``(job, allocation)`` starts."""
-        env = self.env
-        for job, alloc in starts:
-            decisions.start(job, alloc)
-            self.start_dates[job.id] = now
-            env.waited += now - job.subtime
-        return decisions
 
 
 class BatsimExactEnv(gym.Env):
@@ -246,7 +158,7 @@ class BatsimExactEnv(gym.Env):
         self._thread: threading.Thread | None = None
         self._run = None  # the engine's run (Simulator.run_steps), when it is in this thread
         self._listener_error: BaseException | None = None
-        self._bridge: _Bridge | None = None
+        self._bridge: Bridge | None = None
         self._over = True
         self._end_pending = False
         self.result = None
@@ -328,7 +240,7 @@ class BatsimExactEnv(gym.Env):
                                   "-e", self.export, "-q", *self.sim_args])
         args.socket_endpoint = "in-process"
         config, self._n_total = preflight(args)
-        bridge = self._bridge = _Bridge(self)
+        bridge = self._bridge = Bridge(self)
         scheduler = agent_scheduler(self.backend_cls.family)(bridge, self.adapter_options)
         sim = Simulator(config)
         sim.kernel.__class__ = SteppedKernel  # (pauses where the link defers its reply)
