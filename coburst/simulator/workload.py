@@ -502,12 +502,34 @@ def checked_job(obj: Any, workload: str, source: str, where: str, profiles: dict
 
 
 class _JsonObject(dict):
-    """A JSON object that remembers its duplicated keys (json keeps the last silently)."""
+    """A JSON object with duplicated keys, read as Batsim 4.2.1 reads it: RapidJSON's
+    ``FindMember`` finds the *first* member of a name (``"res": 1, "res": 99`` is 1; Python's
+    ``json`` keeps the last).  ``duplicates``: the repeated keys, in order, each with the value
+    kept and the values dropped."""
 
     def __init__(self, pairs):
-        super().__init__(pairs)
-        self.duplicates = [k for i, (k, _) in enumerate(pairs) if any(k == k2 for k2, _ in pairs[:i])] \
-            if len(self) != len(pairs) else []
+        super().__init__()
+        dropped: dict[str, list] = {}
+        for key, value in pairs:
+            if key in self:
+                dropped.setdefault(key, []).append(value)
+            else:
+                dict.__setitem__(self, key, value)
+        self.duplicates = list(dropped)
+        self.dropped = dropped
+
+
+def warn_duplicates(obj: Any, source: str, where: str) -> None:
+    """A warning for each key ``obj`` (a :class:`_JsonObject`) repeats: the first value read."""
+    from coburst.simulator.platform import warn
+
+    for key in obj.duplicates[:5]:
+        others = ", ".join(cut(json.dumps(v), 40) for v in obj.dropped[key][:3])
+        warn(source, f"{where}.{cut(key, 60)}" if where else cut(key, 60),
+             f"duplicate key {quote(key)}: the first value, {cut(json.dumps(obj[key]), 40)}, is read (as Batsim "
+             f"4.2.1 reads it), not {others}")
+    if len(obj.duplicates) > 5:
+        warn(source, where or None, f"{len(obj.duplicates) - 5} more duplicate keys: the first values read")
 
 
 def _json_object(pairs: list) -> dict:
@@ -582,15 +604,16 @@ def _batsim_numbers(value: Any) -> Any:
     kind = type(value)
     if kind is Decimal:
         return _decimal_float(value)
-    if kind is dict:
+    if kind is dict or kind is _Unique:
         if _NESTED.isdisjoint(map(type, value.values())):
             return value  # the usual job: nothing to convert (checked in C)
+        store = dict.__setitem__  # (a _Unique refuses a key set twice: here the value is replaced)
         for key, item in value.items():
             kind = type(item)
             if kind is Decimal:
-                value[key] = _decimal_float(item)
-            elif kind is dict or kind is list:
-                value[key] = _batsim_numbers(item)
+                store(value, key, _decimal_float(item))
+            elif kind is dict or kind is list or kind is _Unique:
+                store(value, key, _batsim_numbers(item))
         return value
     if kind is list:
         return [_batsim_numbers(item) if type(item) in _NESTED else item for item in value]
@@ -635,6 +658,8 @@ def workload_from_doc(doc: Any, name: str, source: str, base: Path | None = None
     ``base``: the workload file's folder, where ``usage_trace`` profiles find their traces)."""
     if not isinstance(doc, dict):
         raise InputError(source, None, "a workload must be a JSON object with 'jobs' and 'profiles'")
+    if type(doc) is _JsonObject:
+        warn_duplicates(doc, source, "")
     if "nb_res" not in doc:
         raise InputError(source, None, "the 'nb_res' field is missing")
     nb_res = doc["nb_res"]
@@ -647,6 +672,9 @@ def workload_from_doc(doc: Any, name: str, source: str, base: Path | None = None
         raise InputError(source, "profiles", "expected an object mapping profile names to profiles")
     if getattr(profiles_doc, "duplicates", None):
         raise InputError(source, f"profiles.{profiles_doc.duplicates[0]}", "duplicate profile name")
+    for pname, p in profiles_doc.items():
+        if type(p) is _JsonObject:
+            warn_duplicates(p, source, f"profiles.{cut(pname, 60)}")
     profiles = {pname: validate_profile(pname, p, source, f"profiles.{pname}", base)
                 for pname, p in profiles_doc.items()}
     check_composed_references(profiles, source)
@@ -659,6 +687,8 @@ def workload_from_doc(doc: Any, name: str, source: str, base: Path | None = None
     oversized, cap = oversized_profiles(profiles)
     seen: dict[str, int] = {}
     for i, obj in enumerate(jobs_doc):
+        if type(obj) is _JsonObject:
+            warn_duplicates(obj, source, f"jobs[{i}]")
         job = job_from_json(obj, name, source, f"jobs[{i}]", profiles)
         if oversized and job.profile in oversized:
             raise oversized_error(source, f"jobs[{i}]", obj["id"], job.profile, cap)
@@ -679,21 +709,33 @@ def workload_from_doc(doc: Any, name: str, source: str, base: Path | None = None
 _STREAM_DEPTH = 100
 
 
+class _Unique(dict):
+    """A JSON object of the streamed reader: a repeated key leaves the file to the whole
+    reading (which reads the first value, as Batsim does, and warns: :class:`_JsonObject`)."""
+
+    __slots__ = ()
+
+    def __setitem__(self, key, value):
+        if key in self:
+            raise _Fallback
+        dict.__setitem__(self, key, value)
+
+
 def _shallow(value: Any, depth: int = 0) -> bool:
     """Whether ``value`` nests fewer than :data:`_STREAM_DEPTH` levels."""
     if depth > _STREAM_DEPTH:
         return False
-    if type(value) is dict:
-        return all(_shallow(v, depth + 1) for v in value.values() if type(v) in (dict, list))
+    if type(value) is dict or type(value) is _Unique:
+        return all(_shallow(v, depth + 1) for v in value.values() if type(v) in _FLAT)
     if type(value) is list:
-        return all(_shallow(v, depth + 1) for v in value if type(v) in (dict, list))
+        return all(_shallow(v, depth + 1) for v in value if type(v) in _FLAT)
     return True
 
 
 #: the types of values :func:`_shallow` looks into
-_FLAT = frozenset((dict, list))
+_FLAT = frozenset((dict, list, _Unique))
 #: the types of values :func:`_batsim_numbers` converts or looks into
-_NESTED = frozenset((Decimal, dict, list))
+_NESTED = frozenset((Decimal, dict, list, _Unique))
 
 
 class _Fallback(Exception):
@@ -884,7 +926,7 @@ def scan_workload(path: str | Path, name: str) -> Workload | None:
         # pass 2: the profiles
         profiles: dict[str, Profile] = {}
         with open(p, "rb") as f, contextlib.redirect_stderr(warned_profiles):
-            for pname, prof in ijson.kvitems(f, "profiles"):
+            for pname, prof in ijson.kvitems(f, "profiles", map_type=_Unique):
                 if pname in profiles or not _shallow(prof):
                     return None
                 prof = _batsim_numbers(prof)
@@ -901,8 +943,8 @@ def scan_workload(path: str | Path, name: str) -> Workload | None:
         last = -math.inf
         n = 0
         with open(p, "rb") as f, contextlib.redirect_stderr(warned_jobs):
-            for obj in ijson.items(f, "jobs.item"):
-                if type(obj) is dict and not _FLAT.isdisjoint(map(type, obj.values())) and not _shallow(obj):
+            for obj in ijson.items(f, "jobs.item", map_type=_Unique):
+                if type(obj) is _Unique and not _FLAT.isdisjoint(map(type, obj.values())) and not _shallow(obj):
                     return None
                 obj = _batsim_numbers(obj)
                 if common_job(obj, profiles):  # what job_from_json checks, without building the job
