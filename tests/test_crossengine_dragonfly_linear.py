@@ -193,12 +193,12 @@ def test_search_policies_on_both_engines(tmp_path, family):
 @pytest.mark.parametrize("jobs", [(0, 1, 2), (1, 2, 3, 4), (0, 1, 2, 3, 4)], ids=["0-2", "1-4", "all"])
 def test_io_aware_model_on_both_engines(tmp_path, jobs):
     """tests/test_io_aware.py's small IO-aware workload (burst-buffer stage-in, checkpoints,
-    flushes, stage-out as dynamic sub-jobs; job 3 killed at its walltime during a flush).
-    Parts of it give the same messages and outputs on both engines; the whole of it the same
-    jobs, allocations and states, but four stage-outs that share the gateway's link with the
-    flush killed at its walltime end 2e-5 s later on coburst (compare_engines: dates within
-    1e-3 s, as tests/test_io_aware.py compares IO-aware runs)."""
-    from test_io_aware import DYN, SCHED, compare_engines, small_workload
+    flushes, stage-out as dynamic sub-jobs; job 3 reaches its walltime during a flush): the
+    same messages and outputs on both engines (the Pajé trace aside, as tests/test_io_aware.py).
+    With all jobs, four stage-outs share the gateway's link with that flush, whose parallel
+    task runs on after the walltime until its job's actor ends (its completion message
+    delivered, 200 us later on this form), not until the job is deleted (300 us later)."""
+    from test_io_aware import DYN, SCHED, small_workload
 
     wl = small_workload(tmp_path)
     doc = json.loads(wl.read_text())
@@ -206,10 +206,7 @@ def test_io_aware_model_on_both_engines(tmp_path, jobs):
     wl.write_text(json.dumps(doc))
     batsim, coburst = run_both(tmp_path, workloads=[wl], platform=write(tmp_path, small_spec_40gb()),
                                scheduler=SCHED, options={"policy": "fcfs"}, args=list(DYN))
-    if len(jobs) < 5:
-        assert_identical(batsim, coburst, trace=False)
-    else:
-        assert 0 < compare_engines(batsim, coburst) <= 3e-5
+    assert_identical(batsim, coburst, trace=False)
     assert any(r["job_id"].startswith("w0.2.out") for r in jobs_rows(coburst))
 
 

@@ -228,7 +228,7 @@ class BatsimActors:
             if self.power is not None and sjob.run is not None and sjob.run.energy_zombie is not None:
                 sjob.run.end_energy_zombie()  # (before SimGrid drops it: its hosts' load is read)
             if sjob.run is not None and sjob.run.proc is not None and sjob.run.proc.zombie is not None:
-                self.kernel.end_zombie(sjob.run.proc)  # its timed-out parallel task stops now
+                self.kernel.end_zombie(sjob.run.proc)  # (stopped when its actor ended, normally)
             sjob.run = None
             self.jobs.pop(sjob.id, None)
             wl = self.workloads.get(sjob.job.workload)

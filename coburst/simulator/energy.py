@@ -34,7 +34,7 @@ What is emulated, and from where:
 
 Not emulated: ``wattage_off`` never applies (Batsim never turns hosts off); a parallel
 task left running after its job's walltime (Batsim does not cancel it) keeps loading its
-hosts until the job is deleted, but is assumed not to end by itself before that.
+hosts until the job's actor ends, but is assumed not to end by itself before that.
 """
 
 from __future__ import annotations

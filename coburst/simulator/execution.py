@@ -110,7 +110,7 @@ class JobRun(OtherLeaves):
     #: simulates it, kernel Work handle) — its hosts' CPU load for the energy plugin
     energy_task: tuple | None = None
     #: -E: (machines, rate) of a parallel task left running after the walltime (Batsim does not
-    #: cancel it: it loads its hosts until the job is deleted)
+    #: cancel it: it loads its hosts until the job's actor ends)
     energy_zombie: tuple | None = None
 
     # ----------------------------------------------------------------- process body
@@ -124,6 +124,15 @@ class JobRun(OtherLeaves):
         sim.job_finished(self, code)
         if code != -2:  # a killed job is reported by its killer
             yield sim.to_server(("COMPLETED", self.job), self.first_host)
+        # the job's actor ends once its message is delivered: SimGrid cancels the activities an
+        # ending actor started and no longer waits for (ActorImpl::cleanup_from_self), so a
+        # parallel task left running after its walltime stops now, before the job is deleted
+        # when the server next calls the scheduler (the linear dragonfly's routes to the master
+        # tell the two dates apart)
+        if self.energy_zombie is not None and sim.power is not None:
+            self.end_energy_zombie()
+        if self.proc is not None and self.proc.zombie is not None:
+            sim.kernel.end_zombie(self.proc)
 
     def run_profile(self, profile: "Profile") -> Generator:
         if profile.type == "composed":

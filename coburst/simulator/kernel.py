@@ -647,13 +647,14 @@ class Kernel:
                 self._drop(activity)  # on dedicated hosts nobody can tell the difference
             else:
                 # Batsim's job actor stops waiting (wait_for timed out) but nothing cancels
-                # the parallel task: it keeps its CPUs and links until the job is deleted
-                # (measured), see end_zombie
+                # the parallel task: it keeps its CPUs and links until the job's actor ends,
+                # see end_zombie
                 proc.zombie = activity
             self.wake(proc, "timeout")
 
     def end_zombie(self, proc: Process) -> None:
-        """Cancel a parallel task left running after its timeout (its job is deleted)."""
+        """Cancel a parallel task left running after its timeout (its job's actor ends: SimGrid
+        cancels the activities of an ending actor)."""
         flow, proc.zombie = proc.zombie, None
         if flow is not None:
             self._drop(flow)
