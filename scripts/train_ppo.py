@@ -70,8 +70,10 @@ class Failure(Exception):
 
 
 def parse(argv: list[str] | None) -> argparse.Namespace:
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--trace", default="lublin", help="lublin, lublin2, kth, or the path of an SWF log (default: lublin)")
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--trace", default="lublin",
+                   help="lublin, lublin2, kth, or the path of an SWF log (default: lublin)")
     p.add_argument("--epochs", type=int, default=10000, help="training rounds at most (default: 10000)")
     p.add_argument("--steps-per-epoch", type=int, default=4096, help="decisions per round, at least (default: 4096)")
     p.add_argument("--seed", type=int, default=0, help="the seed of everything random (default: 0)")
@@ -205,7 +207,7 @@ def main(argv: list[str] | None = None) -> int:
           f"in {train_s / 60:.1f} min; {count} held-back test sequences of {L} jobs (jobs {split}-{n - 1}). "
           "Mean bounded slowdown (10 s), without backfilling unless stated; 95 % t-interval.")
     print()
-    head = f"| policy | test sequences, mean ± 95 % CI |"
+    head = "| policy | test sequences, mean ± 95 % CI |"
     rule = "|--------|------|"
     if pub:
         head += f" README protocol (10 × 1024 jobs, seed 1) | RLScheduler's README ({pub['name']}) |"
