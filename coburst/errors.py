@@ -6,7 +6,25 @@ non-zero; the message always names the file (or peer), the place and the problem
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
+
+#: the longest run of non-blank characters a message prints whole (an input value quoted in it:
+#: a 50 MB profile name, a 10-million-digit number), and the longest message
+WORD_MAX = 200
+MESSAGE_MAX = 4000
+_LONG_WORD = re.compile(r"\S{%d,}" % (WORD_MAX + 1))
+
+
+def shorten(text: str) -> str:
+    """``text`` with every run of more than :data:`WORD_MAX` non-blank characters cut, its
+    size said (``ppp... (52428800 characters)``), and at most :data:`MESSAGE_MAX` characters."""
+    if len(text) <= WORD_MAX:
+        return text
+    text = _LONG_WORD.sub(lambda m: f"{m.group()[:WORD_MAX]}... ({len(m.group())} characters)", text)
+    if len(text) > MESSAGE_MAX:
+        text = f"{text[:MESSAGE_MAX]}... (a message of {len(text)} characters, cut)"
+    return text
 
 
 class CoburstError(Exception):
@@ -24,8 +42,8 @@ class InputError(CoburstError):
 
     def __init__(self, source: str | Path | None, where: str | None, problem: str):
         self.source = str(source) if source is not None else None
-        self.where = where
-        self.problem = problem
+        self.where = shorten(where) if where else where
+        self.problem = problem = shorten(problem)
         parts = [p for p in (self.source, self.where) if p]
         prefix = ": ".join(parts)
         super().__init__(f"{prefix}: {problem}" if prefix else problem)

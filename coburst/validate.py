@@ -225,7 +225,14 @@ def parse_json(text: str, source: Any, object_pairs_hook: Callable | None = None
                              parse_float=parse_float)
     except json.JSONDecodeError as exc:
         raise InputError(source, f"line {exc.lineno} column {exc.colno}", f"invalid JSON: {exc.msg}") from None
-    except ValueError as exc:  # NaN, Infinity, -Infinity
+    except ValueError as exc:  # NaN, Infinity, -Infinity; an integer past Python's 4300 digits
+        digits = re.search(r"\d{4301,}", text) if "digits" in str(exc) else None
+        if digits is not None:
+            before = text[: digits.start()]
+            line = before.count("\n") + 1
+            where = f"line {line} column {digits.start() - (before.rfind(chr(10)) + 1) + 1}"
+            raise InputError(source, where, f"a number of {len(digits.group())} digits: more than the 4300 "
+                                            "a coburst input may hold") from None
         pos = _find_constant(text, str(exc))
         raise InputError(source, pos, f"{exc} is not a JSON number (JSON has no NaN or infinities)") from None
 

@@ -282,6 +282,11 @@ def parse_toml(path: Path, text: str | None = None) -> tuple[str, dict]:
         where = f"line {m.group(1)}, column {m.group(2)}" if m else None
         problem = msg[:m.start()].strip() if m else msg
         raise _err(path, where, f"invalid TOML: {problem}") from None
+    except ValueError:  # an integer past Python's 4300 digits
+        digits = re.search(r"\d{4301,}", text)
+        where = f"line {text[:digits.start()].count(chr(10)) + 1}" if digits else None
+        size = f" of {len(digits.group())} digits" if digits else ""
+        raise _err(path, where, f"a number{size}: more than the 4300 digits a campaign file may hold") from None
 
 
 def load_campaign(path: str | Path, *, out: str | Path | None = None, engines: list[str] | None = None,

@@ -12,7 +12,7 @@ import importlib
 import os
 import sys
 
-from coburst.errors import CoburstError, Interrupted
+from coburst.errors import CoburstError, InputError, Interrupted, shorten
 
 #: sub-command modules, in the order ``coburst --help`` lists them
 COMMANDS = ("sim", "run", "demo", "platform", "workload", "model", "theory", "analyze", "plot", "report", "campaign",
@@ -84,7 +84,8 @@ def main(argv: list[str] | None = None) -> int:
         command = f"coburst {args.command}"
         return int(args.func(args) or 0)
     except CoburstError as exc:
-        print(f"{command}: error: {exc}", file=sys.stderr)
+        text = str(exc) if isinstance(exc, InputError) else shorten(str(exc))  # (an InputError cut its parts)
+        print(f"{command}: error: {text}", file=sys.stderr)
         return exc.exit_code
     except (Interrupted, KeyboardInterrupt) as exc:
         signum = exc.signum if isinstance(exc, Interrupted) else 2
