@@ -155,7 +155,7 @@ class Observer:
             self._fill(obs)
         if env.observation_kind == "flat":
             return np.concatenate([obs[k].ravel() for k in self.keys])
-        return obs
+        return {k: obs[k] for k in self.keys}  # (the space's order)
 
     def _fill(self, obs: dict) -> None:
         env = self.env
