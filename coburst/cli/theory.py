@@ -51,7 +51,11 @@ def _evaluate(args: argparse.Namespace) -> int:
             sched = fcs(entry.inst, tie=args.tie)
         except TieSearchTooLarge as exc:
             raise InputError("--tie", "worst", f"instance {entry.id!r}: {exc}; use --tie first or last") from None
-        opt = solve_opt(entry.inst)
+        try:
+            opt = solve_opt(entry.inst)
+        except RuntimeError as exc:  # (the numeric range is checked when read: a solver failure left)
+            raise InputError(args.file, f"instance {entry.id!r}", f"the LP solver failed on it ({exc}): its "
+                             "numbers may be past what the solver handles; rescale the instance") from None
         answer = {"id": entry.id, "valid": True, "error": None, "opt_makespan": opt.makespan,
                   "fcs_makespan": sched.makespan}
         if args.schedules:

@@ -37,6 +37,9 @@ from coburst.errors import InputError
 
 #: relative tolerance of constraint (1) and of the speed range
 RTOL = 1e-9
+#: the longest serial schedule (every task alone, one after the other: an upper bound of every
+#: makespan the LPs compute), in the instance's time unit; HiGHS reads 1e20 as infinity
+SERIAL_MAX = 1e15
 
 
 def tasks_of(mask: int) -> list[int]:
@@ -156,6 +159,23 @@ def make_instance(id: str, b, speeds, exact: bool = False) -> Instance:
     return Instance(id, b_arr, arr)
 
 
+def check_numeric_range(inst: Instance, source: str, where: str) -> None:
+    """The numbers the LP solver can take: the serial schedule (sum of b_i / a_i alone, an
+    upper bound of every makespan the LPs compute) at most :data:`SERIAL_MAX` (a work of 1e308,
+    or a speed alone of 1e-300, was an LP-solver traceback)."""
+    a = inst.speeds
+    alone = np.array([a[1 << i, i] for i in range(inst.n)])
+    with np.errstate(over="ignore"):
+        times = inst.b / alone
+        serial = float(np.sum(times))
+    if not serial <= SERIAL_MAX:
+        i = int(np.argmax(times))
+        raise InputError(source, where, f"the tasks run alone one after the other take {serial:g} time units "
+                                        f"(task {i}: work {float(inst.b[i]):g} at speed {float(alone[i]):g}): "
+                                        f"more than {SERIAL_MAX:g}, past the LP solver's numeric range; rescale "
+                                        "the works")
+
+
 def check_instance(inst: Instance, source: str = "instance") -> None:
     """Check an instance against §3 (see the module docstring); raise
     :class:`~coburst.errors.InputError` naming the instance, the task and the
@@ -202,6 +222,7 @@ def check_instance(inst: Instance, source: str = "instance") -> None:
                                         f"combination {show_mask(sup)} which adds task "
                                         f"{(sup ^ sub).bit_length() - 1} (a task's speed never rises when a "
                                         "task joins its combination)")
+    check_numeric_range(inst, source, where)
 
 
 def first_violation(a: np.ndarray, n: int, rtol: float = RTOL) -> tuple[int, int, int | None]:
