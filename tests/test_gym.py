@@ -274,3 +274,50 @@ def test_an_episode_without_decision_points_is_one_step(tmp_path):
     with pytest.raises(RuntimeError, match="episode is over"):
         env.step(4)
     env.close()
+
+
+
+CHILD = """
+import json, logging, sys
+from pathlib import Path
+import numpy as np
+logging.disable(logging.WARNING)
+from coburst.gym import BatsimExactEnv
+env = BatsimExactEnv(sys.argv[1], sys.argv[2], window=8)
+report = []
+for episode in range(2):
+    obs, info = env.reset(seed=0)
+    stepped = env._run is not None
+    steps = 0
+    while True:
+        obs, reward, terminated, truncated, info = env.step(int(np.flatnonzero(info["action_mask"])[0]))
+        steps += 1
+        if terminated:
+            break
+    report.append({"stepped": stepped, "steps": steps, "jobs": Path(env.result.jobs_csv).read_text()})
+print(json.dumps(report))
+env.close()
+"""
+
+
+def test_the_first_episode_runs_in_simgrid_in_a_thread_the_next_ones_pause(small, tmp_path):
+    """With an empty platform cache the first episode's run is in SimGrid's actor: a thread of
+    its own that waits for the agent (a child process: one SimGrid engine per process); it
+    describes the platform in the cache, and the next episode runs in the environment's thread
+    and pauses.  Both are the same episode, the one this process plays."""
+    import os
+    import subprocess
+    import sys
+
+    env = dict(os.environ, COBURST_CACHE=str(tmp_path / "cache"))
+    proc = subprocess.run([sys.executable, "-c", CHILD, small, DRAGONFLY], env=env, capture_output=True, text=True,
+                          timeout=110)
+    assert proc.returncode == 0, proc.stderr
+    first, second = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert first["stepped"] is False and second["stepped"] is True
+    here = BatsimExactEnv(small, DRAGONFLY, window=8)
+    _, steps, terminated, _ = play(here)
+    assert here._bridge.stepped and terminated
+    assert first["steps"] == second["steps"] == steps
+    assert first["jobs"] == second["jobs"] == Path(here.result.jobs_csv).read_text()
+    here.close()

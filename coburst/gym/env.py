@@ -249,23 +249,34 @@ class BatsimExactEnv(gym.Env):
         self._link = sim.link = SteppedLink(scheduler)
         self._scheduler = scheduler
         run = sim.run_steps()
-        next(run)  # the inputs are read ("loaded"): an input error is raised here
+
+        def body():
+            try:
+                next(run)  # the inputs are read here: a SimGrid engine is made (and must run) in this thread
+                if sim.cached_platform:  # no SimGrid: the run goes on in the environment's thread
+                    bridge.to_env.put(("loaded", False))
+                    return
+                bridge.to_env.put(("loaded", True))
+                while True:
+                    next(run)
+            except StopIteration as stop:
+                bridge.to_env.put(("done", stop.value))
+            except BaseException as exc:  # noqa: BLE001 - handed to the environment's thread
+                bridge.to_env.put(("error", exc))
+
+        thread = threading.Thread(target=body, name="coburst-gym-simulation", daemon=True)
+        thread.start()
+        kind, value = bridge.to_env.get()
+        if kind == "error":  # (an input error: nothing ran)
+            thread.join()
+            raise value
         self._over = False
-        if sim.cached_platform:  # no SimGrid: the run pauses at the decision points, in this thread
+        if value:  # the run is in SimGrid's actor, in that thread, which waits for the agent
+            self._thread = thread
+        else:  # the run pauses at the decision points, in this thread
+            thread.join()
             bridge.stepped = True
             self._run = run
-        else:  # the run is in SimGrid's actor: a thread of its own, which waits for the agent
-            def body():
-                try:
-                    while True:
-                        next(run)
-                except StopIteration as stop:
-                    bridge.to_env.put(("done", stop.value))
-                except BaseException as exc:  # noqa: BLE001 - handed to the environment's thread
-                    bridge.to_env.put(("error", exc))
-
-            self._thread = threading.Thread(target=body, name="coburst-gym-simulation", daemon=True)
-            self._thread.start()
         self._next_point()
         # a simulation that ended before any decision point: one step ends the episode
         self._end_pending = self._over

@@ -14,7 +14,8 @@ when the scheduler answers at once.  No thread, no hand-over: a step costs what 
 and the environment compute.
 
 Only a run outside SimGrid (a platform of coburst's platform cache) can pause; a run in
-SimGrid's actor goes on in a thread of its own (``env.py``).
+SimGrid's actor goes on in a thread of its own (``env.py``), the thread that read its inputs
+(SimGrid's engine runs in the thread that made it).
 """
 
 from __future__ import annotations
