@@ -307,7 +307,7 @@ class BatsimExactEnv(gym.Env):
             self.decision_id += 1
             self._fit_known = {}
             self._observer.new_point()
-            self._refresh()
+            self._refresh(self._bridge.window)
             return
         self._over = True
         if self._thread is not None:
@@ -344,11 +344,14 @@ class BatsimExactEnv(gym.Env):
                    self.backend_cls(state, cluster, self.host_classes) if family == "hetero" else
                    self.backend_cls(state, cluster))
         self._bridge.backend = backend
+        self._bridge.window = jobs
         return backend.any_fits(jobs)
 
-    def _refresh(self) -> None:
-        pending_ids = {job.id for job, _ in self._pending}
-        self._window_jobs = jobs = self._visible(self.state, pending_ids)
+    def _refresh(self, window: list | None = None) -> None:
+        """The window and the mask (``window``: the window already made, nothing started)."""
+        if window is None:
+            window = self._visible(self.state, {job.id for job, _ in self._pending})
+        self._window_jobs = jobs = window
         fits = [False] * self.wait_action
         backend = self._backend
         known = self._fit_known  # (a start only takes resources: what did not fit still does not)
