@@ -4,7 +4,10 @@ Importing this package registers:
 
 ``coburst/BatsimExact-v0``
     :class:`~coburst.gym.env.BatsimExactEnv`: event-driven scheduling, one step per decision
-    point of the engine, ``Discrete(window + 1)`` actions with a mask, Dict observations;
+    point of the engine, ``Discrete`` actions with a mask (a job of the window; with
+    ``actions=``, also its placement mode or co-run partner on node-sharing platforms, its
+    host class on heterogeneous clusters), Dict observations (``features="basic"`` or
+    ``"extended"``: :mod:`coburst.gym.observe`), rewards of :mod:`coburst.gym.rewards`;
 ``coburst/BatsimExactFlat-v0``
     the same with ``observation="flat"`` (one ``Box``);
 ``coburst/RLScheduler-v0``
