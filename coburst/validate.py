@@ -225,14 +225,7 @@ def parse_json(text: str, source: Any, object_pairs_hook: Callable | None = None
                              parse_float=parse_float)
     except json.JSONDecodeError as exc:
         raise InputError(source, f"line {exc.lineno} column {exc.colno}", f"invalid JSON: {exc.msg}") from None
-    except ValueError as exc:  # NaN, Infinity, -Infinity; an integer past Python's 4300 digits
-        digits = re.search(r"\d{4301,}", text) if "digits" in str(exc) else None
-        if digits is not None:
-            before = text[: digits.start()]
-            line = before.count("\n") + 1
-            where = f"line {line} column {digits.start() - (before.rfind(chr(10)) + 1) + 1}"
-            raise InputError(source, where, f"a number of {len(digits.group())} digits: more than the 4300 "
-                                            "a coburst input may hold") from None
+    except ValueError as exc:  # NaN, Infinity, -Infinity
         pos = _find_constant(text, str(exc))
         raise InputError(source, pos, f"{exc} is not a JSON number (JSON has no NaN or infinities)") from None
 
@@ -260,6 +253,15 @@ def loads_bounded(text: str, source: Any, limit: int | None = None, **kwargs) ->
         return json.loads(text, **kwargs)
     except RecursionError:
         pass
+    except ValueError as exc:  # an integer past Python's 4300 digits (a JSONDecodeError passes on)
+        digits = None if isinstance(exc, json.JSONDecodeError) or "digits" not in str(exc) else \
+            re.search(r"\d{4301,}", text)
+        if digits is None:
+            raise
+        before = text[: digits.start()]
+        where = f"line {before.count(chr(10)) + 1} column {digits.start() - (before.rfind(chr(10)) + 1) + 1}"
+        raise InputError(source, where, f"a number of {len(digits.group())} digits: more than the 4300 a coburst "
+                                        "input may hold") from None
     finally:
         sys.setrecursionlimit(saved)
     place = too_deep(text, limit)

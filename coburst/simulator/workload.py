@@ -709,16 +709,23 @@ def workload_from_doc(doc: Any, name: str, source: str, base: Path | None = None
 _STREAM_DEPTH = 100
 
 
+#: repeated keys the streamed reader met (:class:`_Unique`), over all its readings
+_REPEATED = [0]
+
+
 class _Unique(dict):
-    """A JSON object of the streamed reader: a repeated key leaves the file to the whole
-    reading (which reads the first value, as Batsim does, and warns: :class:`_JsonObject`)."""
+    """A JSON object of the streamed reader: a repeated key is counted in :data:`_REPEATED`
+    (the file then goes to the whole reading, which reads the first value, as Batsim does, and
+    warns: :class:`_JsonObject`).  (Nothing is raised here: ijson's C parser does not pass on
+    an exception of ``__setitem__``.)"""
 
     __slots__ = ()
 
     def __setitem__(self, key, value):
         if key in self:
-            raise _Fallback
-        dict.__setitem__(self, key, value)
+            _REPEATED[0] += 1
+        else:
+            dict.__setitem__(self, key, value)
 
 
 def _shallow(value: Any, depth: int = 0) -> bool:
@@ -925,14 +932,16 @@ def scan_workload(path: str | Path, name: str) -> Workload | None:
             return None  # (a dotted key could pass for a part of another's prefix)
         # pass 2: the profiles
         profiles: dict[str, Profile] = {}
+        repeated = _REPEATED[0]
         with open(p, "rb") as f, contextlib.redirect_stderr(warned_profiles):
             for pname, prof in ijson.kvitems(f, "profiles", map_type=_Unique):
                 if pname in profiles or not _shallow(prof):
                     return None
                 prof = _batsim_numbers(prof)
                 profiles[pname] = validate_profile(pname, prof, source, f"profiles.{pname}", p.parent)
-        if top.get("profiles", ("",))[0] != "start_map" or top.get("jobs", ("",))[0] != "start_array":
-            return None
+        if top.get("profiles", ("",))[0] != "start_map" or top.get("jobs", ("",))[0] != "start_array" \
+                or _REPEATED[0] != repeated:
+            return None  # (repeated keys: the whole reading warns)
         check_composed_references(profiles, source)
         from coburst.simulator.expansion import oversized_profiles
 
@@ -961,6 +970,8 @@ def scan_workload(path: str | Path, name: str) -> Workload | None:
                 used.add(pname)
                 hashes.append(hash(jid))
                 n += 1
+        if _REPEATED[0] != repeated:
+            return None  # (repeated keys: the whole reading warns)
         nb_res = top.get("nb_res")
         if nb_res is None or nb_res[0] != "number" or not isinstance(nb_res[1], int) \
                 or not 0 < nb_res[1] <= COUNT_MAX:
