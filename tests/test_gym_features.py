@@ -14,12 +14,15 @@ import gymnasium
 import numpy as np
 import pytest
 from gymnasium.utils.env_checker import check_env
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 import coburst.gym  # noqa: F401 - registers the ids
 from coburst.gym import BatsimExactEnv, ExpertMismatch, PolicyExpert
 from coburst.gym.observe import EXTENDED_JOB_FEATURES
 from coburst.runner import run
 from coburst.testing import run_policy
+from coburst.testing.strategies import cosched_cases
 from test_gym_conformance_cosched import COSCHED_POLICIES, cosched_workload
 
 pytestmark = pytest.mark.timeout(180)
@@ -197,4 +200,28 @@ def test_pair_greedy_placements_are_reported_as_no_action(inputs):
         for _ in range(500):
             _, _, terminated, _, _ = env.step(env.expert_action())
             assert not terminated
+    env.close()
+
+
+@settings(max_examples=4, deadline=None, suppress_health_check=list(HealthCheck))
+@given(case=cosched_cases(max_jobs=12),
+       policy=st.sampled_from([p for p in COSCHED_POLICIES if p not in OWN_PLACEMENT]))
+def test_placement_actions_on_random_node_sharing_cases(tmp_path_factory, case, policy):
+    """On random node-sharing platforms and workloads: the policy's decisions as (job, mode)
+    actions give its ``_jobs.csv`` -- or the expert names the placement no action gives."""
+    folder = tmp_path_factory.mktemp("placecase")
+    platform, workload = case.write(folder)
+    ref = run_policy(policy, str(workload), str(platform), out=folder / "ref", trace=False)
+    env = PolicyExpert(BatsimExactEnv(str(workload), str(platform), window=32, actions="placement",
+                                      export=str(folder / "gym")), policy)
+    env.reset(seed=0)
+    try:
+        while True:
+            _, _, terminated, _, _ = env.step(env.expert_action())
+            if terminated:
+                break
+    except ExpertMismatch as exc:
+        assert "no placement action" in str(exc)
+    else:
+        assert (folder / "gym_jobs.csv").read_text() == ref.jobs_csv.read_text()
     env.close()
