@@ -104,12 +104,16 @@ def test_a_long_chain_of_composed_profiles_is_no_recursion_error(tmp_path):
     assert len(err) < 2000, len(err)  # the cycle is shown cut
 
 
-def test_sigterm_stops_a_long_composed_run_promptly(tmp_path):
+@pytest.mark.parametrize("cache", ["on", "off"])
+def test_sigterm_stops_a_long_composed_run_promptly(tmp_path, cache):
     """Five million one-second delays in one job (~a minute of simulation before, when the
-    engine only looked at signals when it talked to its scheduler): stopped within seconds."""
+    engine only looked at signals when it talked to its scheduler): stopped within seconds,
+    the simulation in the main thread (platform from the cache) or in SimGrid's actor thread."""
     write(tmp_path, composed(5_000_000))
     (tmp_path / ".tmp").mkdir()
     env = {**os.environ, "TMPDIR": str(tmp_path / ".tmp"), "COBURST_MAX_PROFILE_TASKS": "off"}
+    if cache == "off":
+        env["COBURST_CACHE"] = "off"
     proc = subprocess.Popen([sys.executable, "-m", "coburst", "run", "fcfs", "-p", str(PLATFORM), "-w", "w.json",
                              "-e", "out", "-q"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             cwd=tmp_path, env=env)
