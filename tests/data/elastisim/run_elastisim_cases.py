@@ -1,0 +1,277 @@
+"""The cases run by both coburst and ElastiSim: each written once in coburst's workload format,
+translated to ElastiSim's (jobs file, application models, configuration), run with ElastiSim and
+the equipartition scheduler of equipartition_es.py, and recorded in
+tests/data/elastisim/cases.json with the inputs of both sides.
+
+    python run_elastisim_cases.py ELASTISIM_BINARY OUT_JSON
+
+(with a Python that has pyzmq, ELASTISIM_PYTHON_PATH naming the folder of elastisim_python, and
+the scheduler equipartition_elastisim.py next to this file).
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+import platform as pyplatform
+import subprocess
+import sys
+import time
+from collections import defaultdict
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+SPEED = 1e9  # flop/s of a node of cluster16_lat0.xml
+PLATFORM = "cluster16_lat0.xml"
+
+
+def cjob(jid, subtime, kind, res, profile, lo=None, hi=None):
+    elastic = {"type": kind}
+    if kind != "rigid":
+        elastic.update(num_nodes_min=lo, num_nodes_max=hi)
+    return {"id": jid, "subtime": subtime, "walltime": -1, "res": res, "profile": profile, "elastic": elastic}
+
+
+def prof(phases, **costs):
+    return {"type": "delay", "delay": 100, "elastic": {**costs, "phases": phases}}
+
+
+def flops_task(expr):
+    return {"type": "compute", "flops": expr}
+
+
+def amdahl_task(seconds, s):
+    return {"type": "compute", "seconds": seconds, "model": "amdahl", "serial_fraction": s}
+
+
+def delay_task(expr):
+    return {"type": "delay", "seconds": expr}
+
+
+CASES = {
+    "rigid": {
+        "description": "five rigid jobs, first come first served without backfilling (equipartition's start rule)",
+        "jobs": [cjob(1, 0, "rigid", 8, "a"), cjob(2, 5, "rigid", 8, "b"), cjob(3, 10, "rigid", 4, "a"),
+                 cjob(4, 15, "rigid", 16, "c"), cjob(5, 20, "rigid", 2, "b")],
+        "profiles": {
+            "a": prof([{"iterations": 10, "tasks": [flops_task("4e10"), delay_task("0.5")]}]),
+            "b": prof([{"iterations": 6, "tasks": [flops_task("6e10")]}]),
+            "c": prof([{"iterations": 3, "tasks": [flops_task("1.6e11")]}]),
+        },
+    },
+    "moldable": {
+        "description": "moldable jobs sized at start by equipartition's share, an Amdahl task (serial fraction 0.1) "
+                       "and a rigid job",
+        "jobs": [cjob(1, 0, "moldable", 4, "amd", 2, 16), cjob(2, 3, "moldable", 4, "amd", 2, 12),
+                 cjob(3, 7, "rigid", 4, "flat"), cjob(4, 11, "moldable", 4, "amd", 4, 8),
+                 cjob(5, 40, "moldable", 2, "amd", 1, 16)],
+        "profiles": {
+            "amd": prof([{"iterations": 5, "tasks": [amdahl_task("40", 0.1)]}]),
+            "flat": prof([{"iterations": 4, "tasks": [flops_task("2e10")]}]),
+        },
+    },
+    "malleable": {
+        "description": "malleable jobs with compute-only iterations under equipartition: shrink to admit, "
+                       "expand when idle; no reconfiguration cost",
+        "jobs": [cjob(1, 0, "malleable", 8, "m1", 2, 16), cjob(2, 13, "malleable", 4, "m2", 2, 12),
+                 cjob(3, 31, "rigid", 6, "r"), cjob(4, 47, "malleable", 4, "m2", 1, 8)],
+        "profiles": {
+            "m1": prof([{"iterations": 30, "tasks": [flops_task("3.2e10"), delay_task("0.25")]}]),
+            "m2": prof([{"iterations": 20, "tasks": [flops_task("2.4e10")]}]),
+            "r": prof([{"iterations": 5, "tasks": [flops_task("3e10")]}]),
+        },
+    },
+    "malleable_cost": {
+        "description": "malleable jobs with an Amdahl task, a start cost (on_init), a reconfiguration cost "
+                       "depending on the new size (on_reconfiguration) and a constant expansion cost (on_expansion)",
+        "jobs": [cjob(1, 0, "malleable", 8, "mc", 2, 16), cjob(2, 17, "malleable", 4, "mc", 2, 8),
+                 cjob(3, 29, "moldable", 4, "amd", 2, 6), cjob(4, 61, "malleable", 4, "mc2", 2, 16)],
+        "profiles": {
+            "mc": prof([{"iterations": 25, "tasks": [amdahl_task("24", 0.05)]}],
+                       on_init="3", on_reconfiguration="1 + 0.1 * num_nodes", on_expansion="2"),
+            "mc2": prof([{"iterations": 2, "tasks": [amdahl_task("30", 0.2)]},
+                         {"iterations": 10, "tasks": [flops_task("1e10 * 4"), delay_task("0.5")]}],
+                        on_init="1", on_reconfiguration="0.5 * num_nodes", on_expansion="2"),
+            "amd": prof([{"iterations": 5, "tasks": [amdahl_task("40", 0.1)]}]),
+        },
+    },
+    "phase_points": {
+        "description": "where the scheduling point between two phases falls: a first phase without points, a second "
+                       "with (ElastiSim: points before each iteration of the second phase, so one at the boundary; "
+                       "coburst: points after each iteration of the second phase but its last, none at the boundary)",
+        "jobs": [cjob(1, 0, "malleable", 8, "pp", 2, 16), cjob(2, 9, "rigid", 8, "r"),
+                 cjob(3, 100, "malleable", 4, "pp", 2, 16)],
+        "profiles": {
+            "pp": prof([{"iterations": 4, "scheduling_point": False, "tasks": [flops_task("4e10")]},
+                        {"iterations": 4, "scheduling_point": True, "tasks": [flops_task("4e10")]}]),
+            "r": prof([{"iterations": 2, "tasks": [flops_task("2.4e10")]}]),
+        },
+        # the same model in coburst's terms: the point ElastiSim puts before the first iteration of the second phase
+        # is coburst's point after the last iteration of the first, split off into a phase of its own
+        "coburst_equivalent": {"pp": prof([
+            {"iterations": 3, "scheduling_point": False, "tasks": [flops_task("4e10")]},
+            {"iterations": 1, "scheduling_point": True, "tasks": [flops_task("4e10")]},
+            {"iterations": 4, "scheduling_point": True, "tasks": [flops_task("4e10")]}])},
+    },
+    "expansion_cost": {
+        "description": "an expansion cost depending on num_nodes (ElastiSim: the number of nodes added, on which "
+                       "on_expansion runs; coburst: the job's new size)",
+        "jobs": [cjob(1, 0, "malleable", 8, "ex", 2, 16), cjob(2, 5, "rigid", 8, "r")],
+        "profiles": {
+            "ex": prof([{"iterations": 12, "tasks": [flops_task("3.2e10")]}],
+                       on_reconfiguration="1", on_expansion="0.25 * num_nodes"),
+            "r": prof([{"iterations": 3, "tasks": [flops_task("2.6e10")]}]),
+        },
+        # the same model in coburst's terms: on_expansion's num_nodes is ElastiSim's number of added nodes
+        "coburst_equivalent": {"ex": prof([{"iterations": 12, "tasks": [flops_task("3.2e10")]}],
+                                          on_reconfiguration="1",
+                                          on_expansion="0.25 * (num_nodes - old_num_nodes)")},
+    },
+}
+
+
+# ------------------------------------------------------------------- coburst -> ElastiSim
+def es_expr(expr):
+    return expr if isinstance(expr, str) else repr(float(expr))
+
+
+def es_task(task):
+    if isinstance(task, (str, int, float)):
+        return {"type": "idle", "delay": es_expr(task), "pattern": "uniform"}
+    if task["type"] == "delay":
+        return {"type": "idle", "delay": es_expr(task["seconds"]), "pattern": "uniform"}
+    if "flops" in task:
+        return {"type": "cpu", "flops": es_expr(task["flops"]),
+                "computation_pattern": "uniform" if task.get("per_node") else "all_ranks"}
+    model = task.get("model", "linear")
+    t1 = f"({es_expr(task['seconds'])}) * {SPEED:g}"
+    if model == "linear":
+        return {"type": "cpu", "flops": t1, "computation_pattern": "all_ranks"}
+    if model == "amdahl":
+        s = task["serial_fraction"]
+        return {"type": "cpu", "flops": f"{t1} * ({s!r} + (1 - {s!r}) / num_nodes)", "computation_pattern": "uniform"}
+    raise ValueError(f"no ElastiSim form for model {model}")
+
+
+def es_application(app):
+    out = {}
+    for key in ("on_init", "on_reconfiguration", "on_expansion"):
+        if key in app:
+            tasks = app[key] if isinstance(app[key], list) else [app[key]]
+            out[key] = {"tasks": [es_task(t) for t in tasks]}
+    out["phases"] = [{"iterations": ph.get("iterations", 1), "scheduling_point": ph.get("scheduling_point", True),
+                      "tasks": [es_task(t) for t in ph["tasks"]]} for ph in app["phases"]]
+    return out
+
+
+def es_inputs(case):
+    apps = {name: es_application(p["elastic"]) for name, p in case["profiles"].items()}
+    jobs = []
+    for job in case["jobs"]:
+        e = job["elastic"]
+        entry = {"type": e["type"], "submit_time": job["subtime"], "application_model": f"{job['profile']}.json"}
+        if e["type"] == "rigid":
+            entry["num_nodes"] = job["res"]
+        else:
+            entry.update(num_nodes_min=e["num_nodes_min"], num_nodes_max=e["num_nodes_max"])
+        jobs.append(entry)
+    config = {"jobs_file": "jobs.json", "platform_file": PLATFORM, "zmq_url": "ipc://elastisim.ipc",
+              "schedule_on_job_submit": True, "schedule_on_job_finalize": True,
+              "schedule_on_scheduling_point": True, "show_progress_bar": False,
+              "job_statistics": "job_statistics.csv", "node_utilization": "node_utilization.csv"}
+    return {"jobs": {"jobs": jobs}, "applications": apps, "config": config}
+
+
+def run_elastisim(binary, name, es, platform_xml, work):
+    d = work / name
+    d.mkdir(parents=True, exist_ok=True)
+    (d / PLATFORM).write_text(platform_xml)
+    (d / "jobs.json").write_text(json.dumps(es["jobs"], indent=1))
+    for app, doc in es["applications"].items():
+        (d / f"{app}.json").write_text(json.dumps(doc, indent=1))
+    config = {k: (str(d / v) if k.endswith("_file") or k in ("job_statistics", "node_utilization") else v)
+              for k, v in es["config"].items()}
+    jobs = json.loads((d / "jobs.json").read_text())
+    for j in jobs["jobs"]:
+        j["application_model"] = str(d / j["application_model"])
+    (d / "jobs.json").write_text(json.dumps(jobs, indent=1))
+    config["zmq_url"] = f"ipc://{d}/elastisim.ipc"
+    (d / "config.json").write_text(json.dumps(config, indent=1))
+    env = {**os.environ, "PYTHONPATH": os.environ.get("ELASTISIM_PYTHON_PATH", "")}
+    sim = subprocess.Popen([binary, str(d / "config.json"), "--log=root.thresh:warning"], cwd=d,
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    time.sleep(0.2)
+    sched = subprocess.Popen([sys.executable, str(HERE / "equipartition_elastisim.py"), config["zmq_url"],
+                              str(d / "decisions.jsonl")], cwd=d, env=env,
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    out, err = sim.communicate(timeout=600)
+    s_out, s_err = sched.communicate(timeout=60)
+    if sim.returncode or sched.returncode:
+        raise RuntimeError(f"{name}: elastisim {sim.returncode} {err[-2000:]}\nscheduler {sched.returncode} {s_err}")
+    stats = list(csv.DictReader(open(d / "job_statistics.csv")))
+    decisions = [json.loads(line) for line in open(d / "decisions.jsonl")]
+    # node counts of each job over time, from ElastiSim's node utilisation file
+    per_time = defaultdict(dict)
+    for row in csv.DictReader(open(d / "node_utilization.csv")):
+        per_time[float(row["Time"])][row["Node"]] = row["Running jobs"]
+    current, sizes, last = {}, [], {}
+    for t in sorted(per_time):
+        current.update(per_time[t])
+        count = defaultdict(int)
+        for jobs_on in current.values():
+            if jobs_on != "none":
+                for jid in jobs_on.split(";"):
+                    count[int(jid)] += 1
+        for jid in sorted(set(count) | set(last)):
+            n = count.get(jid, 0)
+            if last.get(jid, 0) != n:
+                sizes.append([t, jid, n])
+                last[jid] = n
+    return {"jobs": [{"id": int(r["ID"]), "type": r["Type"], "submit": float(r["Submit Time"]),
+                      "start": float(r["Start Time"]), "end": float(r["End Time"]), "status": r["Status"]}
+                     for r in stats],
+            "decisions": decisions, "sizes": sizes}
+
+
+def main():
+    binary, out_path = sys.argv[1], Path(sys.argv[2])
+    platform_xml = (out_path.parent / PLATFORM).read_text()
+    work = Path(os.environ.get("ELASTISIM_WORK", "/tmp/elastisim-runs"))
+    commit = os.environ["ELASTISIM_COMMIT"]
+    py_commit = os.environ["ELASTISIM_PYTHON_COMMIT"]
+    doc = {"about": {
+        "produced_by": "ElastiSim run on each case below (its 'elastisim' inputs) with an equipartition scheduler "
+                       "written for ElastiSim's Python interface, rule for rule coburst's policy 'equipartition' "
+                       "(equipartition_elastisim.py next to this file), by run_elastisim_cases.py; 'elastisim' holds what it printed: "
+                       "job_statistics.csv (per-job start and end), the scheduler's decisions (starts and resizes) "
+                       "and the nodes of each job over time from node_utilization.csv",
+        "elastisim_commit": commit, "elastisim_python_commit": py_commit,
+        "simgrid": "3.32 (Debian bookworm libsimgrid-dev 3.32-2+b2)",
+        "elastisim_build": "cmake -DSIMGRID_SOURCE_DIR=/usr -DCMAKE_BUILD_TYPE=Release, GCC 12; against SimGrid 3.32 "
+                           "two things break: a missing #include <unordered_set> in PlatformManager.h (given with "
+                           "-include unordered_set) and s4u::Link::get_load(), absent from 3.32 (PlatformManager.cpp, "
+                           "Sensing.cpp), replaced by Link::get_usage() in the local build; it serves only the PFS "
+                           "and network utilisation monitoring, which these runs do not use",
+        "python": "elastisim-python on pyzmq 27.3.0, Python " + pyplatform.python_version(),
+        "command": "elastisim config.json --log=root.thresh:warning, with the scheduler "
+                   "python equipartition_elastisim.py ipc://.../elastisim.ipc decisions.jsonl",
+        "platform": PLATFORM + " (both simulators; every latency 0)",
+        "speed": SPEED, "date": time.strftime("%Y-%m-%d", time.gmtime()),
+        "machine": f"{pyplatform.machine()} {pyplatform.system()}",
+    }, "cases": {}}
+    for name, case in CASES.items():
+        es = es_inputs(case)
+        result = run_elastisim(binary, name, es, platform_xml, work)
+        doc["cases"][name] = {"description": case["description"],
+                              "coburst": {"nb_res": 16, "jobs": case["jobs"], "profiles": case["profiles"]},
+                              "elastisim_inputs": es, "elastisim": result}
+        if "coburst_equivalent" in case:
+            doc["cases"][name]["coburst_equivalent"] = {
+                "nb_res": 16, "jobs": case["jobs"], "profiles": {**case["profiles"], **case["coburst_equivalent"]}}
+        print(name, json.dumps(result["jobs"]), len(result["decisions"]), "decisions")
+    out_path.write_text(json.dumps(doc, indent=1) + "\n")
+
+
+if __name__ == "__main__":
+    main()
