@@ -29,7 +29,9 @@ from __future__ import annotations
 
 import csv
 import json
-import math
+import os
+import subprocess
+import sys
 from collections import defaultdict
 from pathlib import Path
 
@@ -47,6 +49,19 @@ CASES = RECORD["cases"]
 DIFFERENT = {"phase_points", "expansion_cost"}
 
 pytestmark = pytest.mark.timeout(120)
+
+
+@pytest.fixture(scope="module", autouse=True)
+def platform_described():
+    """The platform's description cached by a run in a child process: the runs here then take it
+    from the cache and load no SimGrid engine in the test process (SimGrid allows one engine a
+    process, and the first run on a platform new to the cache loads one, which would stop a
+    later test's first run on another platform)."""
+    code = ("import json, sys, tempfile, pathlib; from coburst.adapter.elastic import run_elastic; "
+            "d = pathlib.Path(tempfile.mkdtemp()); w = d / 'w.json'; "
+            "w.write_text(json.dumps(json.loads(sys.argv[2]))); run_elastic(sys.argv[1], [w], 'equipartition', d / 'o')")
+    subprocess.run([sys.executable, "-c", code, str(PLATFORM), json.dumps(CASES["rigid"]["coburst"])],
+                   check=True, env=os.environ, cwd=REPO, capture_output=True, timeout=120)
 
 
 #: the most a scheduling point can delay a job in coburst: Batsim's dates have 6 decimals
@@ -91,7 +106,9 @@ def simulate(tmp_path: Path, name: str, workload: dict) -> dict:
     # the nodes of each job over time: start, resizes, end
     changes = [(j["start"], j["id"], j["size"]) for j in jobs] + [(j["end"], j["id"], 0) for j in jobs]
     changes += [(r["t"], r["job"], r["new"]) for r in resizes]
-    return {"jobs": jobs, "resizes": resizes, "sizes": _timeline(changes), "drift": DRIFT_PER_POINT * policy.points}
+    sent = [(t, data["job_id"]) for t, etype, data in result.link.trace if etype == "RESIZE_JOB"]
+    return {"jobs": jobs, "resizes": resizes, "sizes": _timeline(changes), "drift": DRIFT_PER_POINT * policy.points,
+            "sent": sent}
 
 
 def _ids(text: str) -> list[int]:
@@ -118,9 +135,18 @@ def _timeline(changes) -> list[tuple[float, int, int]]:
 
 
 def es_view(case: dict) -> dict:
+    """ElastiSim's record; the resizes its scheduler decided at one invocation for one job are the
+    one reconfiguration ElastiSim applies (to the nodes the scheduler left the job with)."""
     es = case["elastisim"]
     starts = {d["job"]: d["size"] for d in es["decisions"] if d["event"] == "start"}
-    resizes = [d for d in es["decisions"] if d["event"] == "resize"]
+    resizes = []
+    for d in (d for d in es["decisions"] if d["event"] == "resize"):
+        same = [r for r in resizes if r["t"] == d["t"] and r["job"] == d["job"]]
+        if same:
+            same[0]["new"] = d["new"]
+        else:
+            resizes.append(dict(d))
+    resizes = [r for r in resizes if r["old"] != r["new"]]
     return {"jobs": es["jobs"], "starts": starts, "resizes": resizes,
             "sizes": [(t, job, n) for t, job, n in es["sizes"]]}
 
@@ -196,3 +222,20 @@ def test_num_nodes_in_on_expansion_counts_the_added_nodes_in_elastisim(tmp_path)
     same = simulate(tmp_path, "equivalent", case["coburst_equivalent"])
     assert [r["cost"] for r in same["resizes"] if r["new"] > r["old"]] == [pytest.approx(1 + 0.25 * 8)]
     assert_same(same, es)
+
+
+def test_two_resizes_at_one_point_are_one_reconfiguration(tmp_path):
+    """At one scheduling point equipartition shrinks a job to 8 nodes (to start a 4-node job) and
+    then to 1 (for the 10-node job behind it): two RESIZE_JOB in one reply.  ElastiSim applies the
+    assignment its scheduler leaves, one reconfiguration from 16 to 1 nodes, its cost (2 + 0.5 *
+    num_nodes: 2.5 s) once; so does coburst (one row, one JOB_RESIZED, one cost), not two costs
+    (2 + 0.5 * 8 and then 2.5: 8.5 s)."""
+    case = CASES["double_resize"]
+    decided = [(d["t"], d["old"], d["new"]) for d in case["elastisim"]["decisions"] if d["event"] == "resize"]
+    assert decided[:2] == [(1.0, 16, 8), (1.0, 8, 1)]
+    co = simulate(tmp_path, "double", case["coburst"])
+    assert co["sent"][:2] == [(1.0, "w0!1"), (1.0, "w0!1")]
+    assert [(r["t"], r["old"], r["new"], r["cost"]) for r in co["resizes"]] == [
+        (1.0, 16, 1, 2.5), (19.5, 1, 16, 2 + 0.5 * 16)]
+    assert_same(co, es_view(case))
+    assert co["jobs"][0]["end"] == 1.0 + 2.5 + 16 + 10 + 4  # (one iteration on 1 node, four on 16)

@@ -24,10 +24,13 @@ Protocol, in both directions, once both sides agreed:
 * in that reply the scheduler may send ``RESIZE_JOB`` ``{"job_id", "alloc"}``: a new allocation
   in the job's bounds (an evolving job: between its current size and the size it asked for,
   i.e. granted or clipped; no ``RESIZE_JOB`` refuses).  Resources leave and join the job at
-  once (later decisions of the same reply may use the freed ones); the simulator answers
-  ``JOB_RESIZED`` ``{"job_id", "alloc", "old_alloc", "reconfiguration_time"}`` and the job
-  resumes after its reconfiguration cost (``on_reconfiguration``, plus ``on_expansion`` when it
-  grows), on its new allocation;
+  once (later decisions of the same reply may use the freed ones).  Once the reply is applied,
+  the simulator answers ``JOB_RESIZED`` ``{"job_id", "alloc", "old_alloc",
+  "reconfiguration_time"}`` and the job resumes after its reconfiguration cost
+  (``on_reconfiguration``, plus ``on_expansion`` when it grows), on its new allocation.  Several
+  ``RESIZE_JOB`` of one job in one reply are one reconfiguration, from the allocation it had at
+  the point to the last one (one ``JOB_RESIZED``, one cost; none if it ends where it was), as
+  ElastiSim applies the assignment a scheduler leaves at a point;
 * ``JOB_COMPLETED`` gives the last allocation; the ``_jobs.csv`` row gives the allocation the job
   started on (Batsim's columns, unchanged).  Every resize is a row of
   ``<prefix>_reconfigurations.csv`` (:data:`RECONF_COLUMNS`).
@@ -67,6 +70,7 @@ class ElasticRun:
         self.energy_task = self.energy_zombie = None
         self.in_recv = False
         self.point: dict[str, Any] | None = None  # the scheduling point the job waits at
+        self.point_alloc = None  # the allocation it had there
         self.pending_cost = 0.0
         self.iterations_done = 0
         self.total_iterations = sum(spec.iterations)
@@ -135,9 +139,10 @@ class ElasticRun:
                                   "phase": p, "iteration": it}
                     if requested is not None:
                         self.point["requested"] = requested
+                    self.point_alloc = self.job.alloc
                     yield self.sim.to_server(("SCHED_POINT", self.job), self.first_host)
                     yield _SUSPEND  # woken once the scheduler answered (ElasticMode.resume)
-                    self.point = None
+                    self.point = self.point_alloc = None
                     cost, self.pending_cost = self.pending_cost, 0.0
                     if cost > 0 and not (yield from self.sleep(cost)):
                         return -1
@@ -158,6 +163,8 @@ class ElasticMode:
         self.pending: list["SimJob"] = []  # at a scheduling point, event not sent yet
         self.in_exchange: list["SimJob"] = []  # event sent, waiting for the reply
         self.out = None  # the reconfigurations file
+        #: jobs resized in the reply being applied (their reconfigurations are settled at its end)
+        self.resized: dict[str, "SimJob"] = {}
         #: the scheduler announced the extension (NOTIFY elastic_jobs)
         self.agreed = False
         cfg = sim.config
@@ -259,7 +266,7 @@ class ElasticMode:
         if set(data) != {"job_id", "alloc"}:
             raise ProtocolError(f"RESIZE_JOB {sjob.id}: expected 'job_id' and 'alloc' only, got {sorted(data)}")
         alloc, ids = self._allocation("RESIZE_JOB", sjob, data["alloc"])
-        n_old, n_new = run.n, len(ids)
+        n_old, n_new = run.point["num_nodes"], len(ids)
         if not spec.num_nodes_min <= n_new <= spec.num_nodes_max:
             raise ProtocolError(f"RESIZE_JOB {sjob.id}: {n_new} resources, outside the job's bounds "
                                 f"[{spec.num_nodes_min}, {spec.num_nodes_max}]")
@@ -290,17 +297,29 @@ class ElasticMode:
         sjob._ids, sjob._ids_of, sjob._alloc_text = ids, alloc, None
         sim.traces.job_started(now, sjob.id, alloc, machines=ids)
         run.set_hosts()
+        self.resized[sjob.id] = sjob
+
+    def _settle(self, sjob: "SimJob") -> None:
+        """The reconfiguration of a job resized in the reply just applied: from its allocation at
+        the point to the one it goes on with (its cost, ``JOB_RESIZED``, a row of the file)."""
+        sim, run, spec = self.sim, sjob.run, self.spec(sjob)
+        if sjob.state != "RUNNING" or run is None or run.point is None:
+            return
+        old, alloc = run.point_alloc, sjob.alloc
+        if alloc == old:  # (back where it was: no reconfiguration)
+            return
+        n_old, n_new = run.point["num_nodes"], run.n
         try:
             cost = spec.cost(spec.app.on_reconfiguration, n_new, n_old, run.speed)
             if n_new > n_old:
                 cost += spec.cost(spec.app.on_expansion, n_new, n_old, run.speed)
         except ExpressionError as exc:
             run._fail(exc)
-        run.pending_cost += cost
+        run.pending_cost = cost
         run.reconfiguration_time += cost
-        point = run.point
+        point, requested = run.point, run.point.get("requested")
         if self.out is not None:
-            self.out.write(",".join((sjob.id, f"{now:.6f}", str(old), str(alloc), str(n_old), str(n_new),
+            self.out.write(",".join((sjob.id, f"{sim.kernel.now:.6f}", str(old), str(alloc), str(n_old), str(n_new),
                                      "" if requested is None else str(requested), str(point["phase"]),
                                      str(point["iteration"]), f"{cost:.6f}")) + "\n")
         sim.append("JOB_RESIZED", {"job_id": sjob.id, "alloc": str(alloc), "old_alloc": str(old),
@@ -323,6 +342,9 @@ class ElasticMode:
 
     def resume(self) -> None:
         """The scheduler's reply was applied: the jobs waiting for it go on."""
+        resized, self.resized = self.resized, {}
+        for sjob in resized.values():
+            self._settle(sjob)
         waiting, self.in_exchange = self.in_exchange, []
         kernel = self.sim.kernel
         for sjob in waiting:

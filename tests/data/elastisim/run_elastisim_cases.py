@@ -114,6 +114,18 @@ CASES = {
             {"iterations": 1, "scheduling_point": True, "tasks": [flops_task("4e10")]},
             {"iterations": 4, "scheduling_point": True, "tasks": [flops_task("4e10")]}])},
     },
+    "double_resize": {
+        "description": "one scheduling point where equipartition resizes a malleable job twice (16 -> 8 to start a "
+                       "4-node job, then 8 -> 1 for the 10-node job behind it): one reconfiguration from 16 to 1 "
+                       "nodes, charged once",
+        "jobs": [cjob(1, 0, "malleable", 8, "dr", 1, 16), cjob(2, 0.3, "rigid", 4, "h1"),
+                 cjob(3, 0.6, "rigid", 10, "h2")],
+        "profiles": {
+            "dr": prof([{"iterations": 6, "tasks": [flops_task("1.6e10")]}], on_reconfiguration="2 + 0.5 * num_nodes"),
+            "h1": prof([{"iterations": 2, "tasks": [flops_task("2e10")]}]),
+            "h2": prof([{"iterations": 2, "tasks": [flops_task("1e10")]}]),
+        },
+    },
     "expansion_cost": {
         "description": "an expansion cost depending on num_nodes (ElastiSim: the number of nodes added, on which "
                        "on_expansion runs; coburst: the job's new size)",
