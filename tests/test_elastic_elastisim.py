@@ -1,6 +1,6 @@
 """coburst's elastic mode against ElastiSim: the cases of tests/data/elastisim/cases.json (rigid,
 moldable, malleable jobs under equipartition, Amdahl tasks, start, reconfiguration and expansion
-costs, the scheduling point between two phases), each written in coburst's workload format and in
+costs, two resizes of one job at one point, the scheduling point between two phases), each written in coburst's workload format and in
 ElastiSim's, were run by ElastiSim with an equipartition scheduler written for its Python
 interface rule for rule as coburst's ``equipartition``; the file keeps what ElastiSim printed (its
 ``about`` says how).  coburst runs the same cases here and must give the same per-job start and
@@ -23,7 +23,9 @@ Tolerance, from two roundings:
 Two cases differ on purpose, as docs/tutorials/malleable.md ("Against ElastiSim") documents, and
 the tests assert the difference: where the scheduling point between two phases falls, and what
 ``num_nodes`` means in ``on_expansion``; their ``coburst_equivalent`` input (the same model in
-coburst's terms) agrees with ElastiSim."""
+coburst's terms) agrees with ElastiSim.  ElastiSim's scheduler resizing a job twice at one
+invocation is one reconfiguration (to the nodes it leaves the job with), as coburst's two
+``RESIZE_JOB`` of one job in one reply now are."""
 
 from __future__ import annotations
 

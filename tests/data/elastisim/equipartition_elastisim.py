@@ -6,7 +6,9 @@ ElastiSim invokes it on every job submission, job completion and scheduling poin
 (schedule_on_job_submit, schedule_on_job_finalize, schedule_on_scheduling_point). A running
 job may be resized only when the invocation is its own scheduling point (as coburst's policy
 resizes only jobs at a point in the current message); the targets of "shrink to admit" are
-remembered and applied at each job's next point.
+remembered and applied at each job's next point.  Left out, as the cases have none: rule 1
+(evolving and adaptive jobs' requests, which ElastiSim sends as evolving-request invocations)
+and the rejection of a job larger than the platform.
 
 Each decision is appended to the log file given as argv[2] (one JSON object per line):
 starts {"t", "event": "start", "job", "size"} and resizes {"t", "event": "resize", "job",
