@@ -1,6 +1,7 @@
 """coburst's elastic mode against ElastiSim: the cases of tests/data/elastisim/cases.json (rigid,
 moldable, malleable jobs under equipartition, Amdahl tasks, start, reconfiguration and expansion
-costs, two resizes of one job at one point, the scheduling point between two phases), each written in coburst's workload format and in
+costs, two resizes of one job at one point, an evolving job's requests, the scheduling point
+between two phases), each written in coburst's workload format and in
 ElastiSim's, were run by ElastiSim with an equipartition scheduler written for its Python
 interface rule for rule as coburst's ``equipartition``; the file keeps what ElastiSim printed (its
 ``about`` says how).  coburst runs the same cases here and must give the same per-job start and

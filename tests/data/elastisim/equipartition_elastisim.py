@@ -6,9 +6,10 @@ ElastiSim invokes it on every job submission, job completion and scheduling poin
 (schedule_on_job_submit, schedule_on_job_finalize, schedule_on_scheduling_point). A running
 job may be resized only when the invocation is its own scheduling point (as coburst's policy
 resizes only jobs at a point in the current message); the targets of "shrink to admit" are
-remembered and applied at each job's next point.  Left out, as the cases have none: rule 1
-(evolving and adaptive jobs' requests, which ElastiSim sends as evolving-request invocations)
-and the rejection of a job larger than the platform.
+remembered and applied at each job's next point.  An evolving request (ElastiSim invokes the
+scheduler with it when the size a job asks for differs from its own) is answered by rule 1; an
+evolving job starts on the size of its attribute ``res`` (coburst's ``res``).  Left out, as the
+cases have none: the rejection of a job larger than the platform.
 
 Each decision is appended to the log file given as argv[2] (one JSON object per line):
 starts {"t", "event": "start", "job", "size"} and resizes {"t", "event": "resize", "job",
@@ -51,9 +52,11 @@ class State:
         self.alloc = {jid: sorted(j.assigned_node_ids) for jid, j in self.running.items()}
         used = {n for ids in self.alloc.values() for n in ids}
         self.free = set(self.compute) - used
-        self.point = None
-        if system["invocation_type"] == InvocationType.INVOKE_SCHEDULING_POINT:
+        self.point = self.requested = None
+        if system["invocation_type"] in (InvocationType.INVOKE_SCHEDULING_POINT,
+                                         InvocationType.INVOKE_EVOLVING_REQUEST):
             self.point = system["job"].identifier
+            self.requested = system.get("evolving_request")
         self.resized: set[int] = set()
 
     def at_points(self) -> list[Job]:
@@ -66,6 +69,9 @@ class State:
 def start_sizes(job: Job) -> tuple[int, int]:
     if job.type in MOLDABLE_START:
         return job.num_nodes_min, job.num_nodes_max
+    if job.type == JobType.EVOLVING:
+        res = int(float(job.attributes["res"]))
+        return res, res
     return job.num_nodes, job.num_nodes
 
 
@@ -102,6 +108,17 @@ def resize_to(st: State, job: Job, size: int) -> None:
     st.alloc[job.identifier] = new
     st.resized.add(job.identifier)
     log(t=st.now, event="resize", job=job.identifier, old=len(old), new=len(new))
+
+
+def requests(st: State) -> None:
+    for job in st.at_points():
+        want = st.requested
+        if want is None or want == st.size(job) or job.identifier in targets:
+            continue
+        if want < st.size(job):
+            resize_to(st, job, want)
+        elif not st.queue and st.free:
+            resize_to(st, job, min(want, st.size(job) + len(st.free)))
 
 
 def apply_targets(st: State) -> None:
@@ -158,6 +175,7 @@ def schedule(jobs: list[Job], nodes: list[Node], system: dict[str, Any]) -> None
     targets = {jid: t for jid, t in targets.items() if jid in st.running}
     if not st.queue:
         targets.clear()
+    requests(st)
     apply_targets(st)
     start_jobs(st, n_total)
     if st.queue:

@@ -126,6 +126,19 @@ CASES = {
             "h2": prof([{"iterations": 2, "tasks": [flops_task("1e10")]}]),
         },
     },
+    "evolving": {
+        "description": "an evolving job asking to grow (granted: nobody waits) and then to shrink (granted, which "
+                       "starts the rigid job waiting); the request after the third and the sixth iteration",
+        "jobs": [cjob(1, 0, "evolving", 4, "ev", 2, 12), cjob(2, 20, "rigid", 10, "r")],
+        "profiles": {
+            "ev": prof([{"iterations": 8, "evolving_request": "8 if iteration == 2 else (3 if iteration == 5 else "
+                                                              "num_nodes)",
+                         "tasks": [flops_task("2.4e10")]}], on_reconfiguration="1"),
+            "r": prof([{"iterations": 2, "tasks": [flops_task("2e10")]}]),
+        },
+        # ElastiSim asks before an iteration, with the number of the iteration about to start
+        "elastisim_evolving": {"ev": ["phase_iteration == 3 ? 8 : (phase_iteration == 6 ? 3 : num_nodes)"]},
+    },
     "expansion_cost": {
         "description": "an expansion cost depending on num_nodes (ElastiSim: the number of nodes added, on which "
                        "on_expansion runs; coburst: the job's new size)",
@@ -166,7 +179,7 @@ def es_task(task):
     raise ValueError(f"no ElastiSim form for model {model}")
 
 
-def es_application(app):
+def es_application(app, evolving=None):
     out = {}
     for key in ("on_init", "on_reconfiguration", "on_expansion"):
         if key in app:
@@ -174,11 +187,14 @@ def es_application(app):
             out[key] = {"tasks": [es_task(t) for t in tasks]}
     out["phases"] = [{"iterations": ph.get("iterations", 1), "scheduling_point": ph.get("scheduling_point", True),
                       "tasks": [es_task(t) for t in ph["tasks"]]} for ph in app["phases"]]
+    for phase, request in zip(out["phases"], evolving or ()):
+        phase["evolving_request"] = request
     return out
 
 
 def es_inputs(case):
-    apps = {name: es_application(p["elastic"]) for name, p in case["profiles"].items()}
+    apps = {name: es_application(p["elastic"], case.get("elastisim_evolving", {}).get(name))
+            for name, p in case["profiles"].items()}
     jobs = []
     for job in case["jobs"]:
         e = job["elastic"]
@@ -187,6 +203,8 @@ def es_inputs(case):
             entry["num_nodes"] = job["res"]
         else:
             entry.update(num_nodes_min=e["num_nodes_min"], num_nodes_max=e["num_nodes_max"])
+        if e["type"] == "evolving":
+            entry["attributes"] = {"res": job["res"]}
         jobs.append(entry)
     config = {"jobs_file": "jobs.json", "platform_file": PLATFORM, "zmq_url": "ipc://elastisim.ipc",
               "schedule_on_job_submit": True, "schedule_on_job_finalize": True,
