@@ -26,7 +26,8 @@ the tests assert the difference: where the scheduling point between two phases f
 ``num_nodes`` means in ``on_expansion``; their ``coburst_equivalent`` input (the same model in
 coburst's terms) agrees with ElastiSim.  ElastiSim's scheduler resizing a job twice at one
 invocation is one reconfiguration (to the nodes it leaves the job with), as coburst's two
-``RESIZE_JOB`` of one job in one reply now are."""
+``RESIZE_JOB`` of one job in one reply now are.  On a platform with latencies coburst's dates
+are later, as documented: its messages take them (Batsim's), ElastiSim's 0-byte ones not."""
 
 from __future__ import annotations
 
@@ -46,6 +47,7 @@ from coburst.policies.elastic.equipartition import Equipartition
 REPO = Path(__file__).resolve().parents[1]
 DATA = REPO / "tests" / "data" / "elastisim"
 PLATFORM = DATA / "cluster16_lat0.xml"
+LATENCY_PLATFORM = DATA / "cluster16_lat50.xml"  # 50 us in the cluster, 100 us to the master host
 RECORD = json.loads((DATA / "cases.json").read_text())
 CASES = RECORD["cases"]
 #: the cases whose direct translation differs from ElastiSim as documented
@@ -63,8 +65,9 @@ def platform_described():
     code = ("import json, sys, tempfile, pathlib; from coburst.adapter.elastic import run_elastic; "
             "d = pathlib.Path(tempfile.mkdtemp()); w = d / 'w.json'; "
             "w.write_text(json.dumps(json.loads(sys.argv[2]))); run_elastic(sys.argv[1], [w], 'equipartition', d / 'o')")
-    subprocess.run([sys.executable, "-c", code, str(PLATFORM), json.dumps(CASES["rigid"]["coburst"])],
-                   check=True, env=os.environ, cwd=REPO, capture_output=True, timeout=120)
+    for platform in (PLATFORM, LATENCY_PLATFORM):
+        subprocess.run([sys.executable, "-c", code, str(platform), json.dumps(CASES["rigid"]["coburst"])],
+                       check=True, env=os.environ, cwd=REPO, capture_output=True, timeout=120)
 
 
 #: the most a scheduling point can delay a job in coburst: Batsim's dates have 6 decimals
@@ -93,12 +96,12 @@ def rows(path) -> list[dict[str, str]]:
         return list(csv.DictReader(f))
 
 
-def simulate(tmp_path: Path, name: str, workload: dict) -> dict:
+def simulate(tmp_path: Path, name: str, workload: dict, platform: Path = PLATFORM) -> dict:
     """coburst on ``workload`` with equipartition: jobs (by submission order), decisions, sizes."""
     path = tmp_path / f"{name}.json"
     path.write_text(json.dumps(workload))
     policy = Counting()
-    result = run_elastic(PLATFORM, [path], policy, tmp_path / name)
+    result = run_elastic(platform, [path], policy, tmp_path / name)
     order = {str(job["id"]): i for i, job in enumerate(workload["jobs"])}  # ElastiSim's ids: submission order
     jobs = sorted(({"id": order[r["job_id"]], "start": float(r["starting_time"]), "end": float(r["finish_time"]),
                     "size": len(_ids(r["allocated_resources"])), "state": r["final_state"]}
@@ -242,3 +245,27 @@ def test_two_resizes_at_one_point_are_one_reconfiguration(tmp_path):
         (1.0, 16, 1, 2.5), (19.5, 1, 16, 2 + 0.5 * 16)]
     assert_same(co, es_view(case))
     assert co["jobs"][0]["end"] == 1.0 + 2.5 + 16 + 10 + 4  # (one iteration on 1 node, four on 16)
+
+
+@pytest.mark.parametrize("name", sorted(RECORD["latency"]["cases"]))
+def test_with_latencies_coburst_takes_them_for_its_messages_and_elastisim_not(tmp_path, name):
+    """On a platform with latencies (50 us in the cluster, 100 us on the master's link) ElastiSim
+    gives the dates it gives without: a job tells its batch system of a scheduling point or of its
+    end by a message of 0 bytes, which SimGrid's ptask_L07 model (ElastiSim's) delivers at once.
+    coburst, as Batsim 4.2.1, takes the route's latency (150 us from a node to the master) for
+    each such message: its dates are later, by at most 150 us a message (a job's end, a
+    scheduling point) before; in the rigid case the third job starts 150 us after ElastiSim's,
+    the fourth 300 us, the fifth 450 us (one job end each)."""
+    es = RECORD["latency"]["cases"][name]
+    assert [(j["start"], j["end"]) for j in es] == [(j["start"], j["end"]) for j in CASES[name]["elastisim"]["jobs"]]
+    co = simulate(tmp_path, name, CASES[name]["coburst"], LATENCY_PLATFORM)
+    messages = co["drift"] / DRIFT_PER_POINT + len(co["jobs"])  # (points and ends)
+    later = []
+    for c, e in zip(co["jobs"], es):
+        for key in ("start", "end"):
+            gap = c[key] - e[key]
+            assert -6e-6 * abs(e[key]) - 1e-6 <= gap <= 150e-6 * messages + co["drift"] + 6e-6 * abs(e[key]) + 1e-6
+            later.append(gap)
+    assert max(later) > 1e-4  # (the latencies show)
+    if name == "rigid":
+        assert [round(c["start"] - e["start"], 6) for c, e in zip(co["jobs"], es)] == [0, 0, 150e-6, 300e-6, 450e-6]

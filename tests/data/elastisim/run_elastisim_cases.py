@@ -156,6 +156,10 @@ CASES = {
 }
 
 
+#: the cases also run on cluster16_lat50.xml
+LATENCY_CASES = ("rigid", "malleable", "malleable_cost")
+
+
 # ------------------------------------------------------------------- coburst -> ElastiSim
 def es_expr(expr):
     return expr if isinstance(expr, str) else repr(float(expr))
@@ -300,6 +304,12 @@ def main():
             doc["cases"][name]["coburst_equivalent"] = {
                 "nb_res": 16, "jobs": case["jobs"], "profiles": {**case["profiles"], **case["coburst_equivalent"]}}
         print(name, json.dumps(result["jobs"]), len(result["decisions"]), "decisions")
+    # the same cases on a platform with latencies (cluster16_lat50.xml): ElastiSim's jobs only
+    latency_xml = (out_path.parent / "cluster16_lat50.xml").read_text()
+    doc["latency"] = {"platform": "cluster16_lat50.xml", "cases": {}}
+    for name in LATENCY_CASES:
+        result = run_elastisim(binary, name, es_inputs(CASES[name]), latency_xml, work / "latency")
+        doc["latency"]["cases"][name] = result["jobs"]
     out_path.write_text(json.dumps(doc, indent=1) + "\n")
 
 
