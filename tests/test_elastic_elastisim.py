@@ -251,9 +251,9 @@ def test_two_resizes_at_one_point_are_one_reconfiguration(tmp_path):
 def test_with_latencies_coburst_takes_them_for_its_messages_and_elastisim_not(tmp_path, name):
     """On a platform with latencies (50 us in the cluster, 100 us on the master's link) ElastiSim
     gives the dates it gives without: a job tells its batch system of a scheduling point or of its
-    end by a message of 0 bytes, which SimGrid's ptask_L07 model (ElastiSim's) delivers at once.
-    coburst, as Batsim 4.2.1, takes the route's latency (150 us from a node to the master) for
-    each such message: its dates are later, by at most 150 us a message (a job's end, a
+    end by a message of 0 bytes, which SimGrid's ptask_L07 model delivers at once.  Batsim 4.2.1's
+    messages (so coburst's) have 1 byte and take the route's latency (150 us from a node to the
+    master) under the same model: its dates are later, by at most 150 us a message (a job's end, a
     scheduling point) before; in the rigid case the third job starts 150 us after ElastiSim's,
     the fourth 300 us, the fifth 450 us (one job end each)."""
     es = RECORD["latency"]["cases"][name]
