@@ -24,12 +24,37 @@ from xml.sax.saxutils import unescape
 
 from coburst.errors import InputError
 
-__all__ = ["ROLES_PROPERTY", "file_role_items", "zone_role_items", "batsim_arguments", "merge_roles"]
+__all__ = ["ROLES_PROPERTY", "parse_roles", "file_role_items", "zone_role_items", "batsim_arguments",
+           "merge_roles"]
 
 #: the zone property holding ``HOSTS:ROLE`` items
 ROLES_PROPERTY = "coburst-roles"
 
 _PROP = re.compile(rb"""<prop\s+id\s*=\s*(["'])coburst-roles\1\s+value\s*=\s*(["'])(.*?)\2""", re.S)
+
+
+def parse_roles(values: list[str]) -> dict[str, str]:
+    """``-r host1,host2:storage`` (repeatable) -> {host: role}.
+
+    Roles as Batsim spells them: ``master``, ``storage``, ``compute_node`` (``compute`` is
+    accepted too).  Like Batsim, exactly one ``:`` and a later ``-r`` overrides an earlier one.
+    """
+    roles: dict[str, str] = {}
+    for value in values:
+        if value.count(":") != 1:
+            raise InputError("-r/--add-role-to-hosts", repr(value),
+                             "expected HOST[,HOST...]:ROLE (with exactly one ':')")
+        hosts, _, role = value.partition(":")
+        if not hosts or not role:
+            raise InputError("-r/--add-role-to-hosts", repr(value), "expected HOST[,HOST...]:ROLE")
+        if role not in ("compute", "compute_node", "storage", "master"):
+            raise InputError("-r/--add-role-to-hosts", repr(value),
+                             f"unknown role {role!r} (expected compute_node, storage or master)")
+        for host in hosts.split(","):
+            if not host:
+                raise InputError("-r/--add-role-to-hosts", repr(value), "empty host name")
+            roles[host] = role
+    return roles
 
 
 def _items(values: list[str]) -> list[str]:
@@ -74,8 +99,6 @@ def batsim_arguments(items: list[str]) -> list[str]:
 
 
 def _pairs(items: list[str], source: str) -> dict[str, str]:
-    from coburst.simulator.arguments import parse_roles
-
     try:
         return parse_roles(items)
     except InputError as exc:

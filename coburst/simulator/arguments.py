@@ -16,6 +16,7 @@ import argparse
 from pathlib import Path
 
 from coburst.errors import InputError
+from coburst.platforms.roles import parse_roles  # noqa: F401 - (-r's reading, with the file's roles)
 from coburst.validate import TIMEOUT, check_output
 
 VERBOSITY_LEVELS = ("quiet", "network-only", "information", "debug")
@@ -27,30 +28,6 @@ UNSUPPORTED = {
     "no_sched": ("--no-sched", "the scheduler-less mode (Batsim's batexec: every job started at time 0 on "
                                "machines 0..res-1, no _jobs.csv rows) is not supported; run a scheduler instead"),
 }
-
-
-def parse_roles(values: list[str]) -> dict[str, str]:
-    """``-r host1,host2:storage`` (repeatable) -> {host: role}.
-
-    Roles as Batsim spells them: ``master``, ``storage``, ``compute_node`` (``compute`` is
-    accepted too).  Like Batsim, exactly one ``:`` and a later ``-r`` overrides an earlier one.
-    """
-    roles: dict[str, str] = {}
-    for value in values:
-        if value.count(":") != 1:
-            raise InputError("-r/--add-role-to-hosts", repr(value),
-                             "expected HOST[,HOST...]:ROLE (with exactly one ':')")
-        hosts, _, role = value.partition(":")
-        if not hosts or not role:
-            raise InputError("-r/--add-role-to-hosts", repr(value), "expected HOST[,HOST...]:ROLE")
-        if role not in ("compute", "compute_node", "storage", "master"):
-            raise InputError("-r/--add-role-to-hosts", repr(value),
-                             f"unknown role {role!r} (expected compute_node, storage or master)")
-        for host in hosts.split(","):
-            if not host:
-                raise InputError("-r/--add-role-to-hosts", repr(value), "empty host name")
-            roles[host] = role
-    return roles
 
 
 def add_sim_options(parser: argparse.ArgumentParser) -> None:

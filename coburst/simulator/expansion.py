@@ -10,13 +10,14 @@ bound, ``COBURST_MAX_PROFILE_TASKS=off`` removes it.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any, Mapping
 
 from coburst.errors import InputError
 from coburst.validate import quote
 
-if TYPE_CHECKING:  # pragma: no cover
-    from coburst.simulator.workload import Profile
+#: a workload's profiles by name (``coburst.simulator.workload.Profile`` objects: their
+#: ``type`` and ``data`` are read)
+Profiles = Mapping[str, Any]
 
 #: the most tasks (leaf profiles run one after the other) one job's profile may expand into
 #: (composed profiles' ``repeat`` times their sequences, nested); lifted by
@@ -44,7 +45,7 @@ def max_profile_tasks() -> int | None:
     return value
 
 
-def expanded_sizes(profiles: dict[str, Profile], cap: int) -> dict[str, int]:
+def expanded_sizes(profiles: Profiles, cap: int) -> dict[str, int]:
     """The number of tasks each composed profile expands into (``repeat`` x the sum over its
     sequence, nested), saturated at ``cap + 1``; profiles already checked for cycles and
     unknown names (:func:`check_composed_references`); iterative (no recursion limit)."""
@@ -70,7 +71,7 @@ def expanded_sizes(profiles: dict[str, Profile], cap: int) -> dict[str, int]:
     return sizes
 
 
-def oversized_profiles(profiles: dict[str, Profile]) -> tuple[dict[str, int], int | None]:
+def oversized_profiles(profiles: Profiles) -> tuple[dict[str, int], int | None]:
     """The composed profiles that expand into more than :func:`max_profile_tasks` tasks (name
     -> size, saturated), and that bound (None: no bound, nothing oversized)."""
     cap = max_profile_tasks()

@@ -88,7 +88,7 @@ def batsim_role_arguments(platform: str, args: list[str]) -> list[str]:
     """``args`` plus the ``-r`` options saying the platform file's own roles (none if ``args``
     gives the same roles; an error naming both if they differ)."""
     from coburst.platforms.roles import batsim_arguments, file_role_items, merge_roles
-    from coburst.simulator.arguments import parse_roles
+    from coburst.platforms.roles import parse_roles
 
     items = file_role_items(platform)
     if not items:
