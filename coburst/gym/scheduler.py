@@ -1,0 +1,223 @@
+"""A trained agent as a pybatsim scheduler: the same agent in the environment, on coburst's
+engine (``coburst run``, ``coburst sim``) and on the real Batsim.
+
+**The agent** is any object with ``act(observation, mask) -> int`` (or a callable
+``agent(observation, mask) -> int``): ``observation`` is what
+:class:`~coburst.gym.env.BatsimExactEnv` returns, ``mask`` its ``action_masks()`` (a boolean
+array, ``window + 1`` long, the last entry *wait*).  It is named by the scheduler option
+``agent = "package.module:attribute"`` (an import path, read as such: the module is
+imported and the attribute looked up, dots allowed -- nothing is evaluated).
+
+**The decider** (:class:`AgentDecider`) is the environment's own bridge
+(:class:`~coburst.gym.bridge.Bridge`) over a :class:`SchedulerView`: an environment without a
+simulation of its own, fed by the adapter's events.  At a decision point where some job of
+the window can start, the view goes through the environment's code -- its ``_next_point``
+(window, mask, observer), ``step`` for every action (starts, mask, the end of the decision)
+-- so the agent sees exactly the observations and masks of the environment, and the jobs it
+starts are the reply, as they are in the environment.  Decision points where nothing can
+start are passed without asking the agent, as there.
+
+**Options** (JSON, ``-o``): ``agent`` (required) and the environment's keyword options that
+shape observations: ``window`` (16), ``features`` (``"basic"``), ``observation``
+(``"dict"``), ``horizons``, ``time_scale`` (3600); the rest are the burst-buffer adapter's (``bb_capacity``,
+``dragonfly``, ``trace``, ...).  Entry file: ``schedulers/coburstAgent.py``
+(:class:`coburst.adapter.agent.TrainedAgentScheduler`).  Burst-buffer platforms (flat
+clusters and dragonflies, the ``job`` actions) only.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import shutil
+from types import SimpleNamespace
+from typing import Any, Callable, Mapping
+
+from coburst.errors import InputError
+from coburst.gym.bridge import Bridge
+from coburst.gym.env import BatsimExactEnv
+from coburst.gym.observe import DEFAULT_HORIZONS
+from coburst.gym.stepper import AskAgent
+
+__all__ = ["AGENT_OPTIONS", "AgentDecider", "SchedulerView", "load_agent", "split_options", "agent_decider"]
+
+#: the scheduler options read here (the others are the adapter's)
+AGENT_OPTIONS = ("agent", "window", "features", "observation", "horizons", "time_scale")
+_SOURCE = "scheduler options"
+
+
+def load_agent(spec: Any) -> Callable[[Any, Any], Any]:
+    """``agent(observation, mask) -> action`` from an import path ``"package.module:attribute"``
+    (the attribute's ``act`` method, or the attribute itself when it is a callable without
+    one).  An :class:`~coburst.errors.InputError` naming the ``agent`` option otherwise."""
+    if not isinstance(spec, str):
+        raise InputError(_SOURCE, "agent", f'must be an import path "package.module:attribute", got {spec!r}')
+    module_name, sep, attribute = spec.partition(":")
+    names = attribute.split(".") if attribute else []
+    if (not sep or not module_name or not names
+            or not all(part.isidentifier() for part in module_name.split("."))
+            or not all(part.isidentifier() for part in names)):
+        raise InputError(_SOURCE, "agent", f'must be an import path "package.module:attribute", got {spec!r}')
+    try:
+        obj: Any = importlib.import_module(module_name)
+    except ImportError as exc:
+        raise InputError(_SOURCE, "agent", f"{spec!r}: cannot import module {module_name!r} "
+                         f"({type(exc).__name__}: {exc})") from None
+    except Exception as exc:  # noqa: BLE001 - the module's own error, reported with the option
+        raise InputError(_SOURCE, "agent", f"{spec!r}: importing {module_name!r} failed "
+                         f"({type(exc).__name__}: {exc})") from None
+    for i, name in enumerate(names):
+        try:
+            obj = getattr(obj, name)
+        except AttributeError:
+            where = ".".join([module_name, *names[:i]])
+            raise InputError(_SOURCE, "agent", f"{spec!r}: {where} has no attribute {name!r}") from None
+    act = getattr(obj, "act", None)
+    if callable(act) and not isinstance(obj, type):
+        return act
+    if callable(obj) and not isinstance(obj, type):
+        return obj
+    raise InputError(_SOURCE, "agent", f"{spec!r} is neither an object with act(observation, mask) "
+                     f"nor a callable agent(observation, mask), got {type(obj).__name__}")
+
+
+def _number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def split_options(options: Mapping[str, Any] | None) -> tuple[Callable, dict, dict]:
+    """``(agent, environment keyword options, adapter options)`` from the scheduler options;
+    an :class:`~coburst.errors.InputError` naming a bad one."""
+    options = dict(options or {})
+    if "agent" not in options:
+        raise InputError(_SOURCE, "agent", 'missing: the agent\'s import path, "package.module:attribute"')
+    act = load_agent(options.pop("agent"))
+    env_kw: dict[str, Any] = {}
+    if "window" in options:
+        window = options.pop("window")
+        if not isinstance(window, int) or isinstance(window, bool) or window < 1:
+            raise InputError(_SOURCE, "window", f"must be an integer >= 1, got {window!r}")
+        env_kw["window"] = window
+    if "features" in options:
+        features = options.pop("features")
+        if features not in ("basic", "extended"):
+            raise InputError(_SOURCE, "features", f'must be "basic" or "extended", got {features!r}')
+        env_kw["features"] = features
+    if "observation" in options:
+        kind = options.pop("observation")
+        if kind not in ("dict", "flat"):
+            raise InputError(_SOURCE, "observation", f'must be "dict" or "flat", got {kind!r}')
+        env_kw["observation"] = kind
+    if "horizons" in options:
+        horizons = options.pop("horizons")
+        if (not isinstance(horizons, list) or not horizons
+                or not all(_number(h) and h >= 0 for h in horizons)):
+            raise InputError(_SOURCE, "horizons", f"must be a non-empty list of seconds >= 0, got {horizons!r}")
+        env_kw["horizons"] = tuple(float(h) for h in horizons)
+    if "time_scale" in options:
+        scale = options.pop("time_scale")
+        if not _number(scale) or not scale > 0:
+            raise InputError(_SOURCE, "time_scale", f"must be a number of seconds > 0, got {scale!r}")
+        env_kw["time_scale"] = float(scale)
+    return act, env_kw, options
+
+
+class _NoReward:
+    """The view's reward: none (the agent is not learning here)."""
+
+    def reset(self, env: Any) -> None:
+        pass
+
+    def step(self, env: Any) -> float:
+        return 0.0
+
+    def final(self, env: Any) -> float:
+        return 0.0
+
+
+class _Reply:
+    """The view's link: keeps the decisions the environment's ``step`` hands over."""
+
+    def __init__(self):
+        self.decisions = None
+
+    def finish(self, decisions: Any) -> None:
+        self.decisions = decisions
+
+
+class SchedulerView(BatsimExactEnv):
+    """The environment as a scheduler sees it: no simulation of its own, the adapter's state
+    at each decision point (module doc).  ``scheduler``: the adapter (its ``cluster``,
+    ``nb_seen``, ``bs``); ``env_kw``: the environment's keyword options."""
+
+    def __init__(self, scheduler: Any, **env_kw: Any):
+        # no platform file: the burst-buffer backend; no workload: the jobs come from the adapter
+        super().__init__([], "", reward=_NoReward(), horizons=env_kw.pop("horizons", DEFAULT_HORIZONS), **env_kw)
+        shutil.rmtree(self._tmp, ignore_errors=True)  # (no outputs of its own)
+        self._tmp = None
+        self._scheduler = scheduler
+        self._link = _Reply()
+        self._kernel = SimpleNamespace(resume_value=None)
+        self._deciding = False
+        self._workload_jobs: int | None = None
+
+    def _count_jobs(self) -> int | None:
+        """The jobs of the simulation's workloads (SIMULATION_BEGINS names their files), as the
+        environment counts them before the run; None when a file cannot be read."""
+        workloads = getattr(getattr(self._scheduler, "bs", None), "workloads", None) or {}
+        total = 0
+        for path in workloads.values():
+            try:
+                with open(path, encoding="utf-8") as fh:
+                    total += len(json.load(fh).get("jobs", ()))
+            except (OSError, ValueError, TypeError, AttributeError):
+                return None
+        return total
+
+    def _n_submitted_all(self) -> bool:
+        if self._workload_jobs is None:
+            self._workload_jobs = self._count_jobs()
+        if self._workload_jobs is None:  # (Batsim's notification after the last submission)
+            return bool(getattr(getattr(self._scheduler, "bs", None), "no_more_static_jobs", False))
+        return self._scheduler.nb_seen >= self._workload_jobs
+
+    def _next_point(self) -> None:
+        if self._run is not None:  # a decision point: the environment's own set-up
+            super()._next_point()
+            self._run = None
+        else:  # the decision ended (``step``): its starts are in the reply
+            self._deciding = False
+
+    def decide(self, act: Callable, state: Any) -> Any:
+        """The agent's decision at ``state`` (a decision point where some job can start)."""
+        self._over = False
+        self._bridge.asked = state
+        self._run = iter((None,))
+        self._link.decisions = None
+        self._deciding = True
+        self._next_point()
+        while self._deciding:
+            self.step(act(self._observation(), self.action_masks()))
+        return self._link.decisions
+
+
+class AgentDecider(Bridge):
+    """The adapter's decider: the environment's bridge, the agent asked in place."""
+
+    def __init__(self, view: SchedulerView, act: Callable):
+        super().__init__(view)
+        view._bridge = self
+        self.stepped = True  # (the bridge raises AskAgent where the agent is to decide)
+        self.act = act
+
+    def make_decisions(self, state) -> Any:
+        try:
+            return super().make_decisions(state)  # (nothing can start: no starts)
+        except AskAgent:
+            return self.env.decide(self.act, state)
+
+
+def agent_decider(scheduler: Any, options: Mapping[str, Any] | None) -> AgentDecider:
+    """The decider of ``scheduler`` (an agent-driven burst-buffer adapter) from its options."""
+    act, env_kw, _ = split_options(options)
+    return AgentDecider(SchedulerView(scheduler, **env_kw), act)
