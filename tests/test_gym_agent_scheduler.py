@@ -134,6 +134,9 @@ def test_the_scheduler_sees_the_environments_observations_and_masks(folder, env_
     assert (folder / "rec_jobs.csv").read_bytes() == env_csv.read_bytes()
     same_views(in_scheduler, in_env)
     assert len(in_env) >= 16
+    # some masks forbid wait (nothing runs and every job has come: waiting would stall), which
+    # the scheduler knows from the workload's job count
+    assert any(not mask[-1] for _, mask, _ in in_env)
 
 
 def test_same_jobs_on_the_real_batsim(folder, tmp_path, monkeypatch):
