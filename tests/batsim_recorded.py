@@ -262,11 +262,17 @@ def _messages_normal(text: str) -> list[Any]:
     return out
 
 
+#: pytest's base folder of a test run (another one in each run, ``popen-gwN`` under xdist): a
+#: test's inputs written beside the run's own folder are named through it in the messages
+_PYTEST_BASE = re.compile(r"/tmp/pytest-of-[^/]+/pytest-[0-9]+/(?:popen-gw[0-9]+/)?")
+
+
 def comparable(name: str, text: str) -> Any:
     """What of a recorded file must stay the same from one Batsim run to the next (None: nothing;
     logs carry wall-clock times and ports)."""
     if name.endswith(".log"):
         return None
+    text = _PYTEST_BASE.sub("{PYTEST}/", text)
     if name.endswith("_schedule.csv"):
         return _schedule_normal(text)
     if name.endswith(".trace"):
