@@ -257,7 +257,7 @@ def check_scheduler_options(spec: str, options: dict) -> None:
     cls = getattr(module, name, None)
     if not (isinstance(cls, type) and issubclass(cls, CoburstScheduler)):
         return
-    if not getattr(cls.__init__, "__module__", "").startswith("coburst.adapter"):
+    if not getattr(cls.__init__, "__module__", "").startswith(("coburst.adapter", "coburst.gym")):
         return  # its own __init__ may take options of its own: only it can judge them
     try:
         cls.check_options(options)

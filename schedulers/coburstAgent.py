@@ -13,7 +13,7 @@ importable by the scheduler's process); ``window``, ``features``, ``horizons``,
 Other options: the adapter's (bb_capacity, dragonfly, trace, io_aware, decision_log).
 """
 
-from coburst.adapter.agent import TrainedAgentScheduler
+from coburst.gym.scheduler import TrainedAgentScheduler
 
 
 class CoburstAgent(TrainedAgentScheduler):

@@ -23,8 +23,7 @@ from coburst.adapter.hetero import HeteroScheduler
 from coburst.adapter.scheduler import _SOURCE, ADAPTER_OPTIONS, CoburstScheduler, parse_options
 from coburst.errors import InputError
 
-__all__ = ["AgentScheduler", "CoschedAgentScheduler", "HeteroAgentScheduler", "TrainedAgentScheduler",
-           "agent_scheduler"]
+__all__ = ["AgentScheduler", "CoschedAgentScheduler", "HeteroAgentScheduler", "agent_scheduler"]
 
 
 def _adapter_options(options: Mapping[str, Any] | None, registry: Any, placeholder: str = "fcfs"):
@@ -90,26 +89,6 @@ class HeteroAgentScheduler(_AgentDriven, HeteroScheduler):
     :class:`~coburst.core.hetero.HeteroDecisions` (starts only)."""
 
     placeholder = "min-min"
-
-
-class TrainedAgentScheduler(AgentScheduler):
-    """The burst-buffer adapter driven by a trained agent named in its options (``agent``:
-    ``"package.module:attribute"``; ``window``, ``features``, ``observation``, ``horizons``,
-    ``time_scale`` as the environment's), asked as :class:`coburst.gym.BatsimExactEnv` asks it
-    (:mod:`coburst.gym.scheduler`).  Entry file: ``schedulers/coburstAgent.py``."""
-
-    def __init__(self, options: Mapping[str, Any] | None = None):
-        super().__init__(None, options)  # (a bad option: a message and status 2, as every adapter)
-        from coburst.gym.scheduler import agent_decider
-
-        self.policy = agent_decider(self, options)
-
-    @classmethod
-    def check_options(cls, options: Mapping[str, Any] | None):
-        from coburst.gym.scheduler import split_options
-
-        _, _, adapter = split_options(options)
-        return super().check_options(adapter)
 
 
 def agent_scheduler(family: str) -> type:

@@ -33,6 +33,7 @@ import shutil
 from types import SimpleNamespace
 from typing import Any, Callable, Mapping
 
+from coburst.adapter.agent import AgentScheduler
 from coburst.errors import InputError
 from coburst.gym.bridge import Bridge
 from coburst.gym.env import BatsimExactEnv
@@ -221,3 +222,19 @@ def agent_decider(scheduler: Any, options: Mapping[str, Any] | None) -> AgentDec
     """The decider of ``scheduler`` (an agent-driven burst-buffer adapter) from its options."""
     act, env_kw, _ = split_options(options)
     return AgentDecider(SchedulerView(scheduler, **env_kw), act)
+
+
+class TrainedAgentScheduler(AgentScheduler):
+    """The burst-buffer adapter driven by a trained agent named in its options (``agent``:
+    ``"package.module:attribute"``; ``window``, ``features``, ``observation``, ``horizons``,
+    ``time_scale`` as the environment's), asked as :class:`coburst.gym.BatsimExactEnv` asks it
+    (:mod:`coburst.gym.scheduler`).  Entry file: ``schedulers/coburstAgent.py``."""
+
+    def __init__(self, options: Mapping[str, Any] | None = None):
+        super().__init__(None, options)  # (a bad option: a message and status 2, as every adapter)
+        self.policy = agent_decider(self, options)
+
+    @classmethod
+    def check_options(cls, options: Mapping[str, Any] | None):
+        _, _, adapter = split_options(options)
+        return super().check_options(adapter)
