@@ -21,7 +21,7 @@ start are passed without asking the agent, as there.
 shape observations: ``window`` (16), ``features`` (``"basic"``), ``observation``
 (``"dict"``), ``horizons``, ``time_scale`` (3600); the rest are the burst-buffer adapter's (``bb_capacity``,
 ``dragonfly``, ``trace``, ...).  Entry file: ``schedulers/coburstAgent.py``
-(:class:`coburst.adapter.agent.TrainedAgentScheduler`).  Burst-buffer platforms (flat
+(:class:`TrainedAgentScheduler`, below).  Burst-buffer platforms (flat
 clusters and dragonflies, the ``job`` actions) only.
 """
 
