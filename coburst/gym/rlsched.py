@@ -230,10 +230,15 @@ class _Episode:
 
     # -- the event loop
     def _advance(self) -> None:
-        t, running = self.t, self.running
+        running = self.running
         running.sort(key=self.ends.__getitem__)
         first = running[0]
-        release = self.ends[first]
+        self._next_event(first, self.ends[first])
+
+    def _next_event(self, first: int | None, release: float) -> None:
+        """The next submission if it comes by ``release``, else the end of the running job
+        ``first`` (the earliest to end)."""
+        t = self.t
         if self.next < self.last and t.submit[self.next] <= release:
             self.now = max(self.now, t.submit[self.next])
             self.queue.append(self.next)
@@ -241,7 +246,7 @@ class _Episode:
         else:
             self.now = max(self.now, release)
             self.free += t.nodes[first]
-            running.pop(0)
+            self.running.pop(0)
 
     def _start(self, j: int) -> None:
         t = self.t
@@ -320,14 +325,7 @@ class _Episode:
         if after < min(t.submit[self.next], release):
             self.now = after
             return
-        if self.next < self.last and t.submit[self.next] <= release:
-            self.now = max(self.now, t.submit[self.next])
-            self.queue.append(self.next)
-            self.next += 1
-        else:
-            self.now = max(self.now, release)
-            self.free += t.nodes[first]
-            self.running.pop(0)
+        self._next_event(first, release)
 
     # -- the window and the observation
     def window(self) -> list[int]:
