@@ -116,7 +116,9 @@ def test_every_entry_has_its_class_source_and_needs():
 
 # ---------------------------------------------------------------------- entry files
 def _entry_file_policies() -> list[tuple[str, str | None]]:
-    files = sorted(p.name for p in (ROOT / "schedulers").glob("*.py"))
+    """Every entry file but the trained agent's (it runs an agent, not a registered policy;
+    tests/test_gym_agent_scheduler.py covers it)."""
+    files = sorted(p.name for p in (ROOT / "schedulers").glob("*.py") if p.name != "coburstAgent.py")
     assert len(files) == 29, files
     return files
 

@@ -222,3 +222,45 @@ def test_the_environment_can_ask_for_libzmqs_socket(monkeypatch):
         assert type(link) is SchedulerLink
     finally:
         link.close()
+
+
+def test_the_pyzmq_link_leaves_no_thread_or_descriptor_behind():
+    """Each pyzmq link owns its context and ends it when closed: a process that runs many
+    simulations keeps no libzmq I/O thread, socket or descriptor of the earlier ones."""
+    import os
+
+    def counts():
+        return len(os.listdir("/proc/self/task")), len(os.listdir("/proc/self/fd"))
+
+    rep = Rep("tcp://127.0.0.1:*")
+    try:
+        link = SchedulerLink(rep.endpoint, 10.0)
+        link.exchange(0.0, [])
+        link.close()
+        before = counts()
+        for _ in range(20):
+            link = SchedulerLink(rep.endpoint, 10.0)
+            assert link.exchange(0.0, []) == {"now": 1.0, "events": []}
+            link.close()
+        assert counts() == before
+    finally:
+        rep.close()
+
+
+def test_the_pyzmq_link_does_not_share_the_processs_context():
+    """A library user's own use of ``zmq.Context.instance()`` (here: its socket budget spent)
+    does not reach the simulator's link."""
+    shared = zmq.Context.instance()
+    shared.set(zmq.MAX_SOCKETS, 1)
+    held = shared.socket(zmq.PAIR)
+    rep = Rep("tcp://127.0.0.1:*")
+    try:
+        link = SchedulerLink(rep.endpoint, 10.0)
+        try:
+            assert link.exchange(0.0, []) == {"now": 1.0, "events": []}
+        finally:
+            link.close()
+    finally:
+        rep.close()
+        held.close(linger=0)
+        shared.term()

@@ -108,7 +108,9 @@ class SchedulerLink(_Link):
         import zmq  # (here: a run on a tcp:// or ipc:// endpoint does not import pyzmq, see ZmtpLink)
 
         super().__init__(endpoint, timeout, peer_alive)
-        self.context = zmq.Context.instance()
+        # its own context (an I/O thread ended by close()): nothing shared with other links or
+        # with a library user's sockets in the same process
+        self.context = zmq.Context()
         self.socket = self.context.socket(zmq.REQ)
         self.socket.setsockopt(zmq.LINGER, 0)
         self.monitor = self.socket.get_monitor_socket(zmq.EVENT_CONNECTED | zmq.EVENT_DISCONNECTED)
@@ -174,6 +176,9 @@ class SchedulerLink(_Link):
         for sock in (getattr(self, "monitor", None), getattr(self, "socket", None)):
             if sock is not None and not sock.closed:
                 sock.close(linger=0)
+        context = getattr(self, "context", None)
+        if context is not None and not context.closed:
+            context.term()
 
 
 def scheduler_link(endpoint: str, timeout: float, peer_alive=None):
