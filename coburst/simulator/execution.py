@@ -35,6 +35,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Generator
 
 from coburst.errors import ProtocolError
+from coburst.simulator import folding
+from coburst.simulator.folding import MIN_FOLD, DelayChain, chain_delays
 from coburst.simulator.kernel import Run, Suspend, Work
 from coburst.simulator.leaves import OTHER_LEAVES, OtherLeaves, merge_io
 
@@ -163,6 +165,12 @@ class JobRun(OtherLeaves):
         seq = profile.data["seq"]
         repeat = int(profile.data.get("repeat", 1))
         io = self.io
+        if repeat * len(seq) >= MIN_FOLD and io is None and self.sim.power is None and folding.ENABLED:
+            period = chain_delays(profile, lambda name: self.sim.profile_named(self.job, name))
+            if period is not None:
+                code = yield from self.run_delay_chain(profile, frame, period, repeat)
+                self.stack.pop()
+                return profile.ret if code == 0 else code
         for iteration in range(repeat):
             for index, name in enumerate(seq):
                 frame.index = iteration * len(seq) + index
@@ -174,6 +182,29 @@ class JobRun(OtherLeaves):
                     return code
         self.stack.pop()
         return profile.ret
+
+    def run_delay_chain(self, profile: "Profile", frame: Frame, period, repeat: int) -> Generator:
+        """A composed profile of delays only: its sleeps one by one as :meth:`run_composed`
+        would run them, the kernel folding those that end alone (:mod:`coburst.simulator.folding`)."""
+        chain = DelayChain(self, period, repeat)
+        seq, size = profile.data["seq"], len(period)
+        proc = self.proc
+        proc.fold = chain
+        try:
+            k = 0
+            while k < chain.total:
+                frame.index = chain.index = k
+                code = yield from self.run_profile(self.sim.profile_named(self.job, seq[k % size]))
+                if code != 0:
+                    return code
+                if chain.done:
+                    k += chain.done
+                    self.remaining = chain.remaining
+                    chain.done = 0
+                k += 1
+            return 0
+        finally:
+            proc.fold = None
 
     def run_delay(self, delay: float) -> Generator:
         """Batsim's ``do_delay_task``: the whole delay if strictly shorter than the walltime

@@ -101,7 +101,7 @@ class Run:
 class Process:
     """One Batsim actor (a generator driven by the kernel)."""
 
-    __slots__ = ("gen", "name", "alive", "action", "activity", "timer", "data", "zombie")
+    __slots__ = ("gen", "name", "alive", "action", "activity", "timer", "data", "zombie", "fold")
 
     def __init__(self, gen: Generator, name: str):
         self.gen = gen
@@ -112,6 +112,9 @@ class Process:
         self.timer = None  # the clock action of its parallel task's timeout, if any
         self.data = None  # free slot for the owner (e.g. the JobRun)
         self.zombie = None  # a parallel task left running after its timeout (see _timeout)
+        #: while it sleeps through a delay-only composed profile: its
+        #: :class:`~coburst.simulator.folding.DelayChain` (see :meth:`Kernel._ended`)
+        self.fold = None
 
 
 @dataclass
@@ -213,6 +216,11 @@ class Clock:
         """What is left of an action (None: over or cancelled)."""
         i = self._where.get(number)
         return None if i is None else self.rem[i]
+
+    def skip_numbers(self, count: int) -> None:
+        """``count`` actions were made and ended without passing here (a fold of sleeps):
+        the next action's creation number comes after theirs."""
+        self._counter += count
 
     def cancel(self, number: int) -> None:
         i = self._where.get(number)
@@ -722,6 +730,8 @@ class Kernel:
                 self._timeout(owner)
             else:
                 owner.action = None
+                if owner.fold is not None and len(owners) == 1 and not self._ready and not self.system.modified:
+                    owner.fold.fold(self.clock)  # (its next sleeps, while nothing else can act)
                 self._ready.append((owner, None))  # (wake, inlined)
 
     def _work_ended(self, handle: "_WorkHandle") -> None:
