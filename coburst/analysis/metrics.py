@@ -47,6 +47,7 @@ import numpy as np
 import pandas as pd
 from procset import ProcSet
 
+from coburst.analysis.batsim_rows import JOBS_HEADER
 from coburst.errors import InputError
 
 TAU = 600.0
@@ -210,7 +211,13 @@ class JobsFile:
         errors: dict[int, InputError | None] = {}
         source, head, nonblank, bom = self.source, b"", resume is not None, 0
         pos, lines, start = (resume.pos, resume.line, resume.offset) if resume is not None else (0, 0, 0)
-        for offset, data in _blocks(self.path, self.chunk_bytes, start):
+        blocks, base, quoted = _blocks(self.path, self.chunk_bytes, start), 0, None
+        while True:
+            try:
+                offset, data = next(blocks)
+            except StopIteration:
+                break
+            offset += base
             first = offset == 0
             nl = data.count(b"\n")
             line0, lines = lines, lines + nl
@@ -259,6 +266,19 @@ class JobsFile:
             elif not len(fields):
                 continue
             bad = np.flatnonzero(fields != self.header_fields)
+            if len(bad) and quoted is None and self.header.rstrip(b"\r\n") == JOBS_HEADER:
+                # Batsim's unquoted profile names (a comma, a quote, a newline): the rest of the
+                # file read again with them quoted (batsim_rows), from this chunk on
+                quoted = self._quoted_rest(offset)
+                if isinstance(quoted, Path):
+                    blocks, base, lines = _blocks(quoted, self.chunk_bytes, 0), offset, line0
+                    if offset == self.header_offset:
+                        self.header_fields = None
+                    continue
+                errors.setdefault(_R_FIELDS, InputError(source, f"line {line0 + quoted[0]}", (
+                    f"{quoted[1]} fields, the header has {self.header_fields} (not a row of Batsim's "
+                    "_jobs.csv: only a profile name may hold commas, quotes and newlines)")))
+                continue
             if len(bad):
                 i = int(bad[0])
                 errors.setdefault(_R_FIELDS, InputError(source, f"line {row_lines[i]}",
@@ -300,6 +320,26 @@ class JobsFile:
                 _read_raw_jobs_whole(self.path)
                 raise InputError(source, None, "not a Batsim _jobs.csv")
             raise error
+
+
+    def _quoted_rest(self, offset: int) -> Path | tuple[int, int]:
+        """The file from ``offset`` with Batsim's unquoted profile names quoted, in a temporary
+        file removed at exit; or the line, counted from ``offset``, of the first row that is
+        not one Batsim writes, and its field count."""
+        import atexit
+        import os
+        import tempfile
+
+        from coburst.analysis.batsim_rows import quoted_copy
+
+        fd, name = tempfile.mkstemp(prefix="coburst-jobs-", suffix=".csv")
+        os.close(fd)
+        atexit.register(lambda: os.path.exists(name) and os.unlink(name))
+        failed = quoted_copy(self.path, offset, Path(name))
+        if not failed[0]:
+            return Path(name)
+        os.unlink(name)
+        return failed
 
 
 def iter_raw_jobs(path: str | Path, chunk_bytes: int = CHUNK_BYTES):
@@ -380,6 +420,19 @@ def _read_raw_jobs_whole(path: str | Path) -> pd.DataFrame:
         raise InputError(path, None, "empty file: not a Batsim _jobs.csv (no header)")
     lines, fields = _csv_rows(data)
     bad = np.flatnonzero(fields != fields[0])
+    if len(bad) and text.lstrip("\ufeff").split("\n", 1)[0].rstrip("\r").encode() == JOBS_HEADER:
+        from coburst.analysis.batsim_rows import quote_rows
+
+        quoted = io.BytesIO()
+        failed = quote_rows(io.BytesIO(data), quoted)
+        if failed[0]:
+            raise InputError(path, f"line {failed[0]}", (
+                f"{failed[1]} fields, the header has {fields[0]} (not a row of Batsim's "
+                "_jobs.csv: only a profile name may hold commas, quotes and newlines)"))
+        data = quoted.getvalue()
+        text = decode_text(data, str(path))
+        lines, fields = _csv_rows(data)
+        bad = np.flatnonzero(fields != fields[0])
     if len(bad):
         i = int(bad[0])
         raise InputError(path, f"line {lines[i]}", f"{fields[i]} fields, the header has {fields[0]}")
