@@ -104,12 +104,17 @@ def test_a_long_chain_of_composed_profiles_is_no_recursion_error(tmp_path):
     assert len(err) < 2000, len(err)  # the cycle is shown cut
 
 
-@pytest.mark.parametrize("cache", ["on", "off"])
-def test_sigterm_stops_a_long_composed_run_promptly(tmp_path, cache):
-    """Five million one-second delays in one job (~a minute of simulation before, when the
-    engine only looked at signals when it talked to its scheduler): stopped within seconds,
-    the simulation in the main thread (platform from the cache) or in SimGrid's actor thread."""
-    write(tmp_path, composed(5_000_000))
+@pytest.mark.parametrize("cache, tasks", [("on", "ptask"), ("off", "ptask"), ("on", "delays")])
+def test_sigterm_stops_a_long_composed_run_promptly(tmp_path, cache, tasks):
+    """Five million tasks in one job (a delay and a parallel task in turn: ~a minute of
+    simulation before, when the engine only looked at signals when it talked to its
+    scheduler), or 2**31 - 1 one-second delays (folded, about a minute): stopped within
+    seconds, the simulation in the main thread (platform from the cache) or in SimGrid's actor
+    thread."""
+    if tasks == "ptask":
+        write(tmp_path, composed(2_500_000, ("d", "p"), {"p": {"type": "parallel_homogeneous", "cpu": 1e6, "com": 0}}))
+    else:
+        write(tmp_path, composed(2**31 - 1))
     (tmp_path / ".tmp").mkdir()
     env = {**os.environ, "TMPDIR": str(tmp_path / ".tmp"), "COBURST_MAX_PROFILE_TASKS": "off"}
     if cache == "off":
@@ -135,3 +140,30 @@ def test_sigterm_stops_a_long_composed_run_promptly(tmp_path, cache):
     assert elapsed < 5, elapsed
     assert "Traceback" not in err and "interrupted by SIGTERM" in err, err
     assert sorted(p.name for p in tmp_path.iterdir()) == [".tmp", "w.json"]
+
+
+def test_a_registered_job_is_bounded_too(tmp_path):
+    """A job the scheduler registers (``REGISTER_JOB``) whose profile expands past the bound is
+    refused as a protocol error naming the job and the profile, at its registration.  Under
+    the bound it is registered; executing it is then refused for another reason: a composed
+    profile registered during the run never runs (Batsim 4.2.1 crashes on it)."""
+    from simharness import run_sim, workload
+
+    w = workload(tmp_path / "w.json", [{"id": 1, "subtime": 0, "res": 1, "profile": "d"}],
+                 {"d": {"type": "delay", "delay": 1}})
+    options = {"allocs": {"w0!1": "0"},
+               "profiles": {"one": {"type": "delay", "delay": 0.5},
+                            "big": {"type": "composed", "repeat": 30, "seq": ["one"]}},
+               "jobs": [{"id": "dyn!1", "res": 1, "walltime": -1, "profile": "big", "alloc": "1"}]}
+    args = ["--enable-dynamic-jobs"]
+    refused = run_sim(tmp_path, workloads=[w], scheduler="dynamic", options=options, args=args, timeout=5,
+                      env={"COBURST_MAX_PROFILE_TASKS": "20"}, prefix="refused")
+    assert refused.returncode == 3
+    assert "REGISTER_JOB dyn!1: its profile 'big' expands into more than 20 tasks; set COBURST_MAX_PROFILE_TASKS" \
+        in refused.stderr, refused.stderr
+    assert "Traceback" not in refused.stderr
+    registered = run_sim(tmp_path, workloads=[w], scheduler="dynamic", options=options, args=args, timeout=5,
+                         env={"COBURST_MAX_PROFILE_TASKS": "30"}, prefix="registered")
+    assert registered.returncode == 3
+    assert "expands into" not in registered.stderr
+    assert "EXECUTE_JOB dyn!1: its composed profile 'big' was registered during the simulation" in registered.stderr
