@@ -276,3 +276,18 @@ def test_batsim_corpus_script(tmp_path):
                                             for s in ("easyBackfill", "fillerSched", "schedFcfs")], proc.stdout
     assert all(r[3] == r[4] == "ok" and r[5] == "identical" for r in rows), proc.stdout
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
+
+
+def test_a_warning_quoting_huge_host_names_is_cut(tmp_path):
+    """Host names of 100,000 characters without a route between them: the warning names them
+    cut to a few hundred characters, with their size, never whole."""
+    long_a, long_b = "a" * 100_000, "b" * 100_000
+    text = full_zone("").replace('id="node_0"', f'id="{long_a}"').replace('id="node_1"', f'id="{long_b}"')
+    text = text.replace('dst="node_0"', f'dst="{long_a}"').replace('dst="node_1"', f'dst="{long_b}"')
+    p = write(tmp_path, "p.xml", text)
+    w = workload(tmp_path / "w.json", [{"id": 0, "subtime": 1, "res": 1, "profile": "d"}],
+                 {"d": {"type": "delay", "delay": 1}}, nb_res=2)
+    run = run_sim(tmp_path, platform=p, workloads=[w], scheduler="easyBackfill").check()
+    warning = next(line for line in run.stderr.splitlines() if "no route between some hosts" in line)
+    assert f"{'a' * 200}... (100000 characters) -> {'b' * 200}... (100000 characters)" in warning
+    assert len(run.stderr) < 3000, len(run.stderr)

@@ -17,6 +17,7 @@ from pathlib import Path
 
 from coburst.errors import InputError
 from coburst.fileio import cache_dir
+from coburst.validate import cut
 
 
 @dataclass
@@ -171,12 +172,18 @@ def _write_scan(record: Path | None, scan: _Scan) -> None:
         pass
 
 
+#: the longest warning text printed (the rest cut, its size said)
+WARNING_MAX = 2000
+
+
 def warn(source: str, where: str | None, problem: str) -> None:
-    """A check Batsim does not make: ``coburst sim: warning: FILE: PLACE: PROBLEM`` on stderr."""
+    """A check Batsim does not make: ``coburst sim: warning: FILE: PLACE: PROBLEM`` on stderr;
+    a name from the platform quoted in it never printed whole (each part cut, see
+    :func:`coburst.validate.cut`)."""
     import sys
 
-    place = f"{where}: " if where else ""
-    print(f"coburst sim: warning: {source}: {place}{problem}", file=sys.stderr)
+    place = f"{cut(where)}: " if where else ""
+    print(f"coburst sim: warning: {cut(source, 1000)}: {place}{cut(problem, WARNING_MAX)}", file=sys.stderr)
 
 
 def check_xml(path: str | Path) -> None:
@@ -405,7 +412,7 @@ def _missing(source: str, lines: list[str]) -> frozenset[tuple[str, str]]:
     pairs = [tuple(line[len("MISSING "):].split("\t", 1)) for line in lines]
     pairs = [p for p in pairs if len(p) == 2]
     if pairs:
-        shown = ", ".join(f"{a} -> {b}" for a, b in pairs[:4])
+        shown = ", ".join(f"{cut(a)} -> {cut(b)}" for a, b in pairs[:4])
         if len(pairs) > 4:
             shown += f" (and {len(pairs) - 4} more)"
         warn(source, None, f"no route between some hosts: {shown}; as in Batsim (SimGrid 3.32), messages and "
