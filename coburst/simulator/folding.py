@@ -33,7 +33,6 @@ from coburst import signals
 from coburst.simulator.kernel import PRECISION
 
 if TYPE_CHECKING:  # pragma: no cover
-    from coburst.simulator.execution import JobRun
     from coburst.simulator.kernel import Clock
     from coburst.simulator.workload import Profile
 
@@ -68,7 +67,9 @@ class DelayChain:
 
     __slots__ = ("run", "period", "total", "index", "done", "remaining")
 
-    def __init__(self, run: "JobRun", period: np.ndarray, repeat: int):
+    def __init__(self, run, period: np.ndarray, repeat: int):
+        """``run``: the job's :class:`~coburst.simulator.execution.JobRun` (its ``remaining``,
+        ``rate``, ``rate_changed`` and current sleep's outcome are read)."""
         self.run = run
         self.period = period
         self.total = repeat * len(period)
