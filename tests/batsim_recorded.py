@@ -267,12 +267,19 @@ def _messages_normal(text: str) -> list[Any]:
 _PYTEST_BASE = re.compile(r"/tmp/pytest-of-[^/]+/pytest-[0-9]+/(?:popen-gw[0-9]+/)?")
 
 
+#: an absolute path (in a JSON string, or in one inside a message) into Batsim's data, the SWF
+#: logs or the checkout (``SIMULATION_BEGINS`` names the workload files): the folders above
+#: those differ from one machine or clone to the next (``../shared`` may be a link)
+_DATA_PREFIX = re.compile(r'(?:(?<=")|(?<=\\"))/[^"\\]*?/(?=(?:batsim-4\.2\.1|swf|platforms|workloads|models|tests/data)/)')
+
+
 def comparable(name: str, text: str) -> Any:
     """What of a recorded file must stay the same from one Batsim run to the next (None: nothing;
     logs carry wall-clock times and ports)."""
     if name.endswith(".log"):
         return None
     text = _PYTEST_BASE.sub("{PYTEST}/", text)
+    text = _DATA_PREFIX.sub("{ROOT}/", text)
     if name.endswith("_schedule.csv"):
         return _schedule_normal(text)
     if name.endswith(".trace"):

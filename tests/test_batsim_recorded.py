@@ -93,6 +93,21 @@ def test_live_run_against_recording_ignores_only_what_varies():
                                                           "out_jobs.csv: recorded only"]
 
 
+def test_workload_paths_in_messages_are_compared_from_the_data_folder_down():
+    """``SIMULATION_BEGINS`` names the workload files by absolute path: the folders above
+    Batsim's data, the SWF logs or the checkout are the machine's (a clone's ``../shared`` is
+    often a link), what follows them is the run's."""
+    def transcript(w0: str, w1: str) -> dict:
+        raw = json.dumps({"events": [{"type": "SIMULATION_BEGINS", "data": {"workloads": {"w0": w0, "w1": w1}}}]})
+        return {"transcript-out.jsonl": json.dumps({"dir": "in", "raw": raw}) + "\n"}
+
+    recorded = _outcome(**transcript("/work/shared/data/batsim-4.2.1/workloads/a.json", "/work/main/workloads/b.json"))
+    same = _outcome(**transcript("/tmp/x/shared/data/batsim-4.2.1/workloads/a.json", "/tmp/x/main/workloads/b.json"))
+    other = _outcome(**transcript("/tmp/x/shared/data/batsim-4.2.1/workloads/c.json", "/tmp/x/main/workloads/b.json"))
+    assert rec.recording_differences(recorded, same) == []
+    assert rec.recording_differences(recorded, other) == ["transcript-out.jsonl differs"]
+
+
 @pytest.mark.parametrize("pack", sorted(rec.PACKS.glob("*.json.xz")), ids=lambda p: p.name)
 def test_every_pack_reads(pack):
     module = pack.name[: -len(".json.xz")]
