@@ -350,6 +350,9 @@ class RunReader:
             if engine:
                 params["engine"] = engine
         self.params = params
+        from coburst.analysis.resizes import read_resizes
+
+        self.resizes = read_resizes(run.prefix)  # (elastic runs: their resizes per job)
         self.wl_path = Path(workload) if workload else _resolve(params.get("workload"), run.base)
         self.pf_path = Path(platform) if platform else _resolve(params.get("platform"), run.base)
 
@@ -390,6 +393,10 @@ class RunReader:
             "bb_per_node": bb_per_node, "bb_bytes": bb_bytes, "speedup": speedup,
             "allocated_resources": df["allocated_resources"].astype(str).to_numpy(object),
             "energy": job_energy(df)})
+        if self.resizes is not None:
+            for name, values in self.resizes.columns(df["workload_name"] if "workload_name" in df else
+                                                     pd.Series(["w0"] * len(df)), job_ids).items():
+                jobs[name] = values
         return rejected, df, jobs
 
     def _any_placement(self, policy: str) -> bool:
@@ -512,6 +519,8 @@ class RunReader:
             for key in ("mean_slowdown", "std_slowdown", "mean_slowdown_per_processor", "utilisation",
                         "mean_job_speedup", "weighted_mean_job_speedup", "slowdown_count_percent"):
                 row[f"cosched_{key}"] = m[key]
+        if self.resizes is not None:
+            row.update(self.resizes.totals())
         row["notes"] = "; ".join(notes)
         self.row = row
 

@@ -64,30 +64,49 @@ def summary_table(runs_df):
     return table
 
 
+def _missing_folders(out: Path) -> list[Path]:
+    """``out`` and those of its parents that do not exist yet, deepest first."""
+    missing = []
+    for folder in (out, *out.parents):
+        if folder.exists():
+            break
+        missing.append(folder)
+    return missing
+
+
 def analyze_command(args: argparse.Namespace) -> int:
     from rich.console import Console
 
     from coburst.analysis.tables import JobsWriter, analyze_stream, write_run_tables
 
     out = Path(args.output) if args.output else default_output(args.outputs)
-    check_output(out / "runs.csv", "-o/--output")
-    heatmap = None
-    if args.heatmap is not None:
-        from coburst.simulator.arguments import heatmap_file
-        from coburst.models.heatmap import load_heatmap
+    created = _missing_folders(out)
+    try:
+        check_output(out / "runs.csv", "-o/--output")
+        heatmap = None
+        if args.heatmap is not None:
+            from coburst.simulator.arguments import heatmap_file
+            from coburst.models.heatmap import load_heatmap
 
-        heatmap = load_heatmap(heatmap_file(args.heatmap))
-    elif args.heatmap_alone is not None:
-        raise InputError("--heatmap-alone", str(args.heatmap_alone), "only with --heatmap (the makespan bound)")
-    with JobsWriter(out) as jobs_writer:  # the jobs table written as the runs are read
-        runs_df = analyze_stream(args.outputs, args.tau, workload=args.workload, platform=args.platform,
-                                 sink=jobs_writer.write)
-        if heatmap is not None:
-            from coburst.analysis.tables import add_bound_columns
+            heatmap = load_heatmap(heatmap_file(args.heatmap))
+        elif args.heatmap_alone is not None:
+            raise InputError("--heatmap-alone", str(args.heatmap_alone), "only with --heatmap (the makespan bound)")
+        with JobsWriter(out) as jobs_writer:  # the jobs table written as the runs are read
+            runs_df = analyze_stream(args.outputs, args.tau, workload=args.workload, platform=args.platform,
+                                     sink=jobs_writer.write)
+            if heatmap is not None:
+                from coburst.analysis.tables import add_bound_columns
 
-            runs_df = add_bound_columns(runs_df, args.outputs, heatmap, workload=args.workload,
-                                        platform=args.platform, alone=args.heatmap_alone or "best")
-        written = write_run_tables(runs_df, out)
+                runs_df = add_bound_columns(runs_df, args.outputs, heatmap, workload=args.workload,
+                                            platform=args.platform, alone=args.heatmap_alone or "best")
+            written = write_run_tables(runs_df, out)
+    except BaseException:
+        for folder in created:  # (the folders made for the tables, left empty by the failure)
+            try:
+                folder.rmdir()
+            except OSError:
+                break
+        raise
     written += jobs_writer.paths
     console = Console()
     if not args.quiet:
