@@ -253,6 +253,31 @@ def test_dynamic_registration(tmp_path, ack):
                                args=args))
 
 
+@pytest.mark.parametrize("ack", [False, True])
+def test_registered_numbers_are_kept_to_six_decimals(tmp_path, ack):
+    """Batsim 4.2.1 keeps a registered profile or job as its Writer prints it back (every
+    double "%6f"): a delay of 13.333333333333334 s lasts 13.333333 s, a walltime of
+    2.4444444444 s is 2.444444 s, cpu 1.23456789e9 flops is 1234567890.000000 (not an integer
+    of JSON: printed and read again) -- the dates, the machine times and the JOB_SUBMITTED
+    the scheduler gets back show it."""
+    w = workload(tmp_path / "w.json", [{"id": 1, "subtime": 1, "res": 1, "profile": "d1"}],
+                 {"d1": {"type": "delay", "delay": 1}})
+    options = {"allocs": {"w0!1": "0"},
+               "profiles": {"third": {"type": "delay", "delay": 40 / 3},
+                            "long": {"type": "delay", "delay": 5.0000004},
+                            "ph": {"type": "parallel_homogeneous", "cpu": 1.23456789e9, "com": 1.0000007e7}},
+               "jobs": [{"id": "dyn!a", "res": 1, "walltime": 100.123456789, "profile": "third", "alloc": "1"},
+                        {"id": "dyn!b", "res": 1, "walltime": 2.4444444444, "profile": "long", "alloc": "2"},
+                        {"id": "dyn!c", "res": 1, "walltime": -1, "profile": "ph", "alloc": "3"}]}
+    args = M + ["--enable-dynamic-jobs", "--forward-profiles-on-submission"] + (
+        ["--acknowledge-dynamic-jobs"] if ack else [])
+    batsim, coburst = run_both(tmp_path, workloads=[w], platform=C4, scheduler="dynamic", options=options, args=args)
+    assert_identical(batsim, coburst)
+    rows = coburst.jobs()
+    assert rows["dyn!a"]["execution_time"] == "13.333333"
+    assert rows["dyn!b"]["final_state"] == "COMPLETED_WALLTIME_REACHED"
+
+
 def test_several_workloads_and_options(tmp_path):
     w1 = workload(tmp_path / "w1.json", [{"id": i, "subtime": i, "res": 1, "profile": "d3"} for i in range(6)],
                   {"d3": {"type": "delay", "delay": 3}})

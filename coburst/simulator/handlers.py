@@ -22,7 +22,7 @@ from coburst.simulator.execution import JobRun
 from coburst.simulator.jobs import ProfileTable, SimJob
 from coburst.simulator.leaves import additional_io, check_io_start, to_job_message
 from coburst.simulator.output import JobRecord
-from coburst.simulator.protocol import RawJSON, encode_text, encode_value
+from coburst.simulator.protocol import RawJSON, batsim_rewritten, encode_text, encode_value
 from coburst.simulator.workload import Profile, Workload, job_from_json, referenced_profiles, validate_profile
 
 _DEBUG = bool(os.environ.get("COBURST_DEBUG_SIM"))
@@ -473,6 +473,7 @@ class ProtocolHandlers:
             wname, Workload(name=wname, path="dynamic", nb_res=None, profiles=ProfileTable()))
         if pname in wl.profiles:
             raise ProtocolError(f"REGISTER_PROFILE: profile {pname!r} already exists in workload {wname!r}")
+        prof = batsim_rewritten(prof)  # (Batsim keeps it as it writes it back: doubles to 6 decimals)
         try:
             profile = validate_profile(pname, prof, "REGISTER_PROFILE", f"{wname}/{pname}")
         except InputError as exc:
@@ -499,6 +500,7 @@ class ProtocolHandlers:
         if isinstance(job, dict) and (wname, job.get("profile")) in self.collected_profiles:
             raise ProtocolError(f"REGISTER_JOB {jid}: profile {job.get('profile')!r} existed but was discarded "
                                 "after its last job ended (use --enable-profile-reuse)")
+        job = batsim_rewritten(job)  # (as REGISTER_PROFILE's profile)
         try:
             job_obj = job_from_json({**job, "id": jid} if isinstance(job, dict) else job, wname,
                                     "REGISTER_JOB", jid, wl.profiles)

@@ -653,6 +653,21 @@ def rapidjson_double(text: str) -> float:
     return -d if minus else d
 
 
+def batsim_rewritten(value: Any) -> Any:
+    """A JSON value as Batsim 4.2.1 keeps a profile or job the scheduler registers
+    (``REGISTER_PROFILE``, ``REGISTER_JOB``): written back to text with its ``Writer`` (every
+    double printed ``"%6f"``, integers as they are) and read again (:func:`rapidjson_double`).
+    A registered delay of 13.333333333333334 s lasts 13.333333 s."""
+    kind = type(value)
+    if kind is float:
+        return rapidjson_double("%6f" % value)
+    if kind is dict:
+        return {k: batsim_rewritten(v) for k, v in value.items()}
+    if kind is list:
+        return [batsim_rewritten(v) for v in value]
+    return value
+
+
 def batsim_date(value: float | int) -> float:
     """A number of a scheduler message as Batsim gets it: pybatsim writes it with Python's
     ``repr`` (``json.dumps``), Batsim reads it back with RapidJSON (:func:`rapidjson_double`).
