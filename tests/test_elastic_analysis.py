@@ -62,3 +62,13 @@ def test_a_damaged_reconfigurations_file_is_named(runs, tmp_path, text, problem)
     assert code == 2
     assert f"r_reconfigurations.csv: {problem}" in err, err
     assert "Traceback" not in err and not (tmp_path / "an").exists()
+
+
+def test_resizes_are_metrics_not_settings(runs):
+    """Runs of one workload with and without resizes stay one setting (the columns are
+    metrics, not parameters that would split the comparison)."""
+    from coburst.analysis.tables import analyze, group_columns, metric_columns
+
+    runs_df, _ = analyze([runs / "equipartition", runs / "easyBackfill"])
+    assert "resizes" not in group_columns(runs_df) and "reconfiguration_time" not in group_columns(runs_df)
+    assert {"resizes", "reconfiguration_time"} <= set(metric_columns(runs_df))

@@ -606,7 +606,7 @@ METRIC_COLUMNS = (
     + ["makespan", "energy", "energy_total", "utilisation", "bb_utilisation", "mean_queue_nodes", "max_queue_nodes", "queue_load_compute",
        "mean_queue_bb", "max_queue_bb", "queue_load_storage", "cosched_mean_slowdown", "cosched_std_slowdown",
        "cosched_mean_slowdown_per_processor", "cosched_utilisation", "cosched_mean_job_speedup",
-       "cosched_weighted_mean_job_speedup", "cosched_slowdown_count_percent"])
+       "cosched_weighted_mean_job_speedup", "cosched_slowdown_count_percent", "resizes", "reconfiguration_time"])
 
 
 def metric_columns(runs_df: pd.DataFrame) -> list[str]:
