@@ -396,3 +396,31 @@ def test_signal_during_platform_check_stops_the_check(tmp_path, sig):
     assert time.monotonic() - gone < 2.0 and not alive(check_pid)
     stamps = tmp_path / "cache" / "platforms"  # (platform-scans/ may remember the file's XML scan)
     assert not stamps.exists() or not any(stamps.rglob("*"))  # not marked checked
+
+
+def test_a_signal_inside_a_c_extension_callback_exits_as_a_signal(tmp_path, monkeypatch, capsys):
+    """SIGTERM while a C parser (ijson) calls back into Python (building a workload mapping):
+    the extension reports a ``SystemError`` whose cause is the ``Interrupted``; the command
+    still exits 143 with its one-line message, not a traceback (seen once in a live run)."""
+    import json
+
+    from coburst.cli.main import main
+    from coburst.errors import Interrupted
+    from coburst.simulator import workload as workload_module
+
+    def interrupted_scan(path, name, stream=None):
+        try:
+            raise Interrupted(15)
+        except Interrupted as exc:
+            raise SystemError("<class 'decimal.Decimal'> returned a result with an exception set") from exc
+
+    monkeypatch.setattr(workload_module, "load_workload", interrupted_scan)
+    w = tmp_path / "w.json"
+    w.write_text(json.dumps({"nb_res": 4, "jobs": [{"id": 1, "subtime": 0, "res": 1, "profile": "d"}],
+                             "profiles": {"d": {"type": "delay", "delay": 1}}}))
+    platform = Path(__file__).resolve().parents[1] / "platforms" / "cluster16.xml"
+    code = main(["run", "fcfs", "-p", str(platform), "-w", str(w), "-e", str(tmp_path / "out"), "-q"])
+    err = capsys.readouterr().err
+    assert code == 143, err
+    assert "coburst run: interrupted by SIGTERM: stopped, no partial output left" in err
+    assert not list(tmp_path.glob("out*"))

@@ -88,10 +88,14 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{command}: error: {text}", file=sys.stderr)
         return exc.exit_code
     except (Interrupted, KeyboardInterrupt) as exc:
-        signum = exc.signum if isinstance(exc, Interrupted) else 2
-        name = exc.name if isinstance(exc, Interrupted) else "SIGINT"
-        print(f"{command}: interrupted by {name}: stopped, no partial output left", file=sys.stderr)
-        return 128 + signum
+        return _interrupted(command, exc)
+    except Exception as exc:
+        # a signal that came while a C extension called back into Python (ijson's parser
+        # building a mapping): the extension reports a SystemError caused by the Interrupted
+        stop = _signal_cause(exc)
+        if stop is None:
+            raise
+        return _interrupted(command, stop)
     finally:
         signals.finish()  # a signal during the interpreter's exit must not print a traceback
         if thresholds is not None:
@@ -103,6 +107,24 @@ def main(argv: list[str] | None = None) -> int:
                 # (~0.1 s, 7 % of a delay5000 run); files are closed and atexit handlers
                 # (logging's flush) run as before, objects are still freed by reference count
                 gc.freeze()
+
+
+def _signal_cause(exc: BaseException) -> BaseException | None:
+    """The Interrupted / KeyboardInterrupt in ``exc``'s chain of causes, if any."""
+    seen = set()
+    while exc is not None and id(exc) not in seen:
+        if isinstance(exc, (Interrupted, KeyboardInterrupt)):
+            return exc
+        seen.add(id(exc))
+        exc = exc.__cause__ or exc.__context__
+    return None
+
+
+def _interrupted(command: str, exc: BaseException) -> int:
+    signum = exc.signum if isinstance(exc, Interrupted) else 2
+    name = exc.name if isinstance(exc, Interrupted) else "SIGINT"
+    print(f"{command}: interrupted by {name}: stopped, no partial output left", file=sys.stderr)
+    return 128 + signum
 
 
 if __name__ == "__main__":
