@@ -132,7 +132,8 @@ class Resubmitter:
         old, new = len(job.allocation), len(alloc)
         done = _fraction_done(job.progress)
         left = float(job.profile_dict["delay"]) * (1.0 - done)
-        seconds = left * self._ratio(origin, old, new) + self._cost(origin, old, new)
+        model = self._model(origin)
+        seconds = left * self._ratio(model, old, new) + self._cost(model, old, new)
         k = self.count.get(origin.id, 0) + 1
         self.count[origin.id] = k
         name = f"{origin.id.split('!', 1)[-1]}-r{k}"
@@ -153,8 +154,7 @@ class Resubmitter:
             return None  # (no application model: the speed-up function)
         return parse_elastic(spec, profile, "workload", f"job {origin.id}")
 
-    def _ratio(self, origin: Any, old: int, new: int) -> float:
-        model = self._model(origin)
+    def _ratio(self, model: Any, old: int, new: int) -> float:
         if model is None:
             return self.speedup(old, new)
 
@@ -163,8 +163,7 @@ class Resubmitter:
                        for i in range(count))
         return total(new) / total(old)
 
-    def _cost(self, origin: Any, old: int, new: int) -> float:
-        model = self._model(origin)
+    def _cost(self, model: Any, old: int, new: int) -> float:
         if model is None:
             return 0.0
         cost = model.cost(model.app.on_reconfiguration, new, old, self.speed)

@@ -38,6 +38,7 @@ from coburst.errors import InputError
 from coburst.gym.bridge import Bridge
 from coburst.gym.env import BatsimExactEnv
 from coburst.gym.observe import DEFAULT_HORIZONS
+from coburst.gym.rewards import Reward
 from coburst.gym.stepper import AskAgent
 
 __all__ = ["AGENT_OPTIONS", "AgentDecider", "SchedulerView", "load_agent", "split_options", "agent_decider"]
@@ -123,19 +124,6 @@ def split_options(options: Mapping[str, Any] | None) -> tuple[Callable, dict, di
     return act, env_kw, options
 
 
-class _NoReward:
-    """The view's reward: none (the agent is not learning here)."""
-
-    def reset(self, env: Any) -> None:
-        pass
-
-    def step(self, env: Any) -> float:
-        return 0.0
-
-    def final(self, env: Any) -> float:
-        return 0.0
-
-
 class _Reply:
     """The view's link: keeps the decisions the environment's ``step`` hands over."""
 
@@ -152,8 +140,9 @@ class SchedulerView(BatsimExactEnv):
     ``nb_seen``, ``bs``); ``env_kw``: the environment's keyword options."""
 
     def __init__(self, scheduler: Any, **env_kw: Any):
-        # no platform file: the burst-buffer backend; no workload: the jobs come from the adapter
-        super().__init__([], "", reward=_NoReward(), horizons=env_kw.pop("horizons", DEFAULT_HORIZONS), **env_kw)
+        # no platform file: the burst-buffer backend; no workload: the jobs come from the adapter;
+        # no reward (the agent is not learning here)
+        super().__init__([], "", reward=Reward(), horizons=env_kw.pop("horizons", DEFAULT_HORIZONS), **env_kw)
         shutil.rmtree(self._tmp, ignore_errors=True)  # (no outputs of its own)
         self._tmp = None
         self._scheduler = scheduler
