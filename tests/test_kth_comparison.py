@@ -11,6 +11,7 @@ import sys
 
 import pytest
 
+from shared_data import needs_swf
 from simharness import REPO
 
 pytestmark = pytest.mark.timeout(600)
@@ -22,6 +23,7 @@ def script(*args: str) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, str(SCRIPT), *args], capture_output=True, text=True, timeout=540)
 
 
+@needs_swf()  # (the campaign's prepare step converts the KTH-SP2 log read from beside the checkout)
 def test_one_part_runs_resumes_and_reports(tmp_path):
     out = tmp_path / "kth"
     subset = ["--out", str(out), "--parts", "1", "--models", "alloc_only", "--policies", "backfill-sjf-1"]
