@@ -238,11 +238,17 @@ def test_the_pyzmq_link_leaves_no_thread_or_descriptor_behind():
         link.exchange(0.0, [])
         link.close()
         before = counts()
+        closed = []  # (kept alive: what close() leaves must not wait for the garbage collector)
         for _ in range(20):
             link = SchedulerLink(rep.endpoint, 10.0)
             assert link.exchange(0.0, []) == {"now": 1.0, "events": []}
             link.close()
-        assert counts() == before
+            closed.append(link)
+        # The in-process REP end closes its side of each connection on its own I/O thread, so
+        # the count may be one or two off at any instant; a link that kept anything would leave
+        # at least twenty (one per link).
+        after = counts()
+        assert after[0] - before[0] < 20 and after[1] - before[1] < 20, (before, after)
     finally:
         rep.close()
 
