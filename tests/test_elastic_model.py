@@ -100,8 +100,10 @@ def test_job_errors_name_file_place_and_problem(change, place, problem):
 
 @pytest.mark.parametrize("app, place, problem", [
     ({"phases": []}, "profiles.p.elastic.phases", "non-empty list"),
-    ({"phases": [{"tasks": [{"type": "communication", "bytes": 1}]}]}, "profiles.p.elastic.phases[0].tasks[0].type",
-     "not modelled yet"),
+    ({"phases": [{"tasks": [{"type": "communication", "bytes": 1}]}]}, "profiles.p.elastic.phases[0].tasks[0]",
+     "a communication task has 'bytes' and 'pattern'"),
+    ({"phases": [{"tasks": [{"type": "gpu", "flops": 1}]}]}, "profiles.p.elastic.phases[0].tasks[0].type",
+     "unknown task type \"gpu\""),
     ({"phases": [{"tasks": ["nodes * 2"]}]}, "profiles.p.elastic.phases[0].tasks[0]", "unknown variable(s) nodes"),
     ({"phases": [{"tasks": [1], "iterations": "num_nodes"}]}, "profiles.p.elastic.phases[0].iterations",
      "unknown variable(s) num_nodes"),

@@ -37,7 +37,29 @@ nodes, or ``per_node``: each node computes that much, at the slowest allocated n
 with ``seconds`` on one node and a ``model``: ``linear`` (``seconds / num_nodes``, default),
 ``amdahl`` (``serial_fraction``) or ``downey`` (``A``, ``sigma``); see
 :mod:`coburst.models.perf`.  A task given as a string or number is a delay of that many
-seconds.  Communication, PFS and burst-buffer I/O tasks are not modelled yet.
+seconds.  Those are *analytic*: their time is computed.  The *network* tasks are simulated as
+parallel tasks on the platform (SimGrid's ``ptask_L07`` model, links shared with every other
+transfer of the run):
+
+* ``communication``: ``bytes`` (an expression) spread between the job's nodes by a
+  ``pattern`` -- ``all_to_all``, ``gather``, ``scatter``, ``ring``, ``ring_clockwise``,
+  ``ring_counter_clockwise``, ``master_worker`` -- as ElastiSim spreads a ``cpu`` task's bytes
+  (:func:`coburst.models.patterns.communication_matrix`);
+* ``pfs_read``, ``pfs_write``, ``bb_read``, ``bb_write``: ``bytes`` spread over the job's
+  nodes by a ``pattern`` -- ``uniform`` (each node that much), ``total`` (or ``all_ranks``:
+  split evenly), ``root_only``, ``even_ranks``, ``odd_ranks`` (:func:`coburst.models.patterns.io_vector`) -- read from
+  or written to a storage host: ``storage`` (default ``"pfs"`` for ``pfs_*``, ``"bb"`` for
+  ``bb_*``) is a label of the job's ``storage_mapping`` when ``EXECUTE_JOB`` gave one,
+  otherwise the name of a storage host of the platform, otherwise the platform's only storage
+  host.
+
+Data redistribution at a resize (no other simulator has it): the application's
+``redistribution`` -- ``{"bytes": expression, "via": storage label}`` or just the expression --
+is the size of the job's distributed data; block-distributed over the old nodes, it moves to
+the block distribution over the new ones (:func:`coburst.models.patterns.redistribution_matrix`) in one parallel task,
+node to node, or, with ``via``, written from the old nodes to that storage host (a burst
+buffer, the PFS) and read from it by the new ones.  Its expression reads ``num_nodes`` (the new
+size), ``old_num_nodes`` and the arguments.
 
 Scheduling points are the ends of the iterations of phases with ``scheduling_point`` (default
 true), except the job's very last iteration.
@@ -51,9 +73,10 @@ from dataclasses import dataclass, field
 from typing import Any, Mapping
 
 from coburst.errors import InputError
+from coburst.models.patterns import COMM_PATTERNS, IO_PATTERNS
 from coburst.models.perf import Expression, ExpressionError, amdahl, downey
 
-__all__ = ["KINDS", "RESIZABLE", "Task", "Phase", "Application", "ElasticJob", "parse_elastic"]
+__all__ = ["KINDS", "RESIZABLE", "Task", "Phase", "Redistribution", "Application", "ElasticJob", "parse_elastic"]
 
 KINDS = ("rigid", "moldable", "malleable", "evolving", "adaptive")
 #: kinds whose size may change while they run
@@ -66,18 +89,34 @@ REQUESTING = ("evolving", "adaptive")
 TASK_VARS = ("num_nodes", "iteration", "iterations")
 COST_VARS = ("num_nodes", "old_num_nodes")
 _MODELS = ("linear", "amdahl", "downey")
-_UNSUPPORTED_TASKS = ("communication", "comm", "pfs_read", "pfs_write", "bb_read", "bb_write", "io")
+#: I/O task types and their default storage label
+IO_TASKS = {"pfs_read": "pfs", "pfs_write": "pfs", "bb_read": "bb", "bb_write": "bb"}
+ANALYTIC = ("delay", "compute")
 
 
 @dataclass(frozen=True)
 class Task:
     """One task of a phase iteration (or of a cost)."""
 
-    type: str  # "delay" or "compute"
-    amount: Expression  # seconds (delay, compute with a model) or flops
-    model: str = "seconds"  # "seconds" (delay), "flops", "linear", "amdahl", "downey"
+    type: str  # "delay", "compute", "communication" or one of IO_TASKS
+    amount: Expression  # seconds (delay, compute with a model), flops, or bytes (network tasks)
+    #: "seconds" (delay), "flops", "linear", "amdahl", "downey"; a network task's pattern
+    model: str = "seconds"
     per_node: bool = False
     params: tuple[tuple[str, float], ...] = ()
+    storage: str = ""  # an I/O task's storage label
+
+    @property
+    def analytic(self) -> bool:
+        """Its time is computed (delay, compute), not simulated on the network."""
+        return self.type in ANALYTIC
+
+    def bytes(self, env: Mapping[str, float]) -> float:
+        """A network task's bytes with ``env``."""
+        value = self.amount.evaluate(env)
+        if value < 0:
+            raise ExpressionError(f"{self.amount.text!r} is negative ({value}) with {dict(env)}")
+        return value
 
     def duration(self, env: Mapping[str, float], speed: float) -> float:
         """Seconds this task takes with ``env`` (``num_nodes`` set) on nodes of ``speed`` flop/s."""
@@ -107,11 +146,20 @@ class Phase:
 
 
 @dataclass(frozen=True)
+class Redistribution:
+    """The data a job moves when resized (see the module's documentation)."""
+
+    bytes: Expression
+    via: str | None = None  # a storage label: staged through that storage host
+
+
+@dataclass(frozen=True)
 class Application:
     phases: tuple[Phase, ...]
     on_init: tuple[Task, ...] = ()
     on_reconfiguration: tuple[Task, ...] = ()
     on_expansion: tuple[Task, ...] = ()
+    redistribution: Redistribution | None = None
 
 
 @dataclass
@@ -149,9 +197,43 @@ class ElasticJob:
         return sum(t.duration(env, speed) for t in tasks)
 
     def iteration_time(self, phase: int, iteration: int, n: int, speed: float) -> float:
-        """Seconds one iteration of phase ``phase`` takes on ``n`` nodes of ``speed`` flop/s."""
+        """Seconds the analytic tasks of one iteration of phase ``phase`` take on ``n`` nodes of
+        ``speed`` flop/s (the network tasks' time is simulated, not counted here)."""
         env = self.env(num_nodes=n, iteration=iteration, iterations=self.iterations[phase])
-        return sum(t.duration(env, speed) for t in self.app.phases[phase].tasks)
+        return sum(t.duration(env, speed) for t in self.app.phases[phase].tasks if t.analytic)
+
+    def segments(self, phase: int, iteration: int, n: int, speed: float) -> list:
+        """One iteration as the simulator runs it: each run of consecutive analytic tasks is one
+        float (its seconds, summed as :meth:`iteration_time` sums them), each network task a
+        ``(task, bytes)`` pair, in the phase's order."""
+        tasks = self.app.phases[phase].tasks
+        env = self.env(num_nodes=n, iteration=iteration, iterations=self.iterations[phase])
+        if all(t.analytic for t in tasks):
+            return [sum(t.duration(env, speed) for t in tasks)]
+        out: list = []
+        group: list[Task] = []
+        for t in tasks:
+            if t.analytic:
+                group.append(t)
+                continue
+            if group:
+                out.append(sum(g.duration(env, speed) for g in group))
+                group = []
+            out.append((t, t.bytes(env)))
+        if group:
+            out.append(sum(g.duration(env, speed) for g in group))
+        return out
+
+    def redistributed_bytes(self, n: int, old: int) -> float:
+        """Bytes the job's data redistribution moves from ``old`` to ``n`` nodes (0: none)."""
+        red = self.app.redistribution
+        if red is None:
+            return 0.0
+        value = red.bytes.evaluate(self.env(num_nodes=n, old_num_nodes=old))
+        if value < 0:
+            raise ExpressionError(f"{red.bytes.text!r} is negative ({value}) with num_nodes={n}, "
+                                  f"old_num_nodes={old}")
+        return value
 
     def requested(self, phase: int, iteration: int, n: int) -> int | None:
         """The size the job asks for at the end of this iteration (None: no request)."""
@@ -193,14 +275,35 @@ class _Ctx:
         return float(value)
 
 
-def _task(ctx: _Ctx, spec: Any, place: str, allowed: tuple[str, ...]) -> Task:
+def _network_task(ctx: _Ctx, spec: dict, place: str, allowed: tuple[str, ...], ttype: str) -> Task:
+    io = ttype in IO_TASKS
+    fields = {"type", "bytes", "pattern", "name", *(("storage",) if io else ())}
+    extra = set(spec) - fields
+    if extra or "bytes" not in spec or "pattern" not in spec:
+        ctx.fail(place, f"a {ttype} task has 'bytes' and 'pattern'" + (" (and an optional 'storage')" if io else "")
+                 + " and an optional 'name'" + (f"; unexpected {sorted(extra)}" if extra else ""))
+    patterns = IO_PATTERNS if io else COMM_PATTERNS
+    pattern = spec["pattern"]
+    if pattern not in patterns:
+        ctx.fail(f"{place}.pattern", f"unknown pattern {json.dumps(pattern)} (known: {', '.join(patterns)})")
+    storage = spec.get("storage", IO_TASKS.get(ttype, ""))
+    if not isinstance(storage, str) or (io and not storage):
+        ctx.fail(f"{place}.storage", "expected a storage label (a non-empty string)")
+    return Task(ttype, ctx.expr(spec["bytes"], f"{place}.bytes", allowed), pattern, storage=storage)
+
+
+def _task(ctx: _Ctx, spec: Any, place: str, allowed: tuple[str, ...], network: bool = False) -> Task:
     if isinstance(spec, (str, int, float)) and not isinstance(spec, bool):
         return Task("delay", ctx.expr(spec, place, allowed))
     if not isinstance(spec, dict):
         ctx.fail(place, "a task is an object (or a number of seconds, or an expression string)")
     ttype = spec.get("type")
-    if ttype in _UNSUPPORTED_TASKS:
-        ctx.fail(f"{place}.type", f"task type {ttype!r} is not modelled yet (delay and compute only)")
+    if ttype == "communication" or ttype in IO_TASKS:
+        if not network:
+            ctx.fail(f"{place}.type", f"a {ttype} task cannot be a cost (on_init, on_reconfiguration and "
+                     "on_expansion take delay and compute tasks; the data moved at a resize is the "
+                     "application's 'redistribution')")
+        return _network_task(ctx, spec, place, allowed, ttype)
     if ttype == "delay":
         extra = set(spec) - {"type", "seconds", "name"}
         if extra or "seconds" not in spec:
@@ -208,7 +311,8 @@ def _task(ctx: _Ctx, spec: Any, place: str, allowed: tuple[str, ...]) -> Task:
                      + (f"; unexpected {sorted(extra)}" if extra else ""))
         return Task("delay", ctx.expr(spec["seconds"], f"{place}.seconds", allowed))
     if ttype != "compute":
-        ctx.fail(f"{place}.type", f"unknown task type {json.dumps(ttype)} (delay, compute)")
+        ctx.fail(f"{place}.type", f"unknown task type {json.dumps(ttype)} (delay, compute, communication, "
+                 f"{', '.join(IO_TASKS)})")
     if ("flops" in spec) == ("seconds" in spec):
         ctx.fail(place, "a compute task has either 'flops' or 'seconds' (time on one node)")
     if "flops" in spec:
@@ -235,20 +339,36 @@ def _task(ctx: _Ctx, spec: Any, place: str, allowed: tuple[str, ...]) -> Task:
     return Task("compute", ctx.expr(spec["seconds"], f"{place}.seconds", allowed), model, False, tuple(params))
 
 
-def _tasks(ctx: _Ctx, spec: Any, place: str, allowed: tuple[str, ...]) -> tuple[Task, ...]:
+def _tasks(ctx: _Ctx, spec: Any, place: str, allowed: tuple[str, ...], network: bool = False) -> tuple[Task, ...]:
     if spec is None:
         return ()
     if isinstance(spec, list):
-        return tuple(_task(ctx, t, f"{place}[{i}]", allowed) for i, t in enumerate(spec))
-    return (_task(ctx, spec, place, allowed),)
+        return tuple(_task(ctx, t, f"{place}[{i}]", allowed, network) for i, t in enumerate(spec))
+    return (_task(ctx, spec, place, allowed, network),)
+
+
+def _redistribution(ctx: _Ctx, spec: Any, place: str) -> Redistribution | None:
+    if spec is None:
+        return None
+    if isinstance(spec, dict):
+        extra = set(spec) - {"bytes", "via"}
+        if extra or "bytes" not in spec:
+            ctx.fail(place, "a redistribution has 'bytes' (an expression) and an optional 'via' (a storage label)"
+                     + (f"; unexpected {sorted(extra)}" if extra else ""))
+        via = spec.get("via")
+        if via is not None and (not isinstance(via, str) or not via):
+            ctx.fail(f"{place}.via", "expected a storage label (a non-empty string)")
+        return Redistribution(ctx.expr(spec["bytes"], f"{place}.bytes", COST_VARS), via)
+    return Redistribution(ctx.expr(spec, place, COST_VARS))
 
 
 def _application(ctx: _Ctx, app: Any, place: str) -> tuple[Application, tuple[int, ...]]:
     if not isinstance(app, dict):
         ctx.fail(place, "the application model must be an object with 'phases'")
-    extra = set(app) - {"phases", "on_init", "on_reconfiguration", "on_expansion", "name"}
+    extra = set(app) - {"phases", "on_init", "on_reconfiguration", "on_expansion", "redistribution", "name"}
     if extra:
-        ctx.fail(place, f"unexpected field(s) {sorted(extra)} (phases, on_init, on_reconfiguration, on_expansion)")
+        ctx.fail(place, f"unexpected field(s) {sorted(extra)} (phases, on_init, on_reconfiguration, on_expansion, "
+                 "redistribution)")
     phases_doc = app.get("phases")
     if not isinstance(phases_doc, list) or not phases_doc:
         ctx.fail(f"{place}.phases", "expected a non-empty list of phases")
@@ -267,7 +387,7 @@ def _application(ctx: _Ctx, app: Any, place: str) -> tuple[Application, tuple[in
             ctx.fail(f"{where}.iterations", str(exc))
         if count != int(count) or not 1 <= count <= 10**7:
             ctx.fail(f"{where}.iterations", f"expected an integer in [1, 10000000], got {count}")
-        tasks = _tasks(ctx, ph.get("tasks"), f"{where}.tasks", TASK_VARS)
+        tasks = _tasks(ctx, ph.get("tasks"), f"{where}.tasks", TASK_VARS, network=True)
         if not tasks:
             ctx.fail(f"{where}.tasks", "a phase needs at least one task")
         point = ph.get("scheduling_point", True)
@@ -282,7 +402,8 @@ def _application(ctx: _Ctx, app: Any, place: str) -> tuple[Application, tuple[in
         counts.append(int(count))
     return Application(tuple(phases), _tasks(ctx, app.get("on_init"), f"{place}.on_init", COST_VARS),
                        _tasks(ctx, app.get("on_reconfiguration"), f"{place}.on_reconfiguration", COST_VARS),
-                       _tasks(ctx, app.get("on_expansion"), f"{place}.on_expansion", COST_VARS)), tuple(counts)
+                       _tasks(ctx, app.get("on_expansion"), f"{place}.on_expansion", COST_VARS),
+                       _redistribution(ctx, app.get("redistribution"), f"{place}.redistribution")), tuple(counts)
 
 
 def parse_elastic(job: Mapping[str, Any], profile: Mapping[str, Any] | None, source: str, where: str,

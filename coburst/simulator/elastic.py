@@ -2,9 +2,14 @@
 
 Off by default: without it nothing here runs and the simulator is Batsim 4.2.1.  With it, a
 job carrying an ``elastic`` field (:mod:`coburst.models.elastic`) runs its application
-model instead of its profile: phases of iterations of delay and compute tasks, whose times
-the performance model gives for the job's current number of nodes (compute tasks run at the
-slowest allocated host's speed, without contention: no parallel task is simulated).
+model instead of its profile: phases of iterations of tasks.  Delay and compute tasks take
+the time the performance model gives for the job's current number of nodes (compute tasks run
+at the slowest allocated host's speed, without contention); communication and PFS / burst-buffer
+I/O tasks, and the data redistribution of a resize, are parallel tasks of SimGrid's
+``ptask_L07`` model on the job's hosts (and the storage host), sharing the platform's links
+with every other transfer, as a Batsim ``parallel`` or ``parallel_homogeneous_pfs`` profile
+would.  A resized job first moves its data (when its application has a ``redistribution``),
+then pays its reconfiguration cost.
 
 **Handshake.**  In this mode ``SIMULATION_BEGINS``'s ``config`` has ``"elastic-jobs":
 {"version": 1}``; a scheduler that takes part answers (first, in any reply before it starts an
@@ -33,7 +38,9 @@ Protocol, in both directions, once both sides agreed:
   ElastiSim applies the assignment a scheduler leaves at a point;
 * ``JOB_COMPLETED`` gives the last allocation; the ``_jobs.csv`` row gives the allocation the job
   started on (Batsim's columns, unchanged).  Every resize is a row of
-  ``<prefix>_reconfigurations.csv`` (:data:`RECONF_COLUMNS`).
+  ``<prefix>_reconfigurations.csv`` (:data:`RECONF_COLUMNS`: ``reconfiguration_time`` is the
+  cost of ``on_reconfiguration`` / ``on_expansion``; ``redistributed_bytes`` the data moved,
+  whose time the network decides).
 
 Not combined with ``-E`` (energy), ``--heatmap`` nor ``--speed-hook``.
 """
@@ -47,8 +54,9 @@ from procset import ProcSet
 from coburst.errors import InputError, ProtocolError
 from coburst.models.perf import ExpressionError
 from coburst.simulator.allocation import parse_allocation
-from coburst.simulator.kernel import Suspend
-from coburst.models.elastic import ElasticJob, parse_elastic
+from coburst.simulator.kernel import Run, Suspend, Work
+from coburst.models.elastic import IO_TASKS, ElasticJob, Task, parse_elastic
+from coburst.models.patterns import communication_matrix, io_vector, redistribution_matrix
 
 if TYPE_CHECKING:  # pragma: no cover
     from coburst.simulator.jobs import SimJob
@@ -56,7 +64,7 @@ if TYPE_CHECKING:  # pragma: no cover
 __all__ = ["ElasticMode", "ElasticRun", "RECONF_COLUMNS"]
 
 RECONF_COLUMNS = ("job_id,date,old_allocation,new_allocation,old_size,new_size,requested_size,phase,iteration,"
-                  "reconfiguration_time")
+                  "reconfiguration_time,redistributed_bytes")
 _SUSPEND = Suspend()
 
 
@@ -72,16 +80,19 @@ class ElasticRun:
         self.point: dict[str, Any] | None = None  # the scheduling point the job waits at
         self.point_alloc = None  # the allocation it had there
         self.pending_cost = 0.0
+        #: the data redistribution to run after the point: (old ids, new ids, bytes)
+        self.pending_move: tuple[list[int], list[int], float] | None = None
         self.iterations_done = 0
         self.total_iterations = sum(spec.iterations)
         #: (phase, iteration, num_nodes) of every iteration done (work checks)
         self.history: list[tuple[int, int, int]] = []
         self.reconfiguration_time = 0.0
+        self.killed = False
         self.set_hosts()
 
     def set_hosts(self) -> None:
         res = self.sim.resources
-        ids = self.job.machine_ids()
+        ids = self.ids = list(self.job.machine_ids())
         self.n = len(ids)
         self.speed = min(float(res[i].host.speed) for i in ids)
         self.first_host = res[ids[0]].host
@@ -96,7 +107,12 @@ class ElasticRun:
         sim.job_started(self)
         code = yield from self.body()
         sim.job_finished(self, code)
-        yield sim.to_server(("COMPLETED", sjob), self.first_host)
+        if code != -2:  # a job killed during a transfer is reported by its killer
+            yield sim.to_server(("COMPLETED", sjob), self.first_host)
+        # as a Batsim job's actor: a transfer left running after the walltime stops once the
+        # job's message is delivered (see JobRun.process)
+        if self.proc is not None and self.proc.zombie is not None:
+            sim.kernel.end_zombie(self.proc)
 
     def sleep(self, duration: float) -> Generator:
         """Sleep ``duration``; False if the walltime ends first (the job is then over)."""
@@ -112,6 +128,71 @@ class ElasticRun:
         yield _SUSPEND
         return True
 
+    def ptask(self, hosts: list, matrix: list[float]) -> Generator:
+        """Run a transfer-only parallel task; False if the walltime ends first (or the job is
+        killed: ``self.killed``)."""
+        if not any(matrix):
+            return True
+        sim, kernel = self.sim, self.sim.kernel
+        flops = [0.0] * len(hosts)
+        rate = sim.computed_rate(hosts, flops, matrix)
+        run = Work(rate) if rate is not None else Run(hosts, flops, matrix)
+        walltime = float(self.job.walltime)
+        if walltime >= 0:
+            run.timeout = max(walltime - (kernel.now - self.start), 0.0)
+        outcome = yield run
+        if outcome == "cancelled":
+            self.killed = True
+        return outcome == "done"
+
+    def storage_host(self, label: str):
+        """The host of an I/O task's storage ``label`` (see :mod:`coburst.models.elastic`)."""
+        sim = self.sim
+        smap = self.job.storage_mapping
+        if smap is not None and label in smap:
+            return sim.resources[smap[label]].host
+        storages = [r for r in sim.resources if r.role == "storage"]
+        named = [r for r in storages if r.name == label]
+        if named:
+            return named[0].host
+        if len(storages) == 1:
+            return storages[0].host
+        raise InputError(sim.workloads[self.job.job.workload].path, f"job {self.job.id}",
+                         f"its I/O task's storage {label!r} is no storage host of the platform (storage hosts: "
+                         f"{', '.join(r.name for r in storages) or 'none'})")
+
+    def network(self, task: Task, size: float) -> Generator:
+        """One communication or I/O task of ``size`` bytes on the job's hosts."""
+        hosts = [self.sim.resources[i].host for i in self.ids]
+        n = len(hosts)
+        if task.type == "communication":
+            return (yield from self.ptask(hosts, communication_matrix(task.model, n, size)))
+        vector = io_vector(task.model, n, size)
+        m = n + 1
+        matrix = [0.0] * (m * m)
+        reading = task.type.endswith("_read")
+        for i, amount in enumerate(vector):
+            matrix[n * m + i if reading else i * m + n] = amount
+        return (yield from self.ptask(hosts + [self.storage_host(task.storage)], matrix))
+
+    def redistribute(self, old: list[int], new: list[int], size: float) -> Generator:
+        """Move the job's data from its old to its new nodes (directly, or through ``via``)."""
+        res = self.sim.resources
+        via = self.spec.app.redistribution.via
+        if via is None:
+            ids, matrix = redistribution_matrix(old, new, size)
+            return (yield from self.ptask([res[i].host for i in ids], matrix))
+        storage = self.storage_host(via)
+        for ids, reading in ((old, False), (new, True)):
+            n = len(ids)
+            m = n + 1
+            matrix = [0.0] * (m * m)
+            for i in range(n):
+                matrix[n * m + i if reading else i * m + n] = size / n
+            if not (yield from self.ptask([res[i].host for i in ids] + [storage], matrix)):
+                return False
+        return True
+
     def body(self) -> Generator:
         spec = self.spec
         try:
@@ -124,12 +205,14 @@ class ElasticRun:
         for p, phase in enumerate(spec.app.phases):
             for it in range(spec.iterations[p]):
                 try:
-                    duration = spec.iteration_time(p, it, self.n, self.speed)
+                    segments = spec.segments(p, it, self.n, self.speed)
                     requested = spec.requested(p, it, self.n) if spec.resizable else None
                 except ExpressionError as exc:
                     self._fail(exc)
-                if not (yield from self.sleep(duration)):
-                    return -1
+                for seg in segments:
+                    done = (yield from self.network(*seg)) if isinstance(seg, tuple) else (yield from self.sleep(seg))
+                    if not done:
+                        return -2 if self.killed else -1
                 self.history.append((p, it, self.n))
                 self.iterations_done += 1
                 if phase.scheduling_point and spec.resizable and (p, it) != last:
@@ -144,6 +227,9 @@ class ElasticRun:
                     yield _SUSPEND  # woken once the scheduler answered (ElasticMode.resume)
                     self.point = self.point_alloc = None
                     cost, self.pending_cost = self.pending_cost, 0.0
+                    move, self.pending_move = self.pending_move, None
+                    if move is not None and not (yield from self.redistribute(*move)):
+                        return -2 if self.killed else -1
                     if cost > 0 and not (yield from self.sleep(cost)):
                         return -1
         return int(self.sim.profile_of(self.job).data.get("ret", 0))
@@ -313,15 +399,18 @@ class ElasticMode:
             cost = spec.cost(spec.app.on_reconfiguration, n_new, n_old, run.speed)
             if n_new > n_old:
                 cost += spec.cost(spec.app.on_expansion, n_new, n_old, run.speed)
+            moved = spec.redistributed_bytes(n_new, n_old)
         except ExpressionError as exc:
             run._fail(exc)
         run.pending_cost = cost
         run.reconfiguration_time += cost
+        if moved > 0:
+            run.pending_move = ([i for lo, hi in old.intervals() for i in range(lo, hi + 1)], list(run.ids), moved)
         point, requested = run.point, run.point.get("requested")
         if self.out is not None:
             self.out.write(",".join((sjob.id, f"{sim.kernel.now:.6f}", str(old), str(alloc), str(n_old), str(n_new),
                                      "" if requested is None else str(requested), str(point["phase"]),
-                                     str(point["iteration"]), f"{cost:.6f}")) + "\n")
+                                     str(point["iteration"]), f"{cost:.6f}", f"{moved:.6f}")) + "\n")
         sim.append("JOB_RESIZED", {"job_id": sjob.id, "alloc": str(alloc), "old_alloc": str(old),
                                    "reconfiguration_time": cost})
 

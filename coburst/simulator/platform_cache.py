@@ -28,8 +28,9 @@ but those to and from the master (``delay``, and parallel tasks that only comput
 0, and ``composed`` profiles of those), or they are parallel tasks that communicate between
 the resources (``parallel``, ``parallel_homogeneous[_total|_pfs]``, ``data_staging``) and the
 entry holds every resource pair's route; no ``--events``, no workflows, no dynamic jobs and no
-``--speed-hook`` (they reach further into the platform); ``-E`` is fine (a host's pstate sets
-its speed, as SimGrid's ``set_pstate``).  A route the entry does not hold (a scheduler's
+``--speed-hook`` (they reach further into the platform); elastic jobs whose models move data
+(communication or I/O tasks, redistributions) take it as communicating parallel tasks do;
+``-E`` is fine (a host's pstate sets its speed, as SimGrid's ``set_pstate``).  A route the entry does not hold (a scheduler's
 ``additional_io_job`` reaches storage hosts; a host listed twice in a task communicates with
 itself) is asked from SimGrid, loaded then, as the same call would be in a run without the
 cache: never a different result.
@@ -175,6 +176,24 @@ def _leaves_are(profiles: dict, name: str, leaf_ok, seen: set) -> bool:
     return isinstance(seq, list) and all(isinstance(s, str) and _leaves_are(profiles, s, leaf_ok, seen) for s in seq)
 
 
+def _elastic_network(wl) -> bool:
+    """Some elastic application model of the workload has communication or I/O tasks or a data
+    redistribution (:mod:`coburst.models.elastic`): text of a task type or key it needs."""
+    apps = [p.data.get("elastic") for p in wl.profiles.values()]
+    apps += [(j.json.get("elastic") or {}).get("application") for j in (wl.jobs or ())
+             if isinstance(j.json.get("elastic"), dict)]
+    for app in apps:
+        if isinstance(app, dict):
+            text = repr(app)
+            if "redistribution" in text or any(f"'{t}'" in text for t in _NETWORK_TASKS):
+                return True
+    return False
+
+
+#: elastic task types that run on the network
+_NETWORK_TASKS = ("communication", "pfs_read", "pfs_write", "bb_read", "bb_write")
+
+
 def usable(config, workloads: dict, options: dict) -> bool | str:
     """Whether a run may take the platform from the cache (see the module's documentation;
     ``options``: Batsim's options, none of which rules it out today): True, ``"pairs"`` (only
@@ -183,6 +202,8 @@ def usable(config, workloads: dict, options: dict) -> bool | str:
             or config.speed_hook):
         return False
     answer: bool | str = True
+    if getattr(config, "elastic", False) and any(_elastic_network(wl) for wl in workloads.values()):
+        answer = "pairs"  # (elastic jobs' transfers run between their resources and the storage hosts)
     for wl in workloads.values():
         profiles = wl.profiles
         seen: set = set()
@@ -479,6 +500,9 @@ class CachedPlatform:
             engine = simgrid.Engine(self.engine_args)
             signals.reinstall()
             engine.load_platform(str(Path(self.platform).resolve()))
+            # (sealed as a simulation seals it when it starts: an unsealed platform has no
+            # routes between zones yet, and SimGrid answers unordered_map::at)
+            engine.netzone_root.seal()
             self._sg = (simgrid, engine, {h.name: h for h in engine.all_hosts})
         simgrid, engine, hosts = self._sg
         ha, hb = hosts[a], hosts[b]
