@@ -47,7 +47,7 @@ def tasks(draw, network=False):
 
 
 @st.composite
-def workloads(draw, network=False):
+def workloads(draw, network=False, walltimes=False):
     profiles, jobs = {}, []
     for i in range(draw(st.integers(1, 7))):
         kind = draw(st.sampled_from(KINDS))
@@ -66,7 +66,9 @@ def workloads(draw, network=False):
                                          "on_expansion": draw(st.sampled_from(["0", "num_nodes - old_num_nodes"])),
                                          **({"redistribution": draw(st.sampled_from(["1e9", "num_nodes * 1e8"]))}
                                             if network and draw(st.booleans()) else {})}}
-        job = {"id": i, "subtime": draw(st.integers(0, 120)), "walltime": -1, "res": res, "profile": f"p{i}"}
+        # (a walltime, for backfilling, far above any job's time here: every job still ends by itself)
+        walltime = draw(st.sampled_from([-1, 20000, 40000])) if walltimes else -1
+        job = {"id": i, "subtime": draw(st.integers(0, 120)), "walltime": walltime, "res": res, "profile": f"p{i}"}
         if kind == "rigid":
             lo = hi = res
         if kind != "none":
@@ -75,12 +77,12 @@ def workloads(draw, network=False):
     return {"nb_res": NODES, "jobs": jobs, "profiles": profiles}
 
 
-def check_run(doc: dict, folder: Path, network: bool = False) -> None:
+def check_run(doc: dict, folder: Path, network: bool = False, policy: str = "equipartition") -> None:
     """(``network``: communication tasks and data redistributions take time the model does not
     count, so the execution time is only bounded below.)"""
     w = folder / "w.json"
     w.write_text(json.dumps(doc))
-    result = run_elastic(C16, [w], "equipartition", folder / "out")
+    result = run_elastic(C16, [w], policy, folder / "out")
     with open(result.jobs_csv, newline="") as f:
         rows = {f"w0!{r['job_id']}": r for r in csv.DictReader(f)}
     with open(folder / "out_reconfigurations.csv", newline="") as f:
@@ -153,5 +155,14 @@ def test_equipartition_invariants_with_network_tasks(doc):
         check_run(doc, Path(tmp), network=True)
 
 
-def test_bundled_workload_invariants(tmp_path):
-    check_run(json.loads((REPO / "workloads" / "malleable_small.json").read_text()), tmp_path)
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(workloads(walltimes=True))
+def test_malleable_easy_invariants(doc):
+    """Malleable EASY backfilling: the same invariants, with walltimes its reservations read."""
+    with tempfile.TemporaryDirectory() as tmp:
+        check_run(doc, Path(tmp), policy="malleable-easy")
+
+
+@pytest.mark.parametrize("policy", ["equipartition", "malleable-easy"])
+def test_bundled_workload_invariants(tmp_path, policy):
+    check_run(json.loads((REPO / "workloads" / "malleable_small.json").read_text()), tmp_path, policy=policy)

@@ -291,3 +291,38 @@ def test_kill_at_a_scheduling_point(tmp_path):
     assert float(by_id["1"]["finish_time"]) == pytest.approx(2 * 40 / 16, abs=1e-2)
     assert by_id["2"]["final_state"] == "COMPLETED_SUCCESSFULLY"
     assert float(by_id["2"]["starting_time"]) == pytest.approx(float(by_id["1"]["finish_time"]), abs=1e-2)
+
+
+def test_malleable_easy_backfills_and_shrinks_to_start_the_head(tmp_path):
+    """Malleable EASY: a short job ends before the head's reservation and starts at once (under
+    equipartition, which does not backfill, it waits for the head), a long one fits in the
+    resources the head leaves; a malleable job holding the
+    whole cluster shrinks at its next point just enough for a waiting rigid job, and grows back
+    when nobody waits."""
+    from coburst.policies.elastic.malleable_easy import MalleableEasy
+
+    d = {"type": "delay", "delay": 100}
+    jobs = [{"id": 1, "subtime": 0, "walltime": 100, "res": 12, "profile": "d"},
+            {"id": 2, "subtime": 1, "walltime": 100, "res": 8, "profile": "d"},   # head: waits for job 1
+            {"id": 3, "subtime": 2, "walltime": 50, "res": 4, "profile": "s"},    # ends before: backfilled
+            {"id": 4, "subtime": 3, "walltime": 500, "res": 4, "profile": "d"}]   # in the extra nodes
+    w = write(tmp_path, jobs, {"d": d, "s": {"type": "delay", "delay": 40}})
+    starts = {}
+    for name, policy in (("easy", MalleableEasy()), ("equi", Equipartition())):
+        starts[name] = {r["job_id"]: float(r["starting_time"]) for r in rows(run(tmp_path, w, policy, name=name).jobs_csv)}
+    assert starts["easy"]["3"] == 2.0 and starts["equi"]["3"] >= 100
+    assert starts["easy"]["2"] == starts["equi"]["2"] == pytest.approx(100, abs=0.01)
+    # job 4 would end after the reservation, but at 100 s the head leaves 8 nodes: it takes 4
+    # of them as soon as 4 are free (job 3's end), and does not delay the head
+    assert starts["easy"]["4"] == pytest.approx(42, abs=0.01)
+
+    w2 = write(tmp_path, [{"id": 1, "subtime": 0, "walltime": -1, "res": 16, "profile": "a",
+                           "elastic": {"type": "malleable", "num_nodes_min": 2, "num_nodes_max": 16}},
+                          {"id": 2, "subtime": 1, "walltime": 30, "res": 6, "profile": "d"}],
+               {"a": app(iterations=6, seconds=160.0, reconf="0"), "d": {"type": "delay", "delay": 20}}, "w2.json")
+    res = run(tmp_path, w2, MalleableEasy(), name="shrink")
+    log = rows(tmp_path / "shrink_reconfigurations.csv")
+    # 16 -> 10 at the first point (160/16 = 10 s), job 2 starts there; back to 16 once it ended
+    assert [(r["old_size"], r["new_size"]) for r in log] == [("16", "10"), ("10", "16")]
+    started = {r["job_id"]: float(r["starting_time"]) for r in rows(res.jobs_csv)}
+    assert started["2"] == pytest.approx(float(log[0]["date"]), abs=1e-3) and 10 <= started["2"] < 10.01

@@ -4,7 +4,9 @@
 >>> elastic.get("equipartition")
 Equipartition()
 
-:mod:`.equipartition`: ``equipartition`` (shrink to admit, expand when idle).  They decide
+:mod:`.equipartition`: ``equipartition`` (shrink to admit, expand when idle);
+:mod:`.malleable_easy`: ``malleable-easy`` (EASY backfilling, shrinking malleable jobs to start
+the head and growing them when idle).  They decide
 through :class:`coburst.policies.elastic.base.ElasticPolicy` ``schedule`` and run in process
 with the simulator's elastic mode (:func:`coburst.adapter.elastic.run_elastic`).
 
@@ -23,12 +25,14 @@ if TYPE_CHECKING:  # pragma: no cover
     from coburst.policies.base import Policy
     from coburst.policies.elastic.base import ElasticPolicy
     from coburst.policies.elastic.equipartition import Equipartition
+    from coburst.policies.elastic.malleable_easy import MalleableEasy
 
-__all__ = ["get", "resolve", "families", "known", "ElasticPolicy", "Equipartition"]
+__all__ = ["get", "resolve", "families", "known", "ElasticPolicy", "Equipartition", "MalleableEasy"]
 
 #: family -> (module of coburst.policies.elastic, class name), in registration order
 MODULES: dict[str, tuple[str, str]] = {
     "equipartition": ("equipartition", "Equipartition"),
+    "malleable-easy": ("malleable_easy", "MalleableEasy"),
 }
 _LAZY = {cls: module for module, cls in MODULES.values()} | {"ElasticPolicy": "base"}
 _FAMILIES: dict[str, type["Policy"]] = {}

@@ -27,58 +27,29 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from coburst.policies.elastic.base import Decisions, EJob, ElasticPolicy, ElasticState
+from coburst.policies.elastic.base import Decisions, EJob, ElasticState
+from coburst.policies.elastic.rules import TargetPolicy, apply_targets, expand_when_idle
 
 __all__ = ["Equipartition"]
 
 
-class Equipartition(ElasticPolicy):
+class Equipartition(TargetPolicy):
     """Equipartition: shrink malleable jobs to admit waiting ones, expand them when idle."""
 
     family: ClassVar[str] = "equipartition"
     source: ClassVar[str] = "McCann, Vaswani & Zahorjan 1993 (ACM TOCS 11(2)); McCann & Zahorjan 1994 (SIGMETRICS)"
     params = ()
 
-    def __init__(self, **kwargs):
-        super().__init__(**kwargs)
-        #: job id -> size it shrinks to at its next scheduling point
-        self.targets: dict[str, int] = {}
-
     def schedule(self, state: ElasticState, d: Decisions) -> None:
+        self.begin(state, d)
         n_total = len(state.compute)
-        for job in list(state.queue):  # never fits the platform
-            if job.start_sizes()[0] > n_total:
-                d.reject(job)
-        self.targets = {jid: t for jid, t in self.targets.items() if jid in state.running}
-        if not state.queue:
-            self.targets.clear()
-        self._requests(state, d)
-        self._apply_targets(state, d)
         self._start(state, d, n_total)
         if state.queue:
             self._set_targets(state, state.queue[0])
-            self._apply_targets(state, d)
+            apply_targets(state, d, self.targets)
             self._start(state, d, n_total)
         if not state.queue:
-            self._expand(state, d)
-
-    def _requests(self, state: ElasticState, d: Decisions) -> None:
-        for job in state.at_points():
-            want = job.point.get("requested")
-            if want is None or want == job.size or job.id in self.targets:
-                continue
-            if want < job.size:
-                d.resize_to(job, want)
-            elif not state.queue and state.free:
-                d.resize_to(job, min(want, job.size + len(state.free)))
-
-    def _apply_targets(self, state: ElasticState, d: Decisions) -> None:
-        for job in state.at_points():
-            target = self.targets.get(job.id)
-            if target is not None and target < job.size:
-                d.resize_to(job, target)
-            if target is not None and job.size <= target:
-                del self.targets[job.id]
+            expand_when_idle(state, d)
 
     def _start(self, state: ElasticState, d: Decisions, n_total: int) -> None:
         while state.queue:
@@ -102,15 +73,3 @@ class Equipartition(ElasticPolicy):
         if len(state.free) + sum(j.size - targets[j.id] for j in movable) < lo:
             targets = {j.id: j.num_nodes_min for j in movable}
         self.targets.update({jid: t for jid, t in targets.items() if t < state.running[jid].size})
-
-    def _expand(self, state: ElasticState, d: Decisions) -> None:
-        growing = [j for j in state.at_points()
-                   if j.shrinkable and j.size < j.num_nodes_max and j.id not in d.resized]
-        while growing and state.free:
-            share = max(1, len(state.free) // len(growing))
-            for job in list(growing):
-                extra = min(share, job.num_nodes_max - job.size, len(state.free))
-                if extra > 0:
-                    d.resize_to(job, job.size + extra)
-                if job.size >= job.num_nodes_max or not state.free:
-                    growing.remove(job)
