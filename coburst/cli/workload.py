@@ -253,6 +253,33 @@ def _from_irmasim(args: argparse.Namespace) -> int:
     return 0
 
 
+def _malleable(args: argparse.Namespace) -> int:
+    from coburst.models.perf import Expression, ExpressionError
+    from coburst.workloads.batsim_json import read_workload, write_workload
+    from coburst.workloads.malleable import MalleableRecipe, make_malleable
+
+    check_output(args.output, "-o/--output")
+    from coburst.errors import InputError
+    from coburst.models.elastic import COST_VARS
+
+    try:
+        unknown = sorted(Expression(args.on_reconfiguration).names - set(COST_VARS))
+    except ExpressionError as exc:
+        raise InputError("--on-reconfiguration", None, str(exc)) from None
+    if unknown:
+        raise InputError("--on-reconfiguration", None, f"unknown variable(s) {', '.join(unknown)} (known: "
+                                                       f"{', '.join(COST_VARS)})")
+    recipe = MalleableRecipe(share=args.share, efficiency=args.efficiency, min_fraction=args.min_fraction,
+                             min_efficiency=args.min_efficiency, iterations=args.iterations,
+                             on_reconfiguration=args.on_reconfiguration, seed=args.seed)
+    doc = make_malleable(read_workload(args.workload), recipe, args.workload)
+    write_workload(doc, args.output)
+    if not args.quiet:
+        made = sum(1 for job in doc["jobs"] if "elastic" in job)
+        print(f"wrote {args.output}: {made} of {len(doc['jobs'])} jobs malleable", file=sys.stderr)
+    return 0
+
+
 def register(subparsers) -> None:
     parser = subparsers.add_parser("workload", help="convert SWF logs and check Batsim workloads",
                                    description=__doc__.splitlines()[0])
@@ -354,6 +381,29 @@ def register(subparsers) -> None:
     ir.add_argument("-o", "--output", required=True, help="output workload JSON")
     ir.add_argument("-q", "--quiet", action="store_true", help="print nothing on success")
     ir.set_defaults(func=_from_irmasim)
+
+    ma = sub.add_parser("malleable", help="make a share of a workload's delay jobs malleable (Amdahl fitted to "
+                                          "the logged size)",
+                        description="Give a share of the delay jobs of a Batsim workload an elastic model: Amdahl's "
+                                    "law with the efficiency --efficiency at the logged size, bounds from "
+                                    "--min-fraction x size to the largest size at --min-efficiency "
+                                    "(coburst/workloads/malleable.py). Batsim still runs the workload rigid.")
+    ma.add_argument("workload", help="Batsim workload of delay jobs (coburst workload swf --model delay)")
+    ma.add_argument("-o", "--output", required=True, help="output workload JSON")
+    ma.add_argument("--share", type=opt_float(0, 1), default=0.5, help="share of the jobs made malleable (default 0.5)")
+    ma.add_argument("--efficiency", type=opt_float(0, 1, exclusive_minimum=True), default=0.8,
+                    help="parallel efficiency at the logged size (default 0.8)")
+    ma.add_argument("--min-fraction", type=opt_float(0, 1, exclusive_minimum=True), default=0.2,
+                    help="smallest size as a share of the logged one (default 0.2)")
+    ma.add_argument("--min-efficiency", type=opt_float(0, 1, exclusive_minimum=True), default=0.5,
+                    help="largest size: the last whose efficiency stays at or above this (default 0.5)")
+    ma.add_argument("--iterations", type=opt_int(1, 10**6), default=10,
+                    help="iterations of each job, a scheduling point after each (default 10)")
+    ma.add_argument("--on-reconfiguration", default="0",
+                    help="cost of a resize in seconds, an expression of num_nodes and old_num_nodes (default 0)")
+    ma.add_argument("--seed", type=SEED, default=0, help="random seed (default 0); same seed, same bytes")
+    ma.add_argument("-q", "--quiet", action="store_true", help="print nothing on success")
+    ma.set_defaults(func=_malleable)
 
     check = sub.add_parser("check", help="validate Batsim workload files and summarise them")
     check.add_argument("workloads", nargs="+", help="workload JSON files")
