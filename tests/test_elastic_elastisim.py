@@ -269,3 +269,52 @@ def test_with_latencies_coburst_takes_them_for_its_messages_and_elastisim_not(tm
     assert max(later) > 1e-4  # (the latencies show)
     if name == "rigid":
         assert [round(c["start"] - e["start"], 6) for c, e in zip(co["jobs"], es)] == [0, 0, 150e-6, 300e-6, 450e-6]
+
+
+# ------------------------------------------------------------------ ElastiSim's own files, imported
+def imported(tmp_path: Path, name: str) -> dict:
+    """Case ``name``'s ElastiSim inputs (jobs.json and application models) written as ElastiSim
+    read them, then converted by ``coburst workload from-elastisim``."""
+    inputs = CASES[name]["elastisim_inputs"]
+    folder = tmp_path / f"es_{name}"
+    folder.mkdir()
+    (folder / "jobs.json").write_text(json.dumps(inputs["jobs"]))
+    for app, model in inputs["applications"].items():
+        (folder / f"{app}.json").write_text(json.dumps(model))
+    out = folder / "workload.json"
+    proc = subprocess.run([sys.executable, "-m", "coburst", "workload", "from-elastisim", str(folder / "jobs.json"),
+                           "-o", str(out), "--nodes", "16", "-q"], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    return json.loads(out.read_text())
+
+
+@pytest.mark.parametrize("name", sorted(set(CASES) - {"phase_points"}))
+def test_elastisims_files_imported_give_elastisims_times(tmp_path, name):
+    """ElastiSim's own jobs.json and application models, imported: the same per-job start and end
+    times and decisions as ElastiSim's run (an on_expansion's num_nodes and an evolving request's
+    phase_iteration are translated to what ElastiSim means by them)."""
+    assert_same(simulate(tmp_path, name, imported(tmp_path, name)), es_view(CASES[name]))
+
+
+def test_imported_phase_points_keep_the_documented_difference(tmp_path):
+    """Where the scheduling point between two phases falls is coburst's model, not translated."""
+    co = simulate(tmp_path, "pp", imported(tmp_path, "phase_points"))
+    assert (co["resizes"][0]["t"], co["resizes"][0]["new"]) == (12.5, 8)
+
+
+@pytest.mark.parametrize("task, message", [
+    ({"type": "gpu", "flops": 1, "computation_pattern": "uniform"}, "task type 'gpu' is not taken"),
+    ({"type": "pfs_write", "bytes": 1, "pattern": "total", "async": True}, "asynchronous I/O is not modelled"),
+    ({"type": "idle", "delay": "1 ?", "pattern": "uniform"}, "cannot read the expression"),
+    ({"type": "cpu", "flops": 1, "computation_pattern": "vector"}, "pattern 'vector' is not taken"),
+    ({"type": "sequence", "iterations": 10**6, "tasks": []}, "expected an integer in [1, 10000]"),
+])
+def test_what_is_not_taken_is_named(tmp_path, task, message):
+    (tmp_path / "a.json").write_text(json.dumps({"phases": [{"tasks": [task]}]}))
+    jobs = tmp_path / "jobs.json"
+    jobs.write_text(json.dumps({"jobs": [{"type": "rigid", "submit_time": 0, "num_nodes": 2,
+                                          "application_model": "a.json"}]}))
+    proc = subprocess.run([sys.executable, "-m", "coburst", "workload", "from-elastisim", str(jobs), "-o",
+                           str(tmp_path / "w.json")], capture_output=True, text=True, timeout=60)
+    assert proc.returncode != 0 and message in proc.stderr and "a.json: phases[0].tasks[0]" in proc.stderr, proc.stderr
+    assert "Traceback" not in proc.stderr and not (tmp_path / "w.json").exists()

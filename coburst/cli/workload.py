@@ -280,6 +280,19 @@ def _malleable(args: argparse.Namespace) -> int:
     return 0
 
 
+def _from_elastisim(args: argparse.Namespace) -> int:
+    from coburst.platforms.units import parse_speed
+    from coburst.workloads.batsim_json import write_workload
+    from coburst.workloads.elastisim import convert
+
+    check_output(args.output, "-o/--output")
+    doc = convert(args.jobs, nodes=args.nodes, speed=parse_speed(args.speed, "--speed"))
+    write_workload(doc, args.output)
+    if not args.quiet:
+        print(f"wrote {args.output}: {len(doc['jobs'])} jobs, {len(doc['profiles'])} profiles", file=sys.stderr)
+    return 0
+
+
 def register(subparsers) -> None:
     parser = subparsers.add_parser("workload", help="convert SWF logs and check Batsim workloads",
                                    description=__doc__.splitlines()[0])
@@ -404,6 +417,17 @@ def register(subparsers) -> None:
     ma.add_argument("--seed", type=SEED, default=0, help="random seed (default 0); same seed, same bytes")
     ma.add_argument("-q", "--quiet", action="store_true", help="print nothing on success")
     ma.set_defaults(func=_malleable)
+
+    fe = sub.add_parser("from-elastisim", help="convert ElastiSim's jobs.json and application models",
+                        description="Convert an ElastiSim jobs file (and the application models it names, read "
+                                    "beside it) to a Batsim workload of elastic jobs (coburst/workloads/elastisim.py); "
+                                    "run it with an elastic policy (coburst run equipartition ...).")
+    fe.add_argument("jobs", help="ElastiSim's jobs.json")
+    fe.add_argument("-o", "--output", required=True, help="output workload JSON")
+    fe.add_argument("--nodes", type=opt_int(1, COUNT_MAX), help="nb_res (default: the largest size a job asks for)")
+    fe.add_argument("--speed", default="1Gf", help="node speed for the rigid view's delays (default 1Gf)")
+    fe.add_argument("-q", "--quiet", action="store_true", help="print nothing on success")
+    fe.set_defaults(func=_from_elastisim)
 
     check = sub.add_parser("check", help="validate Batsim workload files and summarise them")
     check.add_argument("workloads", nargs="+", help="workload JSON files")
