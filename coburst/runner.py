@@ -382,18 +382,20 @@ def _run_elastic(args: argparse.Namespace, options: dict):
     """An elastic policy (:mod:`coburst.policies.elastic`): the simulator's elastic mode, the policy
     in process (:class:`coburst.adapter.elastic.ElasticLink`)."""
     from coburst import registry
-    from coburst.adapter.elastic import ElasticLink
+    from coburst.adapter.elastic import ElasticLink, forward_profiles
 
     policy = registry.get(args.scheduler, **options)  # (its options checked before anything starts)
     if args.transport == "inprocess":
         args.socket_endpoint = "in-process"
         config, total = preflight(args)
         config.elastic = True
+        forward_profiles(config, policy)
         result = _simulate(args, config, total, lambda sim: ElasticLink(policy))
     else:  # python -m coburst.adapter.elastic as the scheduler process
         args.socket_endpoint = "ipc://pending"
         config, total = preflight(args)
         config.elastic = True
+        forward_profiles(config, policy)
         result = _run_over_zmq(args, args.scheduler, options, config, total, launch=launch_elastic)
     result.scheduler_options = options
     return result

@@ -163,6 +163,14 @@ def test_malleable_easy_invariants(doc):
         check_run(doc, Path(tmp), policy="malleable-easy")
 
 
-@pytest.mark.parametrize("policy", ["equipartition", "malleable-easy"])
+@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(workloads(walltimes=True))
+def test_moldable_ect_invariants(doc):
+    """Sizing by expected completion (the jobs' models forwarded with their profiles)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        check_run(doc, Path(tmp), policy="moldable-ect")
+
+
+@pytest.mark.parametrize("policy", ["equipartition", "malleable-easy", "moldable-ect"])
 def test_bundled_workload_invariants(tmp_path, policy):
     check_run(json.loads((REPO / "workloads" / "malleable_small.json").read_text()), tmp_path, policy=policy)

@@ -229,13 +229,16 @@ def test_bundled_small_workload(tmp_path):
     assert (tmp_path / "m2_reconfigurations.csv").read_text() == (tmp_path / "m_reconfigurations.csv").read_text()
 
 
-def test_coburst_run_takes_an_elastic_policy_in_process_or_over_zeromq(tmp_path):
-    base = [sys.executable, "-m", "coburst", "run", "equipartition", "-q", "-p", str(C16), "-w", str(SMALL)]
+@pytest.mark.parametrize("policy", ["equipartition", "moldable-ect"])
+def test_coburst_run_takes_an_elastic_policy_in_process_or_over_zeromq(tmp_path, policy):
+    """(moldable-ect reads the jobs' models from the profiles forwarded on submission, in process
+    and over ZeroMQ alike)"""
+    base = [sys.executable, "-m", "coburst", "run", policy, "-q", "-p", str(C16), "-w", str(SMALL)]
     for transport in ("inprocess", "zmq"):
         proc = subprocess.run([*base, "--transport", transport, "-e", str(tmp_path / transport)], capture_output=True,
                               text=True, timeout=100, cwd=tmp_path)
         assert proc.returncode == 0, proc.stderr
-    reference = run_elastic(C16, [SMALL], "equipartition", tmp_path / "m")
+    reference = run_elastic(C16, [SMALL], policy, tmp_path / "m")
     for transport in ("inprocess", "zmq"):
         assert (tmp_path / f"{transport}_jobs.csv").read_text() == reference.jobs_csv.read_text()
         assert (tmp_path / f"{transport}_reconfigurations.csv").read_text() == \
@@ -326,3 +329,25 @@ def test_malleable_easy_backfills_and_shrinks_to_start_the_head(tmp_path):
     assert [(r["old_size"], r["new_size"]) for r in log] == [("16", "10"), ("10", "16")]
     started = {r["job_id"]: float(r["starting_time"]) for r in rows(res.jobs_csv)}
     assert started["2"] == pytest.approx(float(log[0]["date"]), abs=1e-3) and 10 <= started["2"] < 10.01
+
+
+@pytest.mark.parametrize("blocker, size, start", [(100, 16, 100.0), (1000, 4, 0.0)])
+def test_moldable_ect_takes_the_size_that_completes_first(tmp_path, blocker, size, start):
+    """A moldable Amdahl job (1600 s on one node, serial fraction 0.05) behind a 12-node job: with
+    4 nodes free now it would end at 460 s; if the 12-node job ends at 100 s, waiting for all 16
+    ends it at 100 + 175 s, and it waits; if that job ends at 1000 s, it starts now on 4.  The
+    plain job's end is known from its forwarded delay profile."""
+    from coburst.policies.elastic.moldable_ect import MoldableECT
+
+    w = write(tmp_path, [{"id": 1, "subtime": 0, "walltime": -1, "res": 12, "profile": "d"},
+                         {"id": 2, "subtime": 1, "walltime": -1, "res": 8, "profile": "a",
+                          "elastic": {"type": "moldable", "num_nodes_min": 2, "num_nodes_max": 16}}],
+              {"d": {"type": "delay", "delay": blocker},
+               "a": {"type": "delay", "delay": 9, "elastic": {"phases": [{"iterations": 4, "tasks": [
+                   {"type": "compute", "seconds": 400, "model": "amdahl", "serial_fraction": 0.05}]}]}}})
+    res = run_elastic(C16, [w], MoldableECT(), tmp_path / "ect")
+    (row,) = [r for r in rows(res.jobs_csv) if r["job_id"] == "2"]
+    assert len(row["allocated_resources"].split("-")) and float(row["starting_time"]) == pytest.approx(
+        max(start, 1.0), abs=0.01)
+    lo, _, hi = row["allocated_resources"].partition("-")
+    assert int(hi or lo) - int(lo) + 1 == size

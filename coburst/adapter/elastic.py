@@ -26,7 +26,7 @@ from typing import Any, Sequence
 from coburst.policies.elastic.base import Decisions, EJob, ElasticPolicy, ElasticState
 from coburst.simulator.protocol import check_reply, encode_message
 
-__all__ = ["ElasticLink", "run_elastic", "job_of", "serve", "main"]
+__all__ = ["ElasticLink", "run_elastic", "forward_profiles", "job_of", "serve", "main"]
 
 
 def job_of(jid: str, job: dict[str, Any]) -> EJob:
@@ -36,6 +36,20 @@ def job_of(jid: str, job: dict[str, Any]) -> EJob:
     return EJob(id=jid, subtime=float(job.get("subtime", 0.0)), res=res, walltime=float(job.get("walltime", -1)),
                 kind=spec.get("type", "rigid"), num_nodes_min=int(spec.get("num_nodes_min", res)),
                 num_nodes_max=int(spec.get("num_nodes_max", res)))
+
+
+def _models(job: EJob, data: dict[str, Any]) -> None:
+    """What the policy may know of a job's time: its elastic model (its own ``application``, or
+    its profile's ``elastic`` when the profile is forwarded on submission) and a forwarded
+    ``delay`` profile's delay.  (The simulator checked them before the run.)"""
+    from coburst.models.elastic import parse_elastic
+
+    profile = data.get("profile")
+    if isinstance(profile, dict) and profile.get("type") == "delay":
+        job.delay = float(profile["delay"])
+    spec = data["job"].get("elastic")
+    if isinstance(spec, dict) and ("application" in spec or isinstance(profile, dict) and "elastic" in profile):
+        job.model = parse_elastic(data["job"], profile, "JOB_SUBMITTED", job.id)
 
 
 class ElasticLink:
@@ -83,6 +97,8 @@ class ElasticLink:
                 job = job_of(data["job_id"], data["job"])
                 if not self.agreed:  # (the simulator runs it rigid)
                     job.kind, job.num_nodes_min, job.num_nodes_max = "rigid", job.res, job.res
+                else:
+                    _models(job, data)
                 st.queue.append(job)
             elif etype == "JOB_COMPLETED":
                 job = st.running.pop(data["job_id"], None)
@@ -149,6 +165,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     return serve(args.socket_endpoint, policy)
 
 
+def forward_profiles(config, policy: ElasticPolicy) -> None:
+    """A policy that reads the jobs' models (``needs_profiles``) has the profiles forwarded on
+    submission (Batsim's ``--forward-profiles-on-submission``)."""
+    if getattr(policy, "needs_profiles", False):
+        from coburst.simulator.options import DEFAULTS
+
+        config.batsim_options = {**(config.batsim_options or DEFAULTS), "forward_profiles_on_submission": True}
+
+
 def run_elastic(platform: str | Path, workloads: Sequence[str | Path], policy: str | ElasticPolicy,
                 export_prefix: str | Path, **config: Any):
     """Simulate ``workloads`` on ``platform`` in the elastic mode with ``policy`` (a registered
@@ -163,6 +188,7 @@ def run_elastic(platform: str | Path, workloads: Sequence[str | Path], policy: s
     Path(export_prefix).parent.mkdir(parents=True, exist_ok=True)
     cfg = SimulatorConfig(platform=str(platform), workloads=[str(w) for w in workloads],
                           export_prefix=str(export_prefix), elastic=True, **config)
+    forward_profiles(cfg, policy)
     sim = Simulator(cfg)
     sim.link = ElasticLink(policy)
     result = sim.run()

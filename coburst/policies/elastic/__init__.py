@@ -6,7 +6,8 @@ Equipartition()
 
 :mod:`.equipartition`: ``equipartition`` (shrink to admit, expand when idle);
 :mod:`.malleable_easy`: ``malleable-easy`` (EASY backfilling, shrinking malleable jobs to start
-the head and growing them when idle).  They decide
+the head and growing them when idle); :mod:`.moldable_ect`: ``moldable-ect`` (each job takes the
+size that completes it first).  They decide
 through :class:`coburst.policies.elastic.base.ElasticPolicy` ``schedule`` and run in process
 with the simulator's elastic mode (:func:`coburst.adapter.elastic.run_elastic`).
 
@@ -26,13 +27,15 @@ if TYPE_CHECKING:  # pragma: no cover
     from coburst.policies.elastic.base import ElasticPolicy
     from coburst.policies.elastic.equipartition import Equipartition
     from coburst.policies.elastic.malleable_easy import MalleableEasy
+    from coburst.policies.elastic.moldable_ect import MoldableECT
 
-__all__ = ["get", "resolve", "families", "known", "ElasticPolicy", "Equipartition", "MalleableEasy"]
+__all__ = ["get", "resolve", "families", "known", "ElasticPolicy", "Equipartition", "MalleableEasy", "MoldableECT"]
 
 #: family -> (module of coburst.policies.elastic, class name), in registration order
 MODULES: dict[str, tuple[str, str]] = {
     "equipartition": ("equipartition", "Equipartition"),
     "malleable-easy": ("malleable_easy", "MalleableEasy"),
+    "moldable-ect": ("moldable_ect", "MoldableECT"),
 }
 _LAZY = {cls: module for module, cls in MODULES.values()} | {"ElasticPolicy": "base"}
 _FAMILIES: dict[str, type["Policy"]] = {}

@@ -43,6 +43,11 @@ class EJob:
     start: float | None = None
     #: the scheduling point the job waits at in this message (None: not at a point now)
     point: dict[str, Any] | None = None
+    #: its elastic model (:class:`coburst.models.elastic.ElasticJob`) when the simulator told it:
+    #: a job-level ``application``, or the profile forwarded on submission
+    model: Any = None
+    #: the ``delay`` of its profile, when forwarded (a plain job's run time)
+    delay: float | None = None
 
     @property
     def size(self) -> int:
