@@ -171,6 +171,19 @@ def test_moldable_ect_invariants(doc):
         check_run(doc, Path(tmp), policy="moldable-ect")
 
 
-@pytest.mark.parametrize("policy", ["equipartition", "malleable-easy", "moldable-ect"])
+AGREEMENTS = [f"{size}-{name}" for size in ("min", "pref", "average")
+              for name in ("agreement", "common-pool", "steal-agreement")]
+
+
+@pytest.mark.parametrize("policy", AGREEMENTS)
+@settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(doc=workloads(walltimes=True))
+def test_agreement_strategies_invariants(policy, doc):
+    """The nine agreement strategies (Posner et al. 2023): promised nodes go to one job at a time."""
+    with tempfile.TemporaryDirectory() as tmp:
+        check_run(doc, Path(tmp), policy=policy)
+
+
+@pytest.mark.parametrize("policy", ["equipartition", "malleable-easy", "moldable-ect", *AGREEMENTS])
 def test_bundled_workload_invariants(tmp_path, policy):
     check_run(json.loads((REPO / "workloads" / "malleable_small.json").read_text()), tmp_path, policy=policy)
