@@ -43,7 +43,7 @@ from typing import ClassVar
 
 from coburst.policies.base import Param
 from coburst.policies.elastic.base import Decisions, EJob, ElasticPolicy, ElasticState
-from coburst.policies.elastic.malleable_easy import _expected_end
+from coburst.policies.elastic.rules import may_backfill, reservation
 
 __all__ = ["Agreements", "SIZE_RULES", "HANDLERS"]
 
@@ -174,25 +174,13 @@ class Agreements(ElasticPolicy):
                     d.start(job, free()[:size])
                     continue
                 head = job
-                shadow, extra = self._reservation(state, job.start_sizes()[0], len(free()))
+                shadow, extra = reservation(state, job.start_sizes()[0], len(free()))
                 continue
             if not size:
                 continue
-            ends_before = job.walltime >= 0 and state.now + job.walltime <= shadow
-            if ends_before or size <= extra:
-                if not ends_before:
-                    extra -= size
+            ok, extra = may_backfill(state, job, size, shadow, extra)
+            if ok:
                 d.start(job, free()[:size])
-
-    @staticmethod
-    def _reservation(state: ElasticState, need: int, free: int) -> tuple[float, int]:
-        for end, size in sorted((_expected_end(j), j.size) for j in state.running.values()):
-            if math.isinf(end):
-                break
-            free += size
-            if free >= need:
-                return end, free - need
-        return math.inf, 0
 
     # ------------------------------------------------------------------ 4. shrink
     def _keep(self, job: EJob, rule: str) -> int:

@@ -6,9 +6,12 @@
 
 from __future__ import annotations
 
-from coburst.policies.elastic.base import Decisions, ElasticPolicy, ElasticState
+import math
 
-__all__ = ["TargetPolicy", "grant_requests", "apply_targets", "expand_when_idle"]
+from coburst.policies.elastic.base import Decisions, EJob, ElasticPolicy, ElasticState
+
+__all__ = ["TargetPolicy", "grant_requests", "apply_targets", "expand_when_idle", "expected_end", "reservation",
+           "may_backfill"]
 
 
 class TargetPolicy(ElasticPolicy):
@@ -70,3 +73,33 @@ def expand_when_idle(state: ElasticState, d: Decisions) -> None:
                 d.resize_to(job, job.size + extra)
             if job.size >= job.num_nodes_max or not state.free:
                 growing.remove(job)
+
+
+def expected_end(job: EJob) -> float:
+    """A running job's end by its walltime (inf: it has none)."""
+    return job.start + job.walltime if job.walltime >= 0 and job.start is not None else math.inf
+
+
+def reservation(state: ElasticState, need: int, free: int) -> tuple[float, int]:
+    """EASY's reservation of a job needing ``need`` resources with ``free`` free now: (the date,
+    by the running jobs' walltimes, at which enough are free; the resources left beyond ``need``
+    then).  (inf, 0): never, as far as the walltimes tell."""
+    if free >= need:
+        return state.now, free - need
+    for end, size in sorted((expected_end(j), j.size) for j in state.running.values()):
+        if math.isinf(end):
+            break
+        free += size
+        if free >= need:
+            return end, free - need
+    return math.inf, 0
+
+
+def may_backfill(state: ElasticState, job: EJob, size: int, shadow: float, extra: int) -> tuple[bool, int]:
+    """EASY's test for a job behind the head: (it may start now on ``size``, the extra resources
+    left): it ends by its walltime before the reservation ``shadow``, or it fits in ``extra``."""
+    if job.walltime >= 0 and state.now + job.walltime <= shadow:
+        return True, extra
+    if size <= extra:
+        return True, extra - size
+    return False, extra
