@@ -77,12 +77,13 @@ def workloads(draw, network=False, walltimes=False):
     return {"nb_res": NODES, "jobs": jobs, "profiles": profiles}
 
 
-def check_run(doc: dict, folder: Path, network: bool = False, policy: str = "equipartition") -> None:
+def check_run(doc: dict, folder: Path, network: bool = False, policy: str = "equipartition",
+              platform: Path = C16) -> None:
     """(``network``: communication tasks and data redistributions take time the model does not
     count, so the execution time is only bounded below.)"""
     w = folder / "w.json"
     w.write_text(json.dumps(doc))
-    result = run_elastic(C16, [w], policy, folder / "out")
+    result = run_elastic(platform, [w], policy, folder / "out")
     with open(result.jobs_csv, newline="") as f:
         rows = {f"w0!{r['job_id']}": r for r in csv.DictReader(f)}
     with open(folder / "out_reconfigurations.csv", newline="") as f:
