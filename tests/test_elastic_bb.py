@@ -69,12 +69,12 @@ def rows(path) -> list[dict[str, str]]:
 
 def test_a_job_waiting_for_space_is_admitted_by_a_shrink(tmp_path, platform):
     """A malleable job on 8 nodes holds 8 x 4 GB = 32 GB of the 40; a rigid 2-node job asking for
-    16 GB has its nodes but not its space: the malleable job shrinks at its next point (to 6
-    nodes, 24 GB: 16 GB free) and the rigid job starts then."""
+    8 GB a node has its nodes but not its space: the malleable job shrinks at its next point (to
+    6 nodes, 24 GB: 16 GB free) and the rigid job starts then."""
     doc = {"nb_res": 16, "jobs": [
-        {"id": 1, "subtime": 0, "walltime": -1, "res": 8, "bb": 32e9, "profile": "a",
+        {"id": 1, "subtime": 0, "walltime": -1, "res": 8, "bb": 4e9, "profile": "a",
          "elastic": {"type": "malleable", "num_nodes_min": 2, "num_nodes_max": 8}},
-        {"id": 2, "subtime": 1, "walltime": 100, "res": 2, "bb": 16e9, "profile": "d"}],
+        {"id": 2, "subtime": 1, "walltime": 100, "res": 2, "bb": 8e9, "profile": "d"}],
         "profiles": {"a": {"type": "delay", "delay": 1, "elastic": {
             "phases": [{"iterations": 6, "tasks": [{"type": "compute", "seconds": 80}]}]}},
             "d": {"type": "delay", "delay": 20}}}
@@ -91,13 +91,13 @@ def test_a_job_waiting_for_space_is_admitted_by_a_shrink(tmp_path, platform):
 
 
 def bb_held_never_exceeds(doc: dict, folder: Path) -> None:
-    """From the outputs: each job's burst buffers (bb / res per node) over its allocations."""
+    """From the outputs: each job's burst buffers (bb bytes a node) over its allocations."""
     jobs = {f"w0!{j['id']}": j for j in doc["jobs"]}
     changes = []  # (time, +/- bytes)
     log = rows(folder / "out_reconfigurations.csv")
     for r in rows(folder / "out_jobs.csv"):
         jid = f"w0!{r['job_id']}"
-        per = jobs[jid].get("bb", 0) / jobs[jid]["res"]
+        per = jobs[jid].get("bb", 0)
         size = len(ProcSet.from_str(r["allocated_resources"]))
         t = float(r["starting_time"])
         for rec in (x for x in log if x["job_id"] == jid):
@@ -114,7 +114,7 @@ def bb_held_never_exceeds(doc: dict, folder: Path) -> None:
 def bb_workloads(draw):
     doc = draw(workloads(walltimes=True))
     for job in doc["jobs"]:
-        job["bb"] = draw(st.sampled_from([0, 1e9, 5e9, 2e10, 4e10]))
+        job["bb"] = draw(st.sampled_from([0, 1e9, 2e9, 2.5e9]))  # (a node: even 16 nodes fit the 40 GB)
     return doc
 
 
@@ -124,3 +124,24 @@ def test_invariants_with_burst_buffers(platform, doc):
     with tempfile.TemporaryDirectory() as tmp:
         check_run(doc, Path(tmp), policy="bb-malleable-easy", platform=platform)
         bb_held_never_exceeds(doc, Path(tmp))
+
+
+def test_a_growth_request_is_clipped_to_the_free_space(tmp_path, platform):
+    """An evolving job (4 GB a node) asks to grow from 1 to 10 nodes while another job holds
+    8 GB: 28 GB are free, room for 7 more nodes: it is clipped to 8 (malleable EASY, blind to
+    burst buffers, grants the 10)."""
+    doc = {"nb_res": 16, "jobs": [
+        {"id": 1, "subtime": 0, "walltime": -1, "res": 1, "bb": 4e9, "profile": "e",
+         "elastic": {"type": "evolving", "num_nodes_min": 1, "num_nodes_max": 10}},
+        {"id": 2, "subtime": 0, "walltime": -1, "res": 1, "bb": 8e9, "profile": "d"}],
+        "profiles": {"e": {"type": "delay", "delay": 1, "elastic": {"phases": [
+            {"iterations": 2, "evolving_request": "10", "tasks": [{"type": "delay", "seconds": 10}]}]}},
+            "d": {"type": "delay", "delay": 100}}}
+    w = tmp_path / "w.json"
+    w.write_text(json.dumps(doc))
+    sizes = {}
+    for policy in ("bb-malleable-easy", "malleable-easy"):
+        run_elastic(platform, [w], policy, tmp_path / policy)
+        (row,) = rows(tmp_path / f"{policy}_reconfigurations.csv")
+        sizes[policy] = (row["requested_size"], row["new_size"])
+    assert sizes == {"bb-malleable-easy": ("10", "8"), "malleable-easy": ("10", "10")}

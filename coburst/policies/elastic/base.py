@@ -48,14 +48,9 @@ class EJob:
     model: Any = None
     #: the ``delay`` of its profile, when forwarded (a plain job's run time)
     delay: float | None = None
-    #: its burst-buffer request in bytes (the job's ``bb`` field, Kopański 2020's job model), for
-    #: ``res`` nodes
+    #: its burst-buffer request in bytes per compute node (the job's ``bb`` field: a job on
+    #: ``n`` nodes holds ``n`` times this)
     bb: float = 0.0
-
-    @property
-    def bb_per_node(self) -> float:
-        """Its burst-buffer share per node: a job on ``n`` nodes holds ``n`` times this."""
-        return self.bb / self.res if self.res else 0.0
 
     @property
     def size(self) -> int:

@@ -3,17 +3,17 @@ space as well as for nodes.
 
 Sources: the burst-buffer job model and its capacity-only ("Alloc-Only") reading of Kopański,
 *Scheduling with burst buffers* (MSc thesis, 2020, §2.4-2.5: a job asks for ``bb`` bytes, held
-from its start to its end); the rules of :mod:`.malleable_easy`.  The elastic reading is
-coburst's: a job's burst-buffer share is **per node** -- its request over its logged size
-(``bb / res``) times its current size -- so a malleable job shrunk gives back burst-buffer space
-with its nodes, and one grown takes more.  The platform's space is one pool: the storage
+from its start to its end); the rules of :mod:`.malleable_easy`.  A job's ``bb`` field is bytes
+**per compute node** (coburst's workloads: ``docs/reference/file-formats.md``), so a malleable job
+on ``n`` nodes holds ``n x bb``: shrunk, it gives back burst-buffer space with its nodes, grown,
+it takes more.  The platform's space is one pool: the storage
 resources' ``bb_capacity`` summed (no placement on particular burst-buffer nodes, no I/O: the
 simulator moves no data for it).
 
-Rules, at every scheduler message (``need(job, n) = n x bb / res``):
+Rules, at every scheduler message (``need(job, n) = n x bb``):
 
-1. as :mod:`.malleable_easy` 1: requests of evolving and adaptive jobs, and the shrinks
-   decided before, applied at the jobs' points;
+1. as :mod:`.malleable_easy` 1: requests of evolving and adaptive jobs (a growth as far as the
+   free space allows), and the shrinks decided before, applied at the jobs' points;
 2. **start in order**: the head starts when its size (requested, or less for a moldable job)
    fits the free nodes and its burst-buffer need fits the free space;
 3. **shrink to admit**: when the head lacks nodes or space, running malleable jobs get targets
@@ -44,7 +44,7 @@ _EPS = 1e-6
 
 def held(state: ElasticState) -> float:
     """Burst-buffer bytes the running jobs hold on their current allocations."""
-    return sum(j.bb_per_node * j.size for j in state.running.values())
+    return sum(j.bb * j.size for j in state.running.values())
 
 
 class BurstBufferMalleableEasy(TargetPolicy):
@@ -58,7 +58,7 @@ class BurstBufferMalleableEasy(TargetPolicy):
     def schedule(self, state: ElasticState, d: Decisions) -> None:
         for job in list(state.queue):  # never fits the platform
             lo = job.start_sizes()[0]
-            if lo > len(state.compute) or job.bb_per_node * lo > state.bb_capacity + _EPS:
+            if lo > len(state.compute) or job.bb * lo > state.bb_capacity + _EPS:
                 d.reject(job)
         self.begin(state, d)
         self._start_in_order(state, d)
@@ -71,13 +71,19 @@ class BurstBufferMalleableEasy(TargetPolicy):
         else:
             self._expand(state, d)
 
+    def growth_room(self, state: ElasticState, job: EJob) -> int:
+        """Free nodes, as far as the free burst-buffer space allows ``job`` to hold more."""
+        if job.bb <= 0:
+            return len(state.free)
+        return min(len(state.free), math.floor((state.bb_capacity - held(state) + _EPS) / job.bb))
+
     # ------------------------------------------------------------------ sizes
     @staticmethod
     def _size(job: EJob, nodes: int, space: float) -> int:
         """The size ``job`` starts on with ``nodes`` free nodes and ``space`` free bytes (0: none)."""
         lo, hi = job.start_sizes()
         want = min(max(job.res, lo), hi)
-        per = job.bb_per_node
+        per = job.bb
         fit = min(nodes, math.floor((space + _EPS) / per) if per > 0 else nodes)
         if fit >= want:
             return want
@@ -96,15 +102,15 @@ class BurstBufferMalleableEasy(TargetPolicy):
         lo = head.start_sizes()[0]
         after = {j.id: self.targets.get(j.id, j.size) for j in state.running.values()}
         freed_nodes = sum(state.running[jid].size - t for jid, t in after.items())
-        freed_space = sum(state.running[jid].bb_per_node * (state.running[jid].size - t) for jid, t in after.items())
+        freed_space = sum(state.running[jid].bb * (state.running[jid].size - t) for jid, t in after.items())
         lack_nodes = lo - len(state.free) - freed_nodes
-        lack_space = head.bb_per_node * lo - (state.bb_capacity - held(state)) - freed_space
+        lack_space = head.bb * lo - (state.bb_capacity - held(state)) - freed_space
         if lack_nodes <= 0 and lack_space <= _EPS:
             return
         movable = sorted((j for j in state.running.values() if j.shrinkable),
                          key=lambda j: (-(after[j.id] - j.num_nodes_min), j.start, j.id))
         room_nodes = sum(after[j.id] - j.num_nodes_min for j in movable)
-        room_space = sum(j.bb_per_node * (after[j.id] - j.num_nodes_min) for j in movable)
+        room_space = sum(j.bb * (after[j.id] - j.num_nodes_min) for j in movable)
         if room_nodes < lack_nodes or room_space + _EPS < lack_space:
             return  # shrinking all of them would not admit the head: it waits for ends
         plan = dict(after)
@@ -112,7 +118,7 @@ class BurstBufferMalleableEasy(TargetPolicy):
             while plan[job.id] > job.num_nodes_min and (lack_nodes > 0 or lack_space > _EPS):
                 plan[job.id] -= 1
                 lack_nodes -= 1
-                lack_space -= job.bb_per_node
+                lack_space -= job.bb
         if lack_nodes > 0 or lack_space > _EPS:
             return
         self.targets.update({jid: t for jid, t in plan.items() if t < state.running[jid].size})
@@ -122,14 +128,14 @@ class BurstBufferMalleableEasy(TargetPolicy):
         """(the head's reservation date, the nodes and the space left beyond its need then)."""
         lo = head.start_sizes()[0]
         nodes, space = len(state.free), state.bb_capacity - held(state)
-        need = head.bb_per_node * lo
+        need = head.bb * lo
         if nodes >= lo and space + _EPS >= need:
             return state.now, nodes - lo, space - need
         for end, job in sorted(((expected_end(j), j) for j in state.running.values()), key=lambda p: (p[0], p[1].id)):
             if math.isinf(end):
                 break
             nodes += job.size
-            space += job.bb_per_node * job.size
+            space += job.bb * job.size
             if nodes >= lo and space + _EPS >= need:
                 return end, nodes - lo, space - need
         return math.inf, 0, 0.0
@@ -142,7 +148,7 @@ class BurstBufferMalleableEasy(TargetPolicy):
             size = self._size(job, len(state.free), state.bb_capacity - held(state))
             if not size:
                 continue
-            need = job.bb_per_node * size
+            need = job.bb * size
             if job.walltime >= 0 and state.now + job.walltime <= shadow:
                 d.start(job, sorted(state.free)[:size])
             elif size <= extra_nodes and need <= extra_space + _EPS:
@@ -158,7 +164,7 @@ class BurstBufferMalleableEasy(TargetPolicy):
             share = max(1, len(state.free) // len(growing))
             for job in list(growing):
                 space = state.bb_capacity - held(state)
-                room = math.floor((space + _EPS) / job.bb_per_node) if job.bb_per_node > 0 else len(state.free)
+                room = math.floor((space + _EPS) / job.bb) if job.bb > 0 else len(state.free)
                 extra = min(share, job.num_nodes_max - job.size, len(state.free), room)
                 if extra > 0:
                     d.resize_to(job, job.size + extra)

@@ -7,6 +7,7 @@
 from __future__ import annotations
 
 import math
+from typing import Callable
 
 from coburst.policies.elastic.base import Decisions, EJob, ElasticPolicy, ElasticState
 
@@ -33,14 +34,20 @@ class TargetPolicy(ElasticPolicy):
         self.targets = {jid: t for jid, t in self.targets.items() if jid in state.running}
         if not state.queue:
             self.targets.clear()
-        grant_requests(state, d, self.targets)
+        grant_requests(state, d, self.targets, self.growth_room)
         apply_targets(state, d, self.targets)
 
+    def growth_room(self, state: ElasticState, job: EJob) -> int:
+        """How many nodes ``job`` may grow by now (the free ones; a policy with other resources
+        narrows it)."""
+        return len(state.free)
 
-def grant_requests(state: ElasticState, d: Decisions, targets: dict[str, int]) -> None:
+
+def grant_requests(state: ElasticState, d: Decisions, targets: dict[str, int],
+                   room: Callable[[ElasticState, EJob], int] | None = None) -> None:
     """An evolving or adaptive job asking to shrink is granted; asking to grow, it gets what is
-    free (clipped) when no job waits, and is refused otherwise.  A job with a target is left to
-    it."""
+    free (clipped; ``room``: how many nodes it may take, default the free ones) when no job
+    waits, and is refused otherwise.  A job with a target is left to it."""
     for job in state.at_points():
         want = job.point.get("requested")
         if want is None or want == job.size or job.id in targets:
@@ -48,7 +55,9 @@ def grant_requests(state: ElasticState, d: Decisions, targets: dict[str, int]) -
         if want < job.size:
             d.resize_to(job, want)
         elif not state.queue and state.free:
-            d.resize_to(job, min(want, job.size + len(state.free)))
+            extra = len(state.free) if room is None else room(state, job)
+            if extra > 0:
+                d.resize_to(job, min(want, job.size + extra))
 
 
 def apply_targets(state: ElasticState, d: Decisions, targets: dict[str, int]) -> None:
