@@ -28,7 +28,14 @@ RUNNING_STATES = (JobState.RUNNING, JobState.PENDING_RECONFIGURATION, JobState.I
 MOLDABLE_START = (JobType.MOLDABLE, JobType.MALLEABLE, JobType.ADAPTIVE)
 
 targets: dict[int, int] = {}
-start_order: list[int] = []  # job ids in the order they started (coburst's running dict order)
+#: ids of the running jobs in the order they started (coburst's running dict order)
+start_order: dict[int, None] = {}
+#: ids of the jobs neither completed nor killed (a job's state never goes back): the others are
+#: not looked at again, so that an invocation costs what the pending and running jobs cost, not
+#: what every job submitted so far would
+alive: set[int] = set()
+seen = 0  # the jobs of the list looked at so far (a new job is appended to ElastiSim's list)
+ENDED = (JobState.COMPLETED, JobState.KILLED)
 LOG = open(sys.argv[2], "w") if len(sys.argv) > 2 else None
 
 
@@ -40,15 +47,21 @@ def log(**record: Any) -> None:
 
 class State:
     def __init__(self, jobs: list[Job], nodes: list[Node], system: dict[str, Any]):
+        global seen
         self.now = system["time"]
         self.nodes = nodes
         self.compute = list(range(len(nodes)))
-        self.queue = sorted((j for j in jobs if j.state == JobState.PENDING), key=lambda j: j.identifier)
-        running = {j.identifier: j for j in jobs if j.state in RUNNING_STATES}
+        alive.update(range(seen, len(jobs)))
+        seen = len(jobs)
+        active = [jobs[i] for i in sorted(alive)]  # (by identifier: a job's identifier is its index)
+        alive.difference_update(j.identifier for j in active if j.state in ENDED)
+        self.queue = [j for j in active if j.state == JobState.PENDING]
+        running = {j.identifier: j for j in active if j.state in RUNNING_STATES}
         for jid in running:
-            if jid not in start_order:
-                start_order.append(jid)
-        self.running = {jid: running[jid] for jid in start_order if jid in running}
+            start_order.setdefault(jid)
+        for jid in [jid for jid in start_order if jid not in running]:
+            del start_order[jid]
+        self.running = {jid: running[jid] for jid in start_order}
         self.alloc = {jid: sorted(j.assigned_node_ids) for jid, j in self.running.items()}
         used = {n for ids in self.alloc.values() for n in ids}
         self.free = set(self.compute) - used
@@ -85,7 +98,7 @@ def start(st: State, job: Job, ids: list[int]) -> None:
     job.assign([st.nodes[i] for i in ids])
     st.running[job.identifier] = job
     st.alloc[job.identifier] = sorted(ids)
-    start_order.append(job.identifier)
+    start_order[job.identifier] = None
     log(t=st.now, event="start", job=job.identifier, size=len(ids))
 
 
