@@ -98,7 +98,7 @@ def expected_mask(env: ElasticEnv) -> np.ndarray:
             way = job.size - n  # (a second resize in a message goes the first one's way)
             mask[env.resize_base + k * B + b] = (lo <= size <= hi and size != job.size and size - job.size <= free
                                                  and (size - job.size) * way >= 0)
-    stall = not st.running and st.queue and len(env._seen) == env.n_jobs
+    stall = not st.running and st.queue and env._n_released == env.n_jobs
     mask[-1] = not stall
     return mask
 

@@ -96,6 +96,7 @@ class ElasticLink:
         st = self.state
         now = st.now = float(msg["now"])
         out: list[dict[str, Any]] = []
+        st.submitted = []
         for ev in msg["events"]:
             etype, data = ev["type"], ev.get("data") or {}
             if etype == "SIMULATION_BEGINS":
@@ -112,6 +113,7 @@ class ElasticLink:
                 else:
                     _models(job, data)
                 st.queue.append(job)
+                st.submitted.append(job)
             elif etype == "JOB_COMPLETED":
                 job = st.running.pop(data["job_id"], None)
                 if job is not None:

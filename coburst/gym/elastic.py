@@ -266,7 +266,6 @@ class ElasticEnv(gym.Env):
         self.nb_steps = 0
         self.message_id = 0  # the messages shown to the agent so far
         self.n_jobs = 0
-        self._seen: set[str] = set()
         self._n_released = self._n_started = self._n_rejected = 0
         self._released_subtimes = self._left_subtimes = 0.0  # (left: started or rejected)
         #: job id -> [job, start, size, since, node-seconds before since] of the running jobs
@@ -351,22 +350,19 @@ class ElasticEnv(gym.Env):
                 raise Abort("compute resources")
         for jid in [jid for jid in self._live if jid not in state.running]:
             self._job_ended(jid)
-        for job in state.queue:
-            if job.id not in self._seen:
-                self._seen.add(job.id)
-                self._n_released += 1
-                self._released_subtimes += job.subtime
+        for job in state.submitted:
+            self._n_released += 1
+            self._released_subtimes += job.subtime
         try:
             for listener in self.listeners:
                 listener.on_message(state)
         except Exception as exc:  # raised again in the environment's thread
             self._thread_error = exc
             raise Abort("a listener failed") from None
-        for job in list(state.queue):  # never fits the platform
-            if job.start_sizes()[0] > self.n_compute:
-                decisions.reject(job)
-                self._n_rejected += 1
-                self._left_subtimes += job.subtime
+        for job in [j for j in state.submitted if j.start_sizes()[0] > self.n_compute]:  # never fits
+            decisions.reject(job)
+            self._n_rejected += 1
+            self._left_subtimes += job.subtime
         self._refresh()
 
     def _job_ended(self, jid: str) -> None:

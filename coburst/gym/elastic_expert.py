@@ -36,8 +36,11 @@ def clone_state(state: ElasticState) -> ElasticState:
         return dataclasses.replace(j, alloc=None if j.alloc is None else list(j.alloc),
                                    point=None if j.point is None else dict(j.point))
 
-    return ElasticState(now=state.now, compute=list(state.compute), free=set(state.free),
-                        queue=[job(j) for j in state.queue], running={k: job(j) for k, j in state.running.items()})
+    queue = [job(j) for j in state.queue]
+    by_id = {j.id: j for j in queue}
+    return ElasticState(now=state.now, compute=list(state.compute), free=set(state.free), queue=queue,
+                        running={k: job(j) for k, j in state.running.items()}, bb_capacity=state.bb_capacity,
+                        submitted=[by_id[j.id] for j in state.submitted if j.id in by_id])
 
 
 class ElasticExpert(gym.Wrapper):
@@ -75,7 +78,7 @@ class ElasticExpert(gym.Wrapper):
         self.policy.schedule(mine, decisions)
         events = list(decisions.events)
         n_total = len(state.compute)
-        expected = [job.id for job in state.queue if job.start_sizes()[0] > n_total]
+        expected = [job.id for job in state.submitted if job.start_sizes()[0] > n_total]
         rejects = []
         while events and events[0][0] == "REJECT_JOB":
             rejects.append(events.pop(0)[1]["job_id"])

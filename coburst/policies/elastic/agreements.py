@@ -87,9 +87,8 @@ class Agreements(ElasticPolicy):
     # ------------------------------------------------------------------ the message
     def schedule(self, state: ElasticState, d: Decisions) -> None:
         n_total = len(state.compute)
-        for job in list(state.queue):  # never fits the platform
-            if job.start_sizes()[0] > n_total:
-                d.reject(job)
+        for job in [j for j in state.submitted if j.start_sizes()[0] > n_total]:  # never fits the platform
+            d.reject(job)
         waiting = {j.id for j in state.queue}
         self.promised = {jid: nodes for jid, nodes in self.promised.items() if jid in waiting}
         self.count = {jid: k for jid, k in self.count.items() if jid in self.promised}

@@ -76,6 +76,9 @@ class ElasticState:
     running: dict[str, EJob] = field(default_factory=dict)
     #: the platform's burst-buffer capacity in bytes: the storage resources' ``bb_capacity``
     bb_capacity: float = 0.0
+    #: the jobs this message submitted, in the queue's order: a policy checks whether a job can
+    #: ever start once, here, not at every message (the queue can hold thousands)
+    submitted: list[EJob] = field(default_factory=list)
 
     def at_points(self) -> list[EJob]:
         """The running jobs stopped at a scheduling point now, in start order."""

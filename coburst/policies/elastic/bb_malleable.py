@@ -56,12 +56,10 @@ class BurstBufferMalleableEasy(MalleableEasy):
                              "2001 (EASY); Prabhakaran et al. 2015 (malleable shrink and expand)")
     params = ()
 
-    def begin(self, state: ElasticState, d: Decisions) -> None:
-        for job in list(state.queue):  # never fits the platform's nodes or burst buffers
-            lo = job.start_sizes()[0]
-            if lo > len(state.compute) or job.bb * lo > state.bb_capacity + _EPS:
-                d.reject(job)
-        super().begin(state, d)
+    def never_fits(self, state: ElasticState, job: EJob) -> bool:
+        """More nodes or burst-buffer bytes than the platform has, even at its smallest size."""
+        lo = job.start_sizes()[0]
+        return lo > len(state.compute) or job.bb * lo > state.bb_capacity + _EPS
 
     def growth_room(self, state: ElasticState, job: EJob) -> int:
         """Free nodes, as far as the free burst-buffer space allows ``job`` to hold more."""

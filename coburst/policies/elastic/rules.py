@@ -24,18 +24,20 @@ class TargetPolicy(ElasticPolicy):
         self.targets: dict[str, int] = {}
 
     def begin(self, state: ElasticState, d: Decisions) -> None:
-        """The first steps of every message: reject the jobs bigger than the platform, forget the
+        """The first steps of every message: reject the submitted jobs that never fit, forget the
         targets of ended jobs (all of them when nobody waits), grant the jobs' own requests and
         apply the targets of the jobs at a point."""
-        n_total = len(state.compute)
-        for job in list(state.queue):  # never fits the platform
-            if job.start_sizes()[0] > n_total:
-                d.reject(job)
+        for job in [j for j in state.submitted if self.never_fits(state, j)]:
+            d.reject(job)
         self.targets = {jid: t for jid, t in self.targets.items() if jid in state.running}
         if not state.queue:
             self.targets.clear()
         grant_requests(state, d, self.targets, self.growth_room)
         apply_targets(state, d, self.targets)
+
+    def never_fits(self, state: ElasticState, job: EJob) -> bool:
+        """Whether ``job`` can never start on this platform (rejected when submitted)."""
+        return job.start_sizes()[0] > len(state.compute)
 
     def growth_room(self, state: ElasticState, job: EJob) -> int:
         """How many nodes ``job`` may grow by now (the free ones; a policy with other resources
