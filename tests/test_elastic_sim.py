@@ -351,3 +351,27 @@ def test_moldable_ect_takes_the_size_that_completes_first(tmp_path, blocker, siz
         max(start, 1.0), abs=0.01)
     lo, _, hi = row["allocated_resources"].partition("-")
     assert int(hi or lo) - int(lo) + 1 == size
+
+
+@pytest.mark.parametrize("name", ["min-agreement", "min-common-pool", "pref-steal-agreement", "average-agreement"])
+def test_agreements_promise_the_shrunk_nodes_to_the_waiting_job(tmp_path, name):
+    """A malleable job started alone (on its minimum, or its preferred 9 nodes) and grown to all
+    16 at its first point; a 4-node rigid job arrives at 95 s: the malleable job's last nodes
+    are promised to it, given back at the malleable job's next point, and the rigid job starts
+    on them then."""
+    from coburst.policies.elastic import get
+
+    w = write(tmp_path, [{"id": 1, "subtime": 0, "walltime": -1, "res": 16, "profile": "a",
+                          "elastic": {"type": "malleable", "num_nodes_min": 2, "num_nodes_max": 16}},
+                         {"id": 2, "subtime": 95, "walltime": 30, "res": 4, "profile": "d"}],
+              {"a": app(iterations=12, seconds=160.0, reconf="0"), "d": {"type": "delay", "delay": 20}})
+    res = run_elastic(C16, [w], get(name), tmp_path / "ag")
+    log = rows(tmp_path / "ag_reconfigurations.csv")
+    assert log[0]["new_allocation"] == "0-15" and float(log[0]["date"]) < 95
+    shrink = log[1]
+    assert (shrink["old_allocation"], shrink["new_allocation"]) == ("0-15", "0-11") and float(shrink["date"]) > 95
+    started = {r["job_id"]: r for r in rows(res.jobs_csv)}
+    assert started["2"]["allocated_resources"] == "12-15"
+    assert float(started["2"]["starting_time"]) == pytest.approx(float(shrink["date"]), abs=1e-3)
+    # once the rigid job ended, the malleable job grows back to 16 at a later point
+    assert log[-1]["new_size"] == "16"

@@ -124,3 +124,38 @@ def test_the_command_writes_a_workload_that_runs(tmp_path):
                           "--on-reconfiguration", "nodes * 2"], capture_output=True, text=True, timeout=100)
     assert bad.returncode != 0 and "unknown variable(s) nodes" in bad.stderr and "Traceback" not in bad.stderr
     assert not (tmp_path / "bad.json").exists()
+
+
+# ------------------------------------------------------------------ Downey's model
+def test_downey_workloads_follow_the_model_and_run(tmp_path):
+    """``coburst workload downey``: each job's Batsim delay is its model's time on ``res`` nodes,
+    its bounds are [1, min(nodes, ceil(2A))], the same seed gives the same bytes, and the
+    elastic invariants hold under three policies."""
+    from coburst.models.perf import downey
+    from test_elastic_invariants import check_run
+
+    out = tmp_path / "d.json"
+    base = [sys.executable, "-m", "coburst", "workload", "downey", "-n", "25", "--nodes", "16", "--seed", "7",
+            "--t1-max", "2000", "--gap", "30"]
+    subprocess.run([*base, "-o", str(out), "-q"], check=True, timeout=60)
+    again = tmp_path / "again.json"
+    subprocess.run([*base, "-o", str(again), "-q"], check=True, timeout=60)
+    assert out.read_bytes() == again.read_bytes()
+    doc = json.loads(out.read_text())
+    kinds = set()
+    for job in doc["jobs"]:
+        profile = doc["profiles"][job["profile"]]
+        task = profile["elastic"]["phases"][0]["tasks"][0]
+        a, sigma = task["A"], task["sigma"]
+        assert 1 <= a <= 16 and 0 <= sigma <= 2
+        assert job["elastic"]["num_nodes_max"] == min(16, math.ceil(2 * a)) and job["elastic"]["num_nodes_min"] == 1
+        assert profile["delay"] == pytest.approx(downey(task["seconds"] * 10, job["res"], a, sigma), rel=1e-12)
+        kinds.add(job["elastic"]["type"])
+    assert kinds == {"malleable", "moldable"}
+    for policy in ("equipartition", "malleable-easy", "moldable-ect"):
+        folder = tmp_path / policy
+        folder.mkdir()
+        check_run(doc, folder, policy=policy)
+    bad = subprocess.run([*base[:-4], "-o", str(tmp_path / "bad.json"), "--t1-min", "100", "--t1-max", "10"],
+                         capture_output=True, text=True, timeout=60)
+    assert bad.returncode != 0 and "0 < t1_min <= t1_max" in bad.stderr and not (tmp_path / "bad.json").exists()

@@ -33,9 +33,20 @@ def job_of(jid: str, job: dict[str, Any]) -> EJob:
     """The policy's view of a Batsim job object (its ``elastic`` field; none: rigid)."""
     spec = job.get("elastic") or {}
     res = int(job["res"])
+    bb = job.get("bb", 0)
     return EJob(id=jid, subtime=float(job.get("subtime", 0.0)), res=res, walltime=float(job.get("walltime", -1)),
                 kind=spec.get("type", "rigid"), num_nodes_min=int(spec.get("num_nodes_min", res)),
-                num_nodes_max=int(spec.get("num_nodes_max", res)))
+                num_nodes_max=int(spec.get("num_nodes_max", res)),
+                bb=float(bb) if isinstance(bb, (int, float)) and not isinstance(bb, bool) and bb > 0 else 0.0)
+
+
+def _capacity(resource: dict[str, Any]) -> float:
+    """A storage resource's ``bb_capacity`` property in bytes (0 without one)."""
+    try:
+        value = float((resource.get("properties") or {}).get("bb_capacity", 0))
+    except (TypeError, ValueError):
+        return 0.0
+    return value if value > 0 and value != float("inf") else 0.0
 
 
 def _models(job: EJob, data: dict[str, Any]) -> None:
@@ -90,6 +101,7 @@ class ElasticLink:
             if etype == "SIMULATION_BEGINS":
                 st.compute = sorted(r["id"] for r in data["compute_resources"])
                 st.free = set(st.compute)
+                st.bb_capacity = sum(_capacity(r) for r in data.get("storage_resources", []))
                 self.agreed = self.announce and "elastic-jobs" in data.get("config", {})
                 if self.agreed:
                     out.append({"timestamp": now, "type": "NOTIFY", "data": {"type": "elastic_jobs"}})

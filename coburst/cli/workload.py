@@ -293,6 +293,21 @@ def _from_elastisim(args: argparse.Namespace) -> int:
     return 0
 
 
+def _downey(args: argparse.Namespace) -> int:
+    from coburst.workloads.batsim_json import write_workload
+    from coburst.workloads.downey import DowneyWorkload, generate
+
+    check_output(args.output, "-o/--output")
+    doc = generate(DowneyWorkload(jobs=args.jobs, nodes=args.nodes, gap=args.gap, t1_min=args.t1_min,
+                                  t1_max=args.t1_max, a_max=args.a_max, sigma_max=args.sigma_max,
+                                  malleable=args.malleable, iterations=args.iterations, walltime=args.walltime,
+                                  seed=args.seed))
+    write_workload(doc, args.output)
+    if not args.quiet:
+        print(f"wrote {args.output}: {len(doc['jobs'])} jobs on {args.nodes} nodes", file=sys.stderr)
+    return 0
+
+
 def register(subparsers) -> None:
     parser = subparsers.add_parser("workload", help="convert SWF logs and check Batsim workloads",
                                    description=__doc__.splitlines()[0])
@@ -428,6 +443,27 @@ def register(subparsers) -> None:
     fe.add_argument("--speed", default="1Gf", help="node speed for the rigid view's delays (default 1Gf)")
     fe.add_argument("-q", "--quiet", action="store_true", help="print nothing on success")
     fe.set_defaults(func=_from_elastisim)
+
+    dw = sub.add_parser("downey", help="moldable and malleable jobs under Downey's speedup model (seeded)",
+                        description="Draw elastic jobs: Poisson arrivals, log-uniform sequential times and average "
+                                    "parallelism, uniform variance of parallelism (coburst/workloads/downey.py).")
+    dw.add_argument("-o", "--output", required=True, help="output workload JSON")
+    dw.add_argument("-n", "--jobs", type=opt_int(1, 10_000_000), default=100, help="number of jobs (default 100)")
+    dw.add_argument("--nodes", type=opt_int(1, 10_000_000), default=16, help="nb_res (default 16)")
+    dw.add_argument("--gap", type=opt_float(0, 1e12), default=60.0, help="mean gap between arrivals in s (default 60)")
+    dw.add_argument("--t1-min", type=opt_float(0, 1e12, exclusive_minimum=True), default=60.0,
+                    help="shortest time on one node in s (default 60)")
+    dw.add_argument("--t1-max", type=opt_float(0, 1e12, exclusive_minimum=True), default=36000.0,
+                    help="longest time on one node in s (default 36000)")
+    dw.add_argument("--a-max", type=opt_float(1, 1e7), help="largest average parallelism (default: --nodes)")
+    dw.add_argument("--sigma-max", type=opt_float(0, 1e6), default=2.0, help="largest variance of parallelism (default 2)")
+    dw.add_argument("--malleable", type=opt_float(0, 1), default=0.5, help="share of malleable jobs (default 0.5)")
+    dw.add_argument("--iterations", type=opt_int(1, 10**6), default=10, help="iterations of each job (default 10)")
+    dw.add_argument("--walltime", type=opt_float(1, 1e6), help="walltime as a multiple of the time on one node "
+                                                                "(default: none)")
+    dw.add_argument("--seed", type=SEED, default=0, help="random seed (default 0); same seed, same bytes")
+    dw.add_argument("-q", "--quiet", action="store_true", help="print nothing on success")
+    dw.set_defaults(func=_downey)
 
     check = sub.add_parser("check", help="validate Batsim workload files and summarise them")
     check.add_argument("workloads", nargs="+", help="workload JSON files")

@@ -224,6 +224,12 @@ class ElasticJob:
             out.append(sum(g.duration(env, speed) for g in group))
         return out
 
+    def task_values(self, phase: int, iteration: int, n: int, speed: float) -> list:
+        """One iteration task by task: ``(task, seconds)`` for analytic tasks, ``(task, bytes)``
+        for network tasks (the energy accounting loads the hosts of each compute task)."""
+        env = self.env(num_nodes=n, iteration=iteration, iterations=self.iterations[phase])
+        return [(t, t.duration(env, speed) if t.analytic else t.bytes(env)) for t in self.app.phases[phase].tasks]
+
     def redistributed_bytes(self, n: int, old: int) -> float:
         """Bytes the job's data redistribution moves from ``old`` to ``n`` nodes (0: none)."""
         red = self.app.redistribution

@@ -42,7 +42,11 @@ Protocol, in both directions, once both sides agreed:
   cost of ``on_reconfiguration`` / ``on_expansion``; ``redistributed_bytes`` the data moved,
   whose time the network decides).
 
-Not combined with ``-E`` (energy), ``--heatmap`` nor ``--speed-hook``.
+With ``-E`` (energy): a compute task loads the job's hosts fully while it runs (as a Batsim
+parallel task of the same flops would: ``tests/test_elastic_energy.py`` checks it against the
+real Batsim), delay tasks and costs leave them idle, transfers load them as SimGrid's parallel
+tasks do; a job's ``consumed_energy`` sums its allocations over time; a pstate change does not
+retime a running compute task.  Not combined with ``--heatmap`` nor ``--speed-hook``.
 """
 
 from __future__ import annotations
@@ -123,10 +127,19 @@ class ElasticRun:
             if duration >= left:
                 kernel.countdown(self.proc, max(left, 0.0))
                 yield _SUSPEND
+                self._slept()
                 return False
         kernel.countdown(self.proc, duration)
         yield _SUSPEND
+        self._slept()
         return True
+
+    def _slept(self) -> None:
+        """-E: SimGrid's sleep is an action on the actor's host (the allocation's first machine):
+        its end updates that host's energy (as JobRun.run_delay)."""
+        power = self.sim.power
+        if power is not None:
+            power.meter.task_end([self.job.alloc.min], self.sim.kernel.now)
 
     def ptask(self, hosts: list, matrix: list[float]) -> Generator:
         """Run a transfer-only parallel task; False if the walltime ends first (or the job is
@@ -140,10 +153,37 @@ class ElasticRun:
         walltime = float(self.job.walltime)
         if walltime >= 0:
             run.timeout = max(walltime - (kernel.now - self.start), 0.0)
+        power = sim.power
+        if power is not None:  # (as JobRun.run_ptask accounts a parallel task)
+            machines = power.machines_of(hosts)
+            power.meter.task_start(machines, kernel.now)
+            power.meter.start_load(machines, flops, rate)
         outcome = yield run
+        if power is not None:
+            if rate is None and outcome == "done":
+                power.meter.end_sim_task(machines, kernel.now)
+            else:
+                power.meter.task_end(machines, kernel.now)
+                power.meter.stop_load(machines, rate)
         if outcome == "cancelled":
             self.killed = True
         return outcome == "done"
+
+    def compute(self, seconds: float) -> Generator:
+        """-E: a compute task of ``seconds`` loads every host of the job fully while it runs (a
+        parallel task of ``seconds x speed`` flops a host, at the rate ``1 / seconds``)."""
+        power, kernel = self.sim.power, self.sim.kernel
+        if seconds <= 0:
+            return (yield from self.sleep(seconds))
+        machines = power.machines_of([self.sim.resources[i].host for i in self.ids])
+        flops, rate = [seconds * self.speed] * len(machines), 1.0 / seconds
+        power.meter.task_start(machines, kernel.now)
+        power.meter.start_load(machines, flops, rate)
+        try:
+            return (yield from self.sleep(seconds))
+        finally:
+            power.meter.task_end(machines, kernel.now)
+            power.meter.stop_load(machines, rate)
 
     def storage_host(self, label: str):
         """The host of an I/O task's storage ``label`` (see :mod:`coburst.models.elastic`)."""
@@ -205,12 +245,22 @@ class ElasticRun:
         for p, phase in enumerate(spec.app.phases):
             for it in range(spec.iterations[p]):
                 try:
-                    segments = spec.segments(p, it, self.n, self.speed)
+                    if self.sim.power is None:
+                        segments = spec.segments(p, it, self.n, self.speed)
+                    else:  # (task by task: the compute tasks load the hosts)
+                        segments = spec.task_values(p, it, self.n, self.speed)
                     requested = spec.requested(p, it, self.n) if spec.resizable else None
                 except ExpressionError as exc:
                     self._fail(exc)
                 for seg in segments:
-                    done = (yield from self.network(*seg)) if isinstance(seg, tuple) else (yield from self.sleep(seg))
+                    if not isinstance(seg, tuple):
+                        done = yield from self.sleep(seg)
+                    elif not seg[0].analytic:
+                        done = yield from self.network(*seg)
+                    elif seg[0].type == "compute":
+                        done = yield from self.compute(seg[1])
+                    else:
+                        done = yield from self.sleep(seg[1])
                     if not done:
                         return -2 if self.killed else -1
                 self.history.append((p, it, self.n))
@@ -256,8 +306,6 @@ class ElasticMode:
         cfg = sim.config
         if cfg.speed_hook or cfg.heatmap:
             raise InputError("--elastic", None, "elastic jobs cannot be combined with --speed-hook or --heatmap")
-        if sim.options.get("energy"):
-            raise InputError("--elastic", None, "elastic jobs cannot be combined with -E/--energy yet")
         for wl in sim.workloads.values():
             for i, job in enumerate(wl.jobs or ()):
                 self.spec_of_job(job, wl, f"jobs[{i}]")
@@ -325,6 +373,8 @@ class ElasticMode:
             raise ProtocolError(f"EXECUTE_JOB {sjob.id}: allocation {alloc} has {len(ids)} resources but the "
                                 f"{spec.kind} job starts on {what}")
         self._check_free("EXECUTE_JOB", sjob, ids, set())
+        if self.sim.power is not None:
+            self.sim.power.check_executable(sjob, ids)
         sjob.alloc = alloc
         sjob._ids, sjob._ids_of = ids, alloc
         sjob.state = "RUNNING"
@@ -372,6 +422,10 @@ class ElasticMode:
         removed = [i for i in sjob.machine_ids() if i not in new_set]
         added = [i for i in ids if i not in own]
         now = sim.kernel.now
+        power = sim.power
+        if power is not None:  # (the energy of the allocation it leaves, kept: see job_start/job_end)
+            power.check_executable(sjob, added)
+            done = power.meter.machines_energy(sjob.machine_ids(), now) - sjob.energy
         sim.traces.job_ended(now, sjob.id, old, machines=sjob.machine_ids())
         if removed:
             sim._set_machines(removed, -1)
@@ -382,6 +436,8 @@ class ElasticMode:
         sjob.alloc = alloc
         sjob._ids, sjob._ids_of, sjob._alloc_text = ids, alloc, None
         sim.traces.job_started(now, sjob.id, alloc, machines=ids)
+        if power is not None:
+            sjob.energy = power.meter.machines_energy(ids, now) - done
         run.set_hosts()
         self.resized[sjob.id] = sjob
 

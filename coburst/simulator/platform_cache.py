@@ -500,9 +500,12 @@ class CachedPlatform:
             engine = simgrid.Engine(self.engine_args)
             signals.reinstall()
             engine.load_platform(str(Path(self.platform).resolve()))
-            # (sealed as a simulation seals it when it starts: an unsealed platform has no
-            # routes between zones yet, and SimGrid answers unordered_map::at)
-            engine.netzone_root.seal()
+            # (sealed as a simulation seals it when it starts: on an unsealed platform SimGrid
+            # 4.1 has no routes between zones yet and answers unordered_map::at; a binding
+            # without seal, SimGrid 3.32's as coburst reads it, answers them unsealed)
+            seal = getattr(engine.netzone_root, "seal", None)
+            if seal is not None:
+                seal()
             self._sg = (simgrid, engine, {h.name: h for h in engine.all_hosts})
         simgrid, engine, hosts = self._sg
         ha, hb = hosts[a], hosts[b]

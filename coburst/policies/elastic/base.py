@@ -48,6 +48,9 @@ class EJob:
     model: Any = None
     #: the ``delay`` of its profile, when forwarded (a plain job's run time)
     delay: float | None = None
+    #: its burst-buffer request in bytes per compute node (the job's ``bb`` field: a job on
+    #: ``n`` nodes holds ``n`` times this)
+    bb: float = 0.0
 
     @property
     def size(self) -> int:
@@ -71,6 +74,8 @@ class ElasticState:
     free: set[int] = field(default_factory=set)
     queue: list[EJob] = field(default_factory=list)
     running: dict[str, EJob] = field(default_factory=dict)
+    #: the platform's burst-buffer capacity in bytes: the storage resources' ``bb_capacity``
+    bb_capacity: float = 0.0
 
     def at_points(self) -> list[EJob]:
         """The running jobs stopped at a scheduling point now, in start order."""

@@ -29,11 +29,11 @@ reading of them on ElastiSim's job model (resizes take effect at the jobs' sched
 
 from __future__ import annotations
 
-import math
 from typing import ClassVar
 
 from coburst.policies.elastic.base import Decisions, EJob, ElasticState
-from coburst.policies.elastic.rules import TargetPolicy, apply_targets, expand_when_idle
+from coburst.policies.elastic.rules import (TargetPolicy, apply_targets, expand_when_idle, may_backfill,
+                                            reservation)
 
 __all__ = ["MalleableEasy"]
 
@@ -45,10 +45,6 @@ def _start_size(job: EJob, free: int) -> int:
     if free >= want:
         return want
     return free if free >= lo and lo < want else 0
-
-
-def _expected_end(job: EJob) -> float:
-    return job.start + job.walltime if job.walltime >= 0 and job.start is not None else math.inf
 
 
 class MalleableEasy(TargetPolicy):
@@ -98,30 +94,15 @@ class MalleableEasy(TargetPolicy):
             if lacking <= 0:
                 return
 
-    def _reservation(self, state: ElasticState, need: int) -> tuple[float, int]:
-        """(the head's reservation date, the resources left beyond its need at that date)."""
-        free = len(state.free)
-        if free >= need:
-            return state.now, free - need
-        for end, size in sorted((_expected_end(j), j.size) for j in state.running.values()):
-            if math.isinf(end):
-                break
-            free += size
-            if free >= need:
-                return end, free - need
-        return math.inf, 0
-
     def _backfill(self, state: ElasticState, d: Decisions) -> None:
         head = state.queue[0]
-        shadow, extra = self._reservation(state, head.start_sizes()[0])
+        shadow, extra = reservation(state, head.start_sizes()[0], len(state.free))
         for job in list(state.queue[1:]):
             if not state.free:
                 return
             size = _start_size(job, len(state.free))
             if not size:
                 continue
-            ends_before = job.walltime >= 0 and state.now + job.walltime <= shadow
-            if ends_before or size <= extra:
-                if not ends_before:
-                    extra -= size
+            ok, extra = may_backfill(state, job, size, shadow, extra)
+            if ok:
                 d.start(job, sorted(state.free)[:size])

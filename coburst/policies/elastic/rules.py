@@ -6,9 +6,13 @@
 
 from __future__ import annotations
 
-from coburst.policies.elastic.base import Decisions, ElasticPolicy, ElasticState
+import math
+from typing import Callable
 
-__all__ = ["TargetPolicy", "grant_requests", "apply_targets", "expand_when_idle"]
+from coburst.policies.elastic.base import Decisions, EJob, ElasticPolicy, ElasticState
+
+__all__ = ["TargetPolicy", "grant_requests", "apply_targets", "expand_when_idle", "expected_end", "reservation",
+           "may_backfill"]
 
 
 class TargetPolicy(ElasticPolicy):
@@ -30,14 +34,20 @@ class TargetPolicy(ElasticPolicy):
         self.targets = {jid: t for jid, t in self.targets.items() if jid in state.running}
         if not state.queue:
             self.targets.clear()
-        grant_requests(state, d, self.targets)
+        grant_requests(state, d, self.targets, self.growth_room)
         apply_targets(state, d, self.targets)
 
+    def growth_room(self, state: ElasticState, job: EJob) -> int:
+        """How many nodes ``job`` may grow by now (the free ones; a policy with other resources
+        narrows it)."""
+        return len(state.free)
 
-def grant_requests(state: ElasticState, d: Decisions, targets: dict[str, int]) -> None:
+
+def grant_requests(state: ElasticState, d: Decisions, targets: dict[str, int],
+                   room: Callable[[ElasticState, EJob], int] | None = None) -> None:
     """An evolving or adaptive job asking to shrink is granted; asking to grow, it gets what is
-    free (clipped) when no job waits, and is refused otherwise.  A job with a target is left to
-    it."""
+    free (clipped; ``room``: how many nodes it may take, default the free ones) when no job
+    waits, and is refused otherwise.  A job with a target is left to it."""
     for job in state.at_points():
         want = job.point.get("requested")
         if want is None or want == job.size or job.id in targets:
@@ -45,7 +55,9 @@ def grant_requests(state: ElasticState, d: Decisions, targets: dict[str, int]) -
         if want < job.size:
             d.resize_to(job, want)
         elif not state.queue and state.free:
-            d.resize_to(job, min(want, job.size + len(state.free)))
+            extra = len(state.free) if room is None else room(state, job)
+            if extra > 0:
+                d.resize_to(job, min(want, job.size + extra))
 
 
 def apply_targets(state: ElasticState, d: Decisions, targets: dict[str, int]) -> None:
@@ -70,3 +82,33 @@ def expand_when_idle(state: ElasticState, d: Decisions) -> None:
                 d.resize_to(job, job.size + extra)
             if job.size >= job.num_nodes_max or not state.free:
                 growing.remove(job)
+
+
+def expected_end(job: EJob) -> float:
+    """A running job's end by its walltime (inf: it has none)."""
+    return job.start + job.walltime if job.walltime >= 0 and job.start is not None else math.inf
+
+
+def reservation(state: ElasticState, need: int, free: int) -> tuple[float, int]:
+    """EASY's reservation of a job needing ``need`` resources with ``free`` free now: (the date,
+    by the running jobs' walltimes, at which enough are free; the resources left beyond ``need``
+    then).  (inf, 0): never, as far as the walltimes tell."""
+    if free >= need:
+        return state.now, free - need
+    for end, size in sorted((expected_end(j), j.size) for j in state.running.values()):
+        if math.isinf(end):
+            break
+        free += size
+        if free >= need:
+            return end, free - need
+    return math.inf, 0
+
+
+def may_backfill(state: ElasticState, job: EJob, size: int, shadow: float, extra: int) -> tuple[bool, int]:
+    """EASY's test for a job behind the head: (it may start now on ``size``, the extra resources
+    left): it ends by its walltime before the reservation ``shadow``, or it fits in ``extra``."""
+    if job.walltime >= 0 and state.now + job.walltime <= shadow:
+        return True, extra
+    if size <= extra:
+        return True, extra - size
+    return False, extra
