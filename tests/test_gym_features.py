@@ -278,6 +278,8 @@ def test_partner_order_needs_partner_actions(inputs):
         BatsimExactEnv(inputs["co"], ARIS, actions="placement", partner_order="speed")
     with pytest.raises(ValueError, match="partner_order"):
         BatsimExactEnv(inputs["co"], ARIS, actions="partner", partner_order="fastest")
+    with pytest.raises(ValueError, match="heatmap: 'no-such-map' is neither a file"):
+        BatsimExactEnv(inputs["co"], ARIS, actions="partner", partner_order="speed", heatmap="no-such-map")
 
 
 def test_pair_greedy_placements_are_reported_as_no_action(inputs):

@@ -169,7 +169,12 @@ class BatsimExactEnv(gym.Env):
         if partner_order == "speed":
             from coburst.policies.cosched.base import AppSpeeds, load_heatmap_param
 
-            self.speeds = AppSpeeds(load_heatmap_param("partner_order='speed'", heatmap))
+            from coburst.errors import InputError
+
+            try:
+                self.speeds = AppSpeeds(load_heatmap_param("", heatmap))
+            except InputError as err:
+                raise ValueError(f"heatmap: {err.problem}") from None
         if actions == "class" and self.backend_cls.family != "hetero":
             raise ValueError("actions='class' needs a heterogeneous platform (coburst platform hetero)")
         self.actions = actions
