@@ -1,4 +1,5 @@
-"""pybatsim entry: a trained agent as the scheduler (burst-buffer platforms).
+"""pybatsim entry: a trained agent as the scheduler (burst-buffer platforms; node-sharing
+platforms: ``coschedAgent.py``, heterogeneous clusters: ``heteroAgent.py``).
 
     pybatsim schedulers/coburstAgent.py -o '{"agent": "mypkg.mod:agent"}'
     pybatsim schedulers/coburstAgent.py -o '{"agent": "mypkg.mod:agent", "window": 8, "features": "extended"}'
@@ -9,7 +10,8 @@ every decision point where a job of the window can start, with the observation a
 ``coburst/BatsimExact-v0`` gives there (:mod:`coburst.gym.scheduler`), until it chooses
 *wait*.  ``agent``: its import path ``"package.module:attribute"`` (the module must be
 importable by the scheduler's process); ``window``, ``features``, ``horizons``,
-``time_scale``: the environment's options of the same names, as the agent was trained with.
+``time_scale``, ``actions`` (``"job"`` only here): the environment's options of the same
+names, as the agent was trained with.
 Other options: the adapter's (bb_capacity, dragonfly, trace, io_aware, decision_log).
 """
 

@@ -1,4 +1,5 @@
-"""Agents for the trained-agent scheduler's tests (tests/test_gym_agent_scheduler.py): plain
+"""Agents for the trained-agent scheduler's tests (tests/test_gym_agent_scheduler.py,
+tests/test_gym_agent_families.py): plain
 rules on the environment's observation and mask, deterministic."""
 
 from __future__ import annotations
@@ -41,6 +42,13 @@ class Recorder(FirstFit):
         obs = {k: v.copy() for k, v in observation.items()} if isinstance(observation, dict) else observation.copy()
         self.seen.append((obs, mask.copy(), action))
         return action
+
+
+def last_fit(observation, mask) -> int:
+    """The last valid action but *wait* (with choices: the last window job that can start,
+    its last choice -- a co-run partner or a host class); waits when none is valid."""
+    fits = np.flatnonzero(mask[:-1])
+    return int(fits[-1]) if len(fits) else len(mask) - 1
 
 
 def always_slot_three(observation, mask) -> int:

@@ -2,7 +2,8 @@
 configuration, the availability profile and user features against the jobs themselves, and
 the node-sharing policies played as (job, placement mode) actions -- without their
 allocations -- giving their ``_jobs.csv`` byte for byte where their placements are the
-environment's (the first suitable nodes in index order)."""
+environment's (the first suitable nodes in index order), and Pair-Greedy as partner actions
+offered by the pair's speed (``partner_order="speed"``), on fixed and random cases."""
 
 from __future__ import annotations
 
@@ -32,7 +33,7 @@ DRAGONFLY = str(REPO / "platforms" / "dragonfly_small.xml")
 ARIS = str(REPO / "platforms" / "aris_cosched_small.xml")
 #: node-sharing policies whose placements are not the first suitable nodes in index order
 #: (Pair-Greedy ranks the nodes by the pair's speed: its jobs go elsewhere than a (job, mode)
-#: action puts them)
+#: action puts them; partner actions with ``partner_order="speed"`` play it)
 OWN_PLACEMENT = {"pair-greedy"}
 
 
@@ -192,8 +193,99 @@ def test_partner_actions_put_a_spread_job_beside_its_partner(inputs):
     env.close()
 
 
+def play_to_the_end(env) -> list[int]:
+    """The expert's actions to the episode's end; returns their choices (-1: wait)."""
+    base, choices = env.unwrapped, []
+    env.reset(seed=0)
+    while True:
+        action = env.expert_action()
+        choices.append(action % len(base.choices) if action < base.wait_action else -1)
+        _, _, terminated, truncated, _ = env.step(action)
+        assert not truncated
+        if terminated:
+            return choices
+
+
+@pytest.mark.parametrize("partners", [1, 4])
+@pytest.mark.parametrize("seed", [1, 2])
+def test_pair_greedy_as_partner_actions_ranked_by_speed(inputs, seed, partners):
+    """With ``partner_order="speed"`` the spread placements follow the job's pair-speed ranking
+    (Pair-Greedy's node order): Pair-Greedy's decisions are partner actions, and its
+    ``_jobs.csv`` comes out byte for byte."""
+    folder = inputs["folder"]
+    workload = cosched_workload(folder / f"pg{seed}.json", seed=seed)
+    ref = run("pair-greedy", platform=ARIS, workloads=[workload], export=str(folder / f"pg{seed}_ref"))
+    env = PolicyExpert(BatsimExactEnv(workload, ARIS, window=64, actions="partner", partners=partners,
+                                      partner_order="speed", export=str(folder / f"pg{seed}_{partners}")),
+                       "pair-greedy")
+    choices = play_to_the_end(env)
+    assert Path(env.unwrapped.result.jobs_csv).read_text() == Path(ref.jobs_csv).read_text()
+    assert choices.count(1) >= 30  # (spread, in the ranking: every job Pair-Greedy starts)
+    env.close()
+    # the ranking matters: offered by submission order (spread nodes in index order), the same
+    # decisions are no action
+    env = PolicyExpert(BatsimExactEnv(workload, ARIS, window=64, actions="partner", partners=partners,
+                                      export=str(folder / f"pg{seed}_{partners}_sub")), "pair-greedy")
+    with pytest.raises(ExpertMismatch, match="no placement action"):
+        play_to_the_end(env)
+    env.close()
+
+
+def test_speed_ranked_partners_and_their_placements(inputs):
+    """The partners offered to a job are ranked by the pair's speed (ties: node order); beside
+    partner ``i``, a spread job takes that partner's nodes first, then the ranking."""
+    env = BatsimExactEnv(inputs["co"], ARIS, window=6, actions="partner", partners=3, partner_order="speed",
+                         modes=("spread",))
+    speeds = env.speeds
+    n = len(env.choices)
+    obs, info = env.reset(seed=0)
+    assert obs["partners"].shape == (6, 3, 3)
+    checked = 0
+    for _ in range(400):
+        backend, mask = env._backend, info["action_mask"]
+        for k, job in enumerate(env._window_jobs):
+            partners = backend.partners(job)
+            a = speeds.of(job)
+            scores = [speeds.eff[a, speeds.of(env.state.by_handle[h])] + speeds.eff[speeds.of(env.state.by_handle[h]), a]
+                      - speeds.alone[speeds.of(env.state.by_handle[h])] for h, _ in partners]
+            keys = [(-s, nodes[0]) for s, (_, nodes) in zip(scores, partners)]
+            assert keys == sorted(keys)
+            assert obs["partners"][k, :, 0].tolist() == [float(i < len(partners)) for i in range(3)]
+        beside = [a for a in range(env.wait_action) if a % n >= 2 and mask[a]]
+        if beside:
+            a = beside[-1]
+            job = env._window_jobs[a // n]
+            first = backend.partners(job)[a % n - 2][1]
+            alloc = backend.board.copy().place(job.seq, "spread", job.nodes,
+                                               np.asarray(first + [i for i in backend._ranking(job)[0].tolist()
+                                                                   if i not in first]), job.bb)
+            got, place = [], backend.start_choice
+            backend.start_choice = lambda j, i, place=place, got=got: got.append(place(j, i)) or got[-1]  # (records)
+            obs, _, terminated, _, info = env.step(a)
+            assert got[0].mode == "spread" and got[0].units == alloc.units
+            assert set(first[:2 * job.nodes]) <= set(alloc.nodes)
+            checked += 1
+        else:
+            obs, _, terminated, _, info = env.step(int(np.flatnonzero(mask)[0]))
+        if terminated:
+            break
+    assert checked >= 3
+    env.close()
+
+
+def test_partner_order_needs_partner_actions(inputs):
+    with pytest.raises(ValueError, match="partner_order"):
+        BatsimExactEnv(inputs["co"], ARIS, actions="placement", partner_order="speed")
+    with pytest.raises(ValueError, match="partner_order"):
+        BatsimExactEnv(inputs["co"], ARIS, actions="partner", partner_order="fastest")
+    with pytest.raises(ValueError, match="heatmap: 'no-such-map' is neither a file"):
+        BatsimExactEnv(inputs["co"], ARIS, actions="partner", partner_order="speed", heatmap="no-such-map")
+
+
 def test_pair_greedy_placements_are_reported_as_no_action(inputs):
-    """Pair-Greedy ranks every node by the pair's speed: a job may span several partners."""
+    """Pair-Greedy ranks every node by the pair's speed: a job may span several partners, and
+    its idle nodes come before the half-free ones; with the partners offered by submission
+    order (the spread nodes in index order) its placements are no action."""
     env = PolicyExpert(BatsimExactEnv(inputs["co"], ARIS, window=64, actions="partner", partners=8), "pair-greedy")
     env.reset(seed=0)
     with pytest.raises(ExpertMismatch, match="no placement action"):
@@ -224,4 +316,20 @@ def test_placement_actions_on_random_node_sharing_cases(tmp_path_factory, case, 
         assert "no placement action" in str(exc)
     else:
         assert (folder / "gym_jobs.csv").read_text() == ref.jobs_csv.read_text()
+    env.close()
+
+
+@settings(max_examples=4, deadline=None, suppress_health_check=list(HealthCheck))
+@given(case=cosched_cases(max_jobs=12), partners=st.integers(1, 3))
+def test_pair_greedy_as_partner_actions_on_random_node_sharing_cases(tmp_path_factory, case, partners):
+    """On random node-sharing platforms and workloads: Pair-Greedy played as partner actions
+    ranked by speed gives its ``_jobs.csv`` byte for byte."""
+    folder = tmp_path_factory.mktemp("pgcase")
+    platform, workload = case.write(folder)
+    ref = run_policy("pair-greedy", str(workload), str(platform), out=folder / "ref", trace=False)
+    env = PolicyExpert(BatsimExactEnv(str(workload), str(platform), window=32, actions="partner",
+                                      partners=partners, partner_order="speed", export=str(folder / "gym")),
+                       "pair-greedy")
+    play_to_the_end(env)
+    assert (folder / "gym_jobs.csv").read_text() == ref.jobs_csv.read_text()
     env.close()

@@ -116,9 +116,10 @@ def test_every_entry_has_its_class_source_and_needs():
 
 # ---------------------------------------------------------------------- entry files
 def _entry_file_policies() -> list[tuple[str, str | None]]:
-    """Every entry file but the two that run no registered policy: the trained agent's
-    (tests/test_gym_agent_scheduler.py) and the kill-and-resubmit one (tests/test_elastic_resubmit.py)."""
-    own = ("coburstAgent.py", "coburstResubmit.py")
+    """Every entry file but those that run no registered policy: the trained agent's, one per
+    family (tests/test_gym_agent_scheduler.py, tests/test_gym_agent_families.py), and the
+    kill-and-resubmit one (tests/test_elastic_resubmit.py)."""
+    own = ("coburstAgent.py", "coschedAgent.py", "heteroAgent.py", "coburstResubmit.py")
     files = sorted(p.name for p in (ROOT / "schedulers").glob("*.py") if p.name not in own)
     assert len(files) == 29, files
     return files

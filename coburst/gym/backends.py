@@ -10,7 +10,15 @@ are free for its whole walltime given the running jobs and those started in this
 node-sharing adapter): a job of ``m`` whole nodes fits when it can be placed now *compact*
 (``m`` idle nodes) or *spread* (half of every socket of ``2 m`` nodes, sharing a node with at
 most one other spread job), and its burst buffers; placed in the first of ``modes`` that
-fits (:meth:`~coburst.core.nodeshare.Board.place`, nodes in index order).
+fits (:meth:`~coburst.core.nodeshare.Board.place`, nodes in index order).  Its co-run
+partners (``actions="partner"``) are offered in one of :data:`PARTNER_ORDERS`:
+``"submission"`` -- the running spread jobs holding shareable nodes, by submission order, the
+same for every job; ``"speed"`` -- for each job, ranked by the pair's combined speed on the
+heatmap (:class:`~coburst.policies.cosched.base.AppSpeeds`), as Pair-Greedy
+(:mod:`coburst.policies.cosched.pair_greedy`) ranks nodes: a half-free node holding job ``b``
+scores ``s(a, b) + s(b, a) - alone(b)``, an idle node ``alone(a)``, ties in node order.  With
+``"speed"`` every spread placement of the job takes its nodes in that ranking (*spread*:
+Pair-Greedy's placement; *beside partner i*: that partner's nodes first, then the ranking).
 """
 
 from __future__ import annotations
@@ -22,10 +30,12 @@ import numpy as np
 from coburst.core.decisions import Decisions
 from coburst.core.nodeshare import PlacementDecisions
 
-__all__ = ["BBBackend", "CoschedBackend", "backend_for", "PLACEMENT_MODES"]
+__all__ = ["BBBackend", "CoschedBackend", "backend_for", "PLACEMENT_MODES", "PARTNER_ORDERS"]
 
-#: the placement modes of ``actions="placement"`` (node-sharing platforms), in action order
+#: the placement modes of ``actions="placement"`` (node sharing), in action order
 PLACEMENT_MODES = ("compact", "spread")
+#: how co-run partners are offered (``partner_order=``, module doc)
+PARTNER_ORDERS = ("submission", "speed")
 
 
 class BBBackend:
@@ -86,13 +96,17 @@ class CoschedBackend:
     family = "cosched"
     decisions = PlacementDecisions
 
-    def __init__(self, state: Any, cluster: Any, modes: Sequence[str] = ("compact", "spread"), partners: int = 0):
+    def __init__(self, state: Any, cluster: Any, modes: Sequence[str] = ("compact", "spread"), partners: int = 0,
+                 speeds: Any = None):
         self.state = state
         self.cluster = cluster
         self.modes = tuple(modes)
         self.board = state.board()
         self.n_partners = partners
+        #: ``partner_order="speed"``: the heatmap's :class:`~coburst.policies.cosched.base.AppSpeeds`
+        self.speeds = speeds
         self._partners: list | None = None
+        self._ranked: dict[int, tuple] = {}  # application index -> (node ranking, partners), this board
         self.total_units = cluster.n * cluster.units_per_node
         self.total_bb = int(cluster.bb_capacity.sum()) if len(cluster.bb_capacity) else 0
 
@@ -110,18 +124,43 @@ class CoschedBackend:
             return False
         return self.board.fits(mode, job.nodes, job.bb)
 
-    def partners(self) -> list[tuple[int, list[int]]]:
-        """The co-run partners now: ``(board handle, nodes)`` of the running spread jobs (and
-        those started in this decision) holding nodes a spread job could share (one job, half
-        of every socket free), by handle (submission order), at most ``n_partners``."""
+    def _groups(self) -> dict[int, list[int]]:
+        """Board handle -> the nodes of that running spread job a spread job could share."""
+        board, c = self.board, self.cluster
+        resident = board.owner.reshape(c.n, -1).max(axis=1)
+        groups: dict[int, list[int]] = {}
+        for n in np.flatnonzero(board.spread_ok & (board.jobs_on == 1)).tolist():
+            groups.setdefault(int(resident[n]), []).append(n)
+        return groups
+
+    def partners(self, job: Any = None) -> list[tuple[int, list[int]]]:
+        """The co-run partners now, at most ``n_partners``: ``(board handle, nodes)`` of the
+        running spread jobs (and those started in this decision) holding nodes a spread job
+        could share (one job, half of every socket free) -- by handle (submission order), or
+        with ``speeds``, ranked for ``job`` (module doc)."""
+        if self.speeds is not None:
+            return self._ranking(job)[1]
         if self._partners is None:
-            board, c = self.board, self.cluster
-            resident = board.owner.reshape(c.n, -1).max(axis=1)
-            groups: dict[int, list[int]] = {}
-            for n in np.flatnonzero(board.spread_ok & (board.jobs_on == 1)).tolist():
-                groups.setdefault(int(resident[n]), []).append(n)
-            self._partners = sorted(groups.items())[:self.n_partners]
+            self._partners = sorted(self._groups().items())[:self.n_partners]
         return self._partners
+
+    def _ranking(self, job: Any) -> tuple[np.ndarray, list]:
+        """``(node ranking, partners)`` of ``job`` by the pair's speed (``speeds``; module doc)."""
+        speeds = self.speeds
+        a = speeds.of(job)
+        found = self._ranked.get(a)
+        if found is None:
+            board, c = self.board, self.cluster
+            by_handle = self.state.by_handle
+            resident = board.owner.reshape(c.n, -1).max(axis=1)
+            apps = {h: speeds.of(by_handle[h]) for h in set(resident.tolist()) if h >= 0}
+            b = np.array([apps.get(int(h), -1) for h in resident], dtype=np.int64)
+            eff = speeds.eff
+            score = np.where(resident >= 0, eff[a, b] + eff[b, a] - speeds.alone[b], speeds.alone[a])
+            order = np.argsort(-score, kind="stable")
+            groups = sorted(self._groups().items(), key=lambda g: (-score[g[1][0]], g[1][0]))
+            found = self._ranked[a] = (order, groups[:self.n_partners])
+        return found
 
     def fits_choice(self, job: Any, i: int) -> bool:
         """Choice ``i`` of ``actions="placement"`` / ``"partner"``: compact, spread, then
@@ -129,24 +168,34 @@ class CoschedBackend:
         if i < len(PLACEMENT_MODES):
             mode = PLACEMENT_MODES[i]
             return mode in self.modes and self.fits_mode(job, mode)
-        return "spread" in self.modes and i - 2 < len(self.partners()) and self.fits_mode(job, "spread")
+        return "spread" in self.modes and i - 2 < len(self.partners(job)) and self.fits_mode(job, "spread")
 
     def start_choice(self, job: Any, i: int) -> Any:
-        if i < len(PLACEMENT_MODES):
-            return self.start_mode(job, PLACEMENT_MODES[i])
         alloc = self._place(self.board, job, i)
         if alloc is None:
-            raise RuntimeError(f"no spread place for job {job.id} beside partner {i - 2}")
-        self._partners = None
+            what = PLACEMENT_MODES[i] if i < len(PLACEMENT_MODES) else f"spread place beside partner {i - 2}"
+            raise RuntimeError(f"no {what} for job {job.id}, which fits now")
+        self._changed()
         return alloc
 
+    def _changed(self) -> None:
+        self._partners = None
+        self._ranked = {}
+
+    def _order(self, job: Any, i: int) -> np.ndarray | None:
+        """The node order of choice ``i`` for ``job`` (None: index order)."""
+        if i == 0:
+            return None
+        ranking = None if self.speeds is None else self._ranking(job)[0]
+        if i == 1:
+            return ranking
+        first = np.asarray(self.partners(job)[i - 2][1], dtype=np.int64)
+        rest = np.arange(self.cluster.n) if ranking is None else ranking
+        return np.concatenate([first, rest[~np.isin(rest, first)]])
+
     def _place(self, board: Any, job: Any, i: int) -> Any:
-        if i < len(PLACEMENT_MODES):
-            return board.place(job.seq, PLACEMENT_MODES[i], job.nodes, None, job.bb)
-        first = self.partners()[i - 2][1]
-        rest = np.setdiff1d(np.arange(self.cluster.n), first)
-        return board.place(job.seq, "spread", job.nodes, np.concatenate([np.asarray(first, dtype=np.int64), rest]),
-                           job.bb)
+        mode = PLACEMENT_MODES[min(i, 1)]
+        return board.place(job.seq, mode, job.nodes, self._order(job, i), job.bb)
 
     def choice_of(self, job: Any, alloc: Any, n_choices: int) -> int:
         """The first choice whose placement is ``alloc`` (ValueError: none is)."""
@@ -161,7 +210,7 @@ class CoschedBackend:
         alloc = self.board.place(job.seq, mode, job.nodes, None, job.bb)
         if alloc is None:
             raise RuntimeError(f"no {mode} place for job {job.id}, which fits now")
-        self._partners = None
+        self._changed()
         return alloc
 
     def corun(self, job: Any) -> tuple[float, float, float]:
@@ -199,7 +248,7 @@ class CoschedBackend:
                 raise RuntimeError(f"no place for job {job.id}, which fits now")
         else:
             board.take(job.seq, alloc)
-        self._partners = None
+        self._changed()
         return alloc
 
     def size(self, job: Any) -> float:

@@ -16,7 +16,9 @@ points where no job of the window can start now are passed without asking the ag
 decision left out) where the backend places it (:mod:`coburst.gym.backends`,
 :mod:`coburst.gym.hetero`), or where the *allocator* says; ``"placement"`` (node sharing)
 -- a job and compact/spread; ``"partner"`` (node sharing) -- a job and compact, spread or
-spread beside one of ``partners`` co-run partners; ``"class"`` (heterogeneous clusters) --
+spread beside one of ``partners`` co-run partners (offered by ``partner_order``:
+``"submission"``, or ``"speed"`` -- ranked for each job by the pair's speed on ``heatmap``,
+as Pair-Greedy ranks nodes; :mod:`coburst.gym.backends`); ``"class"`` (heterogeneous clusters) --
 a job and a host class.  With choices, action ``k x len(choices) + i`` starts slot ``k``
 with choice ``i`` (:attr:`choices`); :attr:`wait_action` ends the decision.
 ``action_masks()`` and ``info["action_mask"]`` mark the valid ones; *wait* is masked out
@@ -52,7 +54,7 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
-from coburst.gym.backends import PLACEMENT_MODES, backend_for
+from coburst.gym.backends import PARTNER_ORDERS, PLACEMENT_MODES, backend_for
 from coburst.gym.hetero import HostClasses
 from coburst.gym.observe import CLUSTER_FEATURES, DEFAULT_HORIZONS, JOB_FEATURES, Observer
 from coburst.gym.rewards import make_reward
@@ -109,7 +111,8 @@ class BatsimExactEnv(gym.Env):
                  time_scale: float = 3600.0, export: str | None = None, sim_args: Sequence[str] = (),
                  adapter_options: dict | None = None, allocator: Callable | None = None,
                  modes: Sequence[str] = ("compact", "spread"), features: str = "basic",
-                 horizons: Sequence[float] = DEFAULT_HORIZONS, actions: str = "job", partners: int = 4):
+                 horizons: Sequence[float] = DEFAULT_HORIZONS, actions: str = "job", partners: int = 4,
+                 partner_order: str = "submission", heatmap: str = "aris-nas"):
         if not isinstance(window, int) or window < 1:
             raise ValueError(f"window must be an integer >= 1, got {window!r}")
         if invalid_action not in ("raise", "penalty"):
@@ -139,7 +142,7 @@ class BatsimExactEnv(gym.Env):
         #: every decision point, shown to the agent or not (used by :class:`coburst.gym.PolicyExpert`)
         self.listeners: list[Any] = []
         self.platform = str(platform)
-        self.backend_cls = backend_for(self.platform)
+        self.backend_cls, classes = self._platform_kind()
         from coburst.adapter.agent import agent_scheduler
 
         agent_scheduler(self.backend_cls.family).check_options(self.adapter_options)  # InputError naming a bad one
@@ -155,11 +158,28 @@ class BatsimExactEnv(gym.Env):
             raise ValueError(f"partners must be an integer >= 1, got {partners!r}")
         #: ``actions="partner"``: the co-run partner slots
         self.partners = partners if actions == "partner" else 0
+        if partner_order not in PARTNER_ORDERS:
+            raise ValueError(f"partner_order must be one of {PARTNER_ORDERS}, got {partner_order!r}")
+        if partner_order != "submission" and actions != "partner":
+            raise ValueError(f"partner_order={partner_order!r} needs actions='partner'")
+        #: how the partners are offered (:data:`~coburst.gym.backends.PARTNER_ORDERS`)
+        self.partner_order = partner_order
+        #: ``partner_order="speed"``: the heatmap's speeds that rank them
+        self.speeds = None
+        if partner_order == "speed":
+            from coburst.policies.cosched.base import AppSpeeds, load_heatmap_param
+
+            from coburst.errors import InputError
+
+            try:
+                self.speeds = AppSpeeds(load_heatmap_param("", heatmap))
+            except InputError as err:
+                raise ValueError(f"heatmap: {err.problem}") from None
         if actions == "class" and self.backend_cls.family != "hetero":
             raise ValueError("actions='class' needs a heterogeneous platform (coburst platform hetero)")
         self.actions = actions
         #: heterogeneous platforms: the host classes (:mod:`coburst.gym.hetero`)
-        self.host_classes = HostClasses.from_platform(self.platform) if self.backend_cls.family == "hetero" else None
+        self.host_classes = classes
         #: what an action chooses besides the job: placement modes, host class names, or nothing
         self.choices = {"job": (), "placement": PLACEMENT_MODES,
                         "partner": PLACEMENT_MODES + tuple(f"partner {i}" for i in range(self.partners)),
@@ -186,6 +206,13 @@ class BatsimExactEnv(gym.Env):
         self._reset_episode()
 
     # ------------------------------------------------------------------ inputs
+    def _platform_kind(self) -> tuple[type, HostClasses | None]:
+        """``(backend class, host classes)`` of the platform file (host classes: heterogeneous
+        platforms only, else None)."""
+        backend_cls = backend_for(self.platform)
+        hetero = backend_cls.family == "hetero"
+        return backend_cls, HostClasses.from_platform(self.platform) if hetero else None
+
     def _workload_files(self, workload: Any) -> list[str]:
         import json
 
@@ -358,7 +385,7 @@ class BatsimExactEnv(gym.Env):
             return False
         cluster = self._scheduler.cluster
         family = self.backend_cls.family
-        backend = (self.backend_cls(state, cluster, self.modes, self.partners) if family == "cosched" else
+        backend = (self.backend_cls(state, cluster, self.modes, self.partners, self.speeds) if family == "cosched" else
                    self.backend_cls(state, cluster, self.host_classes) if family == "hetero" else
                    self.backend_cls(state, cluster))
         self._bridge.backend = backend

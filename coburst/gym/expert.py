@@ -16,7 +16,10 @@ and the heterogeneous-cluster family with ``mapping="deferred"`` (with ``"queue"
 jobs to node queues, which no action expresses).  With ``actions="placement"`` or
 ``"class"`` the expert plays the policy's job and the mode or class of its allocation, and
 the environment places the job itself (``play_allocations=False``): the same run where the
-policy's placement is the environment's.  A policy that starts a job outside the window, or
+policy's placement is the environment's.  Pair-Greedy ranks the nodes of a spread job by
+the pair's speed: its placements are partner actions with ``partner_order="speed"`` (the
+spread placements in that ranking, :mod:`coburst.gym.backends`), not with the default
+submission order.  A policy that starts a job outside the window, or
 starts a job where the environment would show no decision, makes :meth:`expert_action` (or
 the step) raise :class:`ExpertMismatch`.
 """

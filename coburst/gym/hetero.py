@@ -56,6 +56,19 @@ class HostClasses:
             node_class.append(names.index(key))
         return cls(names, node_class)
 
+    @classmethod
+    def from_cluster(cls, cluster: Any) -> "HostClasses":
+        """The same classes from the adapter's :class:`~coburst.core.hetero.HeteroCluster` (the
+        nodes' ``type`` and ``speed`` properties as Batsim hands them to a scheduler)."""
+        names: list[str] = []
+        node_class = []
+        for node in cluster.nodes:
+            key = _class_key(node.type, float(node.speed))
+            if key not in names:
+                names.append(key)
+            node_class.append(names.index(key))
+        return cls(names, node_class)
+
     def __len__(self) -> int:
         return len(self.names)
 

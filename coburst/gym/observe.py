@@ -19,6 +19,9 @@ with ``actions="partner"`` (any feature set), one row per co-run partner slot::
 
     partners (P, 3)       present, its nodes a spread job could share / nodes, its nodes / nodes
 
+(with ``partner_order="speed"`` the partners are ranked for each job: ``partners`` is then
+``(window, P, 3)``, the rows of window slot ``k`` those of its job's partner slots)
+
 and on heterogeneous platforms (``coburst platform hetero``), one row per host class
 (:mod:`coburst.gym.hetero`)::
 
@@ -83,6 +86,8 @@ class Observer:
         self.corun = self.extended and env.backend_cls.family == "cosched"
         self.classes = self.extended and env.backend_cls.family == "hetero"
         self.partners = env.partners
+        #: the partners are ranked per job (``partner_order="speed"``): one table per window slot
+        self.per_job = getattr(env, "partner_order", "submission") == "speed"
         w = env.window
         cols = EXTENDED_JOB_FEATURES if self.extended else JOB_FEATURES
         subs = {"jobs": spaces.Box(0.0, 1.0, (w, len(cols)), dtype=np.float32),
@@ -92,7 +97,7 @@ class Observer:
         if self.corun:
             subs["corun"] = spaces.Box(0.0, 1.0, (w, len(CORUN_FEATURES)), dtype=np.float32)
         if self.partners:
-            subs["partners"] = spaces.Box(0.0, 1.0, (self.partners, len(PARTNER_FEATURES)), dtype=np.float32)
+            subs["partners"] = spaces.Box(0.0, 1.0, self._partner_shape(env), dtype=np.float32)
         if self.classes:
             from coburst.gym.hetero import CLASS_FEATURES
 
@@ -150,7 +155,7 @@ class Observer:
         if self.classes:
             obs["classes"] = np.zeros(self.dict_space["classes"].shape, dtype=np.float32)
         if self.partners:
-            obs["partners"] = np.zeros((self.partners, len(PARTNER_FEATURES)), dtype=np.float32)
+            obs["partners"] = np.zeros(self.dict_space["partners"].shape, dtype=np.float32)
         if not env._over and env.state is not None:
             self._fill(obs)
         if env.observation_kind == "flat":
@@ -179,14 +184,27 @@ class Observer:
         obs["cluster"][:] = (max(total - busy, 0) / total, max(total_bb - used_bb, 0) / total_bb if total_bb else 1.0,
                              queued / (queued + env.window))
         if self.partners:
-            n = backend.cluster.n
-            by_handle = env.state.by_handle
-            for i, (handle, nodes) in enumerate(backend.partners()):
-                job = by_handle.get(handle)
-                obs["partners"][i] = (1.0, len(nodes) / n, 0.0 if job is None else job.nodes * 2 / n)
+            if self.per_job:
+                for k, job in enumerate(window):
+                    self._partner_rows(obs["partners"][k], backend.partners(job))
+            else:
+                self._partner_rows(obs["partners"], backend.partners())
         if not self.extended:
             return
         self._extended(obs, window, pending, total, total_bb)
+
+    def _partner_rows(self, rows: np.ndarray, partners: list) -> None:
+        env = self.env
+        n = env._backend.cluster.n
+        by_handle = env.state.by_handle
+        for i, (handle, nodes) in enumerate(partners):
+            job = by_handle.get(handle)
+            rows[i] = (1.0, len(nodes) / n, 0.0 if job is None else job.nodes * 2 / n)
+
+    def _partner_shape(self, env: Any) -> tuple[int, ...]:
+        """``(P, 3)``; with ``partner_order="speed"`` (partners ranked per job) ``(window, P, 3)``."""
+        shape = (self.partners, len(PARTNER_FEATURES))
+        return (env.window, *shape) if self.per_job else shape
 
     def _extended(self, obs: dict, window: list, pending: list, total: int, total_bb: int) -> None:
         env = self.env

@@ -4,25 +4,38 @@ engine (``coburst run``, ``coburst sim``) and on the real Batsim.
 **The agent** is any object with ``act(observation, mask) -> int`` (or a callable
 ``agent(observation, mask) -> int``): ``observation`` is what
 :class:`~coburst.gym.env.BatsimExactEnv` returns, ``mask`` its ``action_masks()`` (a boolean
-array, ``window + 1`` long, the last entry *wait*).  It is named by the scheduler option
+array, ``wait_action + 1`` long, the last entry *wait*).  It is named by the scheduler option
 ``agent = "package.module:attribute"`` (an import path, read as such: the module is
 imported and the attribute looked up, dots allowed -- nothing is evaluated).
 
 **The decider** (:class:`AgentDecider`) is the environment's own bridge
 (:class:`~coburst.gym.bridge.Bridge`) over a :class:`SchedulerView`: an environment without a
-simulation of its own, fed by the adapter's events.  At a decision point where some job of
-the window can start, the view goes through the environment's code -- its ``_next_point``
-(window, mask, observer), ``step`` for every action (starts, mask, the end of the decision)
--- so the agent sees exactly the observations and masks of the environment, and the jobs it
-starts are the reply, as they are in the environment.  Decision points where nothing can
-start are passed without asking the agent, as there.
+simulation of its own, fed by the adapter's events, made when the simulation begins (the
+platform's resources tell the node-sharing grid or the host classes, which shape the
+actions and observations).  At a decision point where some job of the window can start, the
+view goes through the environment's code -- its ``_next_point`` (window, mask, observer),
+``step`` for every action (starts, mask, the end of the decision) -- so the agent sees
+exactly the observations and masks of the environment, and the jobs it starts are the
+reply, as they are in the environment.  Decision points where nothing can start are passed
+without asking the agent, as there.
+
+**Families** (one entry file each, over the adapter the family's built-in policies use):
+
+* ``schedulers/coburstAgent.py`` (:class:`TrainedAgentScheduler`): burst-buffer platforms
+  (flat clusters and dragonflies), ``actions="job"``;
+* ``schedulers/coschedAgent.py`` (:class:`CoschedTrainedAgentScheduler`): node-sharing
+  platforms (``coburst platform cosched``), ``actions`` ``"job"``, ``"placement"`` or
+  ``"partner"``;
+* ``schedulers/heteroAgent.py`` (:class:`HeteroTrainedAgentScheduler`): heterogeneous
+  clusters (``coburst platform hetero``), ``actions`` ``"job"`` or ``"class"``.
 
 **Options** (JSON, ``-o``): ``agent`` (required) and the environment's keyword options that
-shape observations: ``window`` (16), ``features`` (``"basic"``), ``observation``
-(``"dict"``), ``horizons``, ``time_scale`` (3600); the rest are the burst-buffer adapter's (``bb_capacity``,
-``dragonfly``, ``trace``, ...).  Entry file: ``schedulers/coburstAgent.py``
-(:class:`TrainedAgentScheduler`, below).  Burst-buffer platforms (flat
-clusters and dragonflies, the ``job`` actions) only.
+shape observations and actions, as the agent was trained with: ``window`` (16),
+``features`` (``"basic"``), ``observation`` (``"dict"``), ``horizons``, ``time_scale``
+(3600), ``actions`` (``"job"``); on node-sharing platforms also ``modes``, ``partners`` (4),
+``partner_order`` (``"submission"``) and ``heatmap``.  The rest are the family adapter's
+(``bb_capacity``, ``dragonfly``, ``trace``, ...).  An option the family does not take, or
+an ``actions`` value it cannot play, is an :class:`~coburst.errors.InputError` naming it.
 """
 
 from __future__ import annotations
@@ -33,18 +46,30 @@ import shutil
 from types import SimpleNamespace
 from typing import Any, Callable, Mapping
 
-from coburst.adapter.agent import AgentScheduler
+from coburst.adapter.agent import AgentScheduler, CoschedAgentScheduler, HeteroAgentScheduler
 from coburst.errors import InputError
 from coburst.gym.bridge import Bridge
+from coburst.gym.backends import BBBackend, CoschedBackend
 from coburst.gym.env import BatsimExactEnv
+from coburst.gym.hetero import HostClasses
 from coburst.gym.observe import DEFAULT_HORIZONS
 from coburst.gym.rewards import Reward
 from coburst.gym.stepper import AskAgent
 
-__all__ = ["AGENT_OPTIONS", "AgentDecider", "SchedulerView", "load_agent", "split_options", "agent_decider"]
+__all__ = ["AGENT_OPTIONS", "FAMILY_ACTIONS", "AgentDecider", "SchedulerView", "load_agent", "split_options",
+           "TrainedAgentScheduler", "CoschedTrainedAgentScheduler", "HeteroTrainedAgentScheduler"]
 
 #: the scheduler options read here (the others are the adapter's)
-AGENT_OPTIONS = ("agent", "window", "features", "observation", "horizons", "time_scale")
+AGENT_OPTIONS = ("agent", "window", "features", "observation", "horizons", "time_scale", "actions",
+                 "modes", "partners", "partner_order", "heatmap")
+#: family -> the ``actions`` its platforms take
+FAMILY_ACTIONS = {"bb": ("job",), "cosched": ("job", "placement", "partner"), "hetero": ("job", "class")}
+#: family -> its entry file and the platforms it runs on (messages)
+ENTRY = {"bb": ("schedulers/coburstAgent.py", "burst-buffer platforms"),
+         "cosched": ("schedulers/coschedAgent.py", "node-sharing platforms (coburst platform cosched)"),
+         "hetero": ("schedulers/heteroAgent.py", "heterogeneous clusters (coburst platform hetero)")}
+#: the options of node-sharing platforms only
+_COSCHED_ONLY = ("modes", "partners", "partner_order", "heatmap")
 _SOURCE = "scheduler options"
 
 
@@ -87,9 +112,60 @@ def _number(value: Any) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
-def split_options(options: Mapping[str, Any] | None) -> tuple[Callable, dict, dict]:
-    """``(agent, environment keyword options, adapter options)`` from the scheduler options;
-    an :class:`~coburst.errors.InputError` naming a bad one."""
+def _actions_option(value: Any, family: str) -> str:
+    if value in FAMILY_ACTIONS[family]:
+        return value
+    takes = ", ".join(f'"{a}"' for a in FAMILY_ACTIONS[family])
+    entry, platforms = ENTRY[family]
+    others = [f'"{value}": {ENTRY[f][0]} ({ENTRY[f][1]})' for f in ENTRY if f != family
+              and value in FAMILY_ACTIONS[f]]
+    hint = f"; for {others[0]}" if others else ""
+    raise InputError(_SOURCE, "actions", f"{entry} runs on {platforms} and takes {takes}, got {value!r}{hint}")
+
+
+def _cosched_options(options: dict, env_kw: dict) -> None:
+    """The node-sharing options (``modes``, ``partners``, ``partner_order``, ``heatmap``) into ``env_kw``."""
+    from coburst.gym.backends import PARTNER_ORDERS, PLACEMENT_MODES
+
+    if "modes" in options:
+        modes = options.pop("modes")
+        if (not isinstance(modes, list) or not modes or any(m not in PLACEMENT_MODES for m in modes)
+                or len(set(modes)) != len(modes)):
+            raise InputError(_SOURCE, "modes", f'must be a list of "compact" and/or "spread", got {modes!r}')
+        env_kw["modes"] = tuple(modes)
+    if "partners" in options:
+        partners = options.pop("partners")
+        if not isinstance(partners, int) or isinstance(partners, bool) or partners < 1:
+            raise InputError(_SOURCE, "partners", f"must be an integer >= 1, got {partners!r}")
+        env_kw["partners"] = partners
+    if "partner_order" in options:
+        order = options.pop("partner_order")
+        if order not in PARTNER_ORDERS:
+            raise InputError(_SOURCE, "partner_order", f"must be one of {', '.join(map(repr, PARTNER_ORDERS))}, "
+                             f"got {order!r}")
+        env_kw["partner_order"] = order
+    if "heatmap" in options:
+        heatmap = options.pop("heatmap")
+        if not isinstance(heatmap, str) or not heatmap:
+            raise InputError(_SOURCE, "heatmap", f"must be a heatmap file or a bundled heatmap name, got {heatmap!r}")
+        from coburst.policies.cosched.base import load_heatmap_param
+
+        try:
+            load_heatmap_param("", heatmap)
+        except InputError as err:
+            raise InputError(_SOURCE, "heatmap", err.problem) from None
+        env_kw["heatmap"] = heatmap
+    needs_partner = [k for k in ("partners", "partner_order", "heatmap") if k in env_kw]
+    if needs_partner and env_kw.get("actions") != "partner":
+        raise InputError(_SOURCE, needs_partner[0], 'is an option of actions "partner" only')
+    if "heatmap" in env_kw and env_kw.get("partner_order") != "speed":
+        raise InputError(_SOURCE, "heatmap", 'ranks the partners of partner_order "speed" only')
+
+
+def split_options(options: Mapping[str, Any] | None, family: str = "bb") -> tuple[Callable, dict, dict]:
+    """``(agent, environment keyword options, adapter options)`` from the scheduler options of
+    an agent on ``family``'s platforms (``"bb"``, ``"cosched"``, ``"hetero"``); an
+    :class:`~coburst.errors.InputError` naming a bad one."""
     options = dict(options or {})
     if "agent" not in options:
         raise InputError(_SOURCE, "agent", 'missing: the agent\'s import path, "package.module:attribute"')
@@ -121,6 +197,15 @@ def split_options(options: Mapping[str, Any] | None) -> tuple[Callable, dict, di
         if not _number(scale) or not scale > 0:
             raise InputError(_SOURCE, "time_scale", f"must be a number of seconds > 0, got {scale!r}")
         env_kw["time_scale"] = float(scale)
+    if "actions" in options:
+        env_kw["actions"] = _actions_option(options.pop("actions"), family)
+    if family == "cosched":
+        _cosched_options(options, env_kw)
+    else:
+        extra = [k for k in _COSCHED_ONLY if k in options]
+        if extra:
+            raise InputError(_SOURCE, extra[0], f"is an option of node-sharing platforms only "
+                             f"({ENTRY['cosched'][0]}), not of {ENTRY[family][1]}")
     return act, env_kw, options
 
 
@@ -136,20 +221,29 @@ class _Reply:
 
 class SchedulerView(BatsimExactEnv):
     """The environment as a scheduler sees it: no simulation of its own, the adapter's state
-    at each decision point (module doc).  ``scheduler``: the adapter (its ``cluster``,
-    ``nb_seen``, ``bs``); ``env_kw``: the environment's keyword options."""
+    at each decision point (module doc).  ``scheduler``: the adapter (its ``family``,
+    ``cluster``, ``nb_seen``, ``bs``), whose simulation has begun; ``env_kw``: the
+    environment's keyword options."""
 
     def __init__(self, scheduler: Any, **env_kw: Any):
-        # no platform file: the burst-buffer backend; no workload: the jobs come from the adapter;
-        # no reward (the agent is not learning here)
+        self._scheduler = scheduler
+        # no platform file: the adapter's family and resources; no workload: the jobs come
+        # from the adapter; no reward (the agent is not learning here)
         super().__init__([], "", reward=Reward(), horizons=env_kw.pop("horizons", DEFAULT_HORIZONS), **env_kw)
         shutil.rmtree(self._tmp, ignore_errors=True)  # (no outputs of its own)
         self._tmp = None
-        self._scheduler = scheduler
         self._link = _Reply()
         self._kernel = SimpleNamespace(resume_value=None)
         self._deciding = False
         self._workload_jobs: int | None = None
+
+    def _platform_kind(self) -> tuple[type, HostClasses | None]:
+        family = self._scheduler.family
+        if family == "hetero":
+            from coburst.gym.hetero import HeteroBackend
+
+            return HeteroBackend, HostClasses.from_cluster(self._scheduler.cluster)
+        return (CoschedBackend if family == "cosched" else BBBackend), None
 
     def _count_jobs(self) -> int | None:
         """The jobs of the simulation's workloads (SIMULATION_BEGINS names their files), as the
@@ -192,13 +286,17 @@ class SchedulerView(BatsimExactEnv):
 
 
 class AgentDecider(Bridge):
-    """The adapter's decider: the environment's bridge, the agent asked in place."""
+    """The adapter's decider: the environment's bridge, the agent asked in place; its view
+    (:meth:`attach`) is made when the simulation begins."""
 
-    def __init__(self, view: SchedulerView, act: Callable):
-        super().__init__(view)
-        view._bridge = self
+    def __init__(self, act: Callable):
+        super().__init__(None)
         self.stepped = True  # (the bridge raises AskAgent where the agent is to decide)
         self.act = act
+
+    def attach(self, view: SchedulerView) -> None:
+        self.env = view
+        view._bridge = self
 
     def make_decisions(self, state) -> Any:
         try:
@@ -207,23 +305,47 @@ class AgentDecider(Bridge):
             return self.env.decide(self.act, state)
 
 
-def agent_decider(scheduler: Any, options: Mapping[str, Any] | None) -> AgentDecider:
-    """The decider of ``scheduler`` (an agent-driven burst-buffer adapter) from its options."""
-    act, env_kw, _ = split_options(options)
-    return AgentDecider(SchedulerView(scheduler, **env_kw), act)
+class _TrainedAgent:
+    """What the three agent-driven adapters add: the agent's options checked (the family's
+    ``actions``), the decider in the policy's place, its view made once the platform is read."""
 
-
-class TrainedAgentScheduler(AgentScheduler):
-    """The burst-buffer adapter driven by a trained agent named in its options (``agent``:
-    ``"package.module:attribute"``; ``window``, ``features``, ``observation``, ``horizons``,
-    ``time_scale`` as the environment's), asked as :class:`coburst.gym.BatsimExactEnv` asks it
-    (:mod:`coburst.gym.scheduler`).  Entry file: ``schedulers/coburstAgent.py``."""
+    #: the policy family of the adapter (``"bb"``, ``"cosched"``, ``"hetero"``)
+    family = "bb"
 
     def __init__(self, options: Mapping[str, Any] | None = None):
         super().__init__(None, options)  # (a bad option: a message and status 2, as every adapter)
-        self.policy = agent_decider(self, options)
+        act, self._env_kw, _ = split_options(options, self.family)
+        self.policy = AgentDecider(act)
+
+    def onSimulationBegins(self):
+        super().onSimulationBegins()
+        self.policy.attach(SchedulerView(self, **dict(self._env_kw)))
 
     @classmethod
     def check_options(cls, options: Mapping[str, Any] | None):
-        _, _, adapter = split_options(options)
+        _, _, adapter = split_options(options, cls.family)
         return super().check_options(adapter)
+
+
+class TrainedAgentScheduler(_TrainedAgent, AgentScheduler):
+    """The burst-buffer adapter driven by a trained agent named in its options (``agent``:
+    ``"package.module:attribute"``; ``window``, ``features``, ``observation``, ``horizons``,
+    ``time_scale``, ``actions`` as the environment's), asked as
+    :class:`coburst.gym.BatsimExactEnv` asks it (:mod:`coburst.gym.scheduler`).  Entry file:
+    ``schedulers/coburstAgent.py``."""
+
+
+class CoschedTrainedAgentScheduler(_TrainedAgent, CoschedAgentScheduler):
+    """The node-sharing adapter driven by a trained agent (``actions`` ``"job"``,
+    ``"placement"`` or ``"partner"``; also ``modes``, ``partners``, ``partner_order``,
+    ``heatmap`` as the environment's).  Entry file: ``schedulers/coschedAgent.py``."""
+
+    family = "cosched"
+
+
+class HeteroTrainedAgentScheduler(_TrainedAgent, HeteroAgentScheduler):
+    """The heterogeneous-cluster adapter driven by a trained agent (``actions`` ``"job"`` or
+    ``"class"``: the host classes read from the platform's resources, as the environment
+    reads them from its file).  Entry file: ``schedulers/heteroAgent.py``."""
+
+    family = "hetero"
