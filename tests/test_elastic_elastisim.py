@@ -66,7 +66,7 @@ CASES = RECORD["cases"]
 DIFFERENT = {"phase_points", "expansion_cost", "pfs_ranks", "pfs_shared", "overlap"}
 #: of those, the cases where ElastiSim's model of a task differs from coburst's: imported, they
 #: read as coburst's model (not translated to ElastiSim's meaning, which coburst has no form for)
-MODEL_DIFFERENT = {"pfs_ranks", "pfs_shared", "overlap"}
+MODEL_DIFFERENT = {"pfs_ranks", "pfs_shared"}
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -319,10 +319,9 @@ def test_elastisims_files_imported_give_elastisims_times(tmp_path, name):
 
 @pytest.mark.parametrize("name", sorted(MODEL_DIFFERENT))
 def test_imported_transfer_cases_read_as_cobursts_model(tmp_path, name):
-    """ElastiSim's files of the cases whose task models differ, imported: a cpu task with flops and
-    bytes is a compute task then a communication task, ``synchronized`` is not read (coburst's
-    tasks always start on all the job's nodes together): coburst's dates of the case as it is
-    written in coburst's format, not ElastiSim's."""
+    """ElastiSim's files of the cases whose task models differ, imported: ``synchronized`` is not
+    read (coburst's tasks always start on all the job's nodes together), a node's I/O is the
+    job's: coburst's dates of the case as it is written in coburst's format, not ElastiSim's."""
     case = CASES[name]
     direct = simulate(tmp_path, "direct", case["coburst"], platform_of(case))
     imported_run = simulate(tmp_path, "imported", imported(tmp_path, name), platform_of(case))
@@ -338,7 +337,8 @@ def test_imported_phase_points_keep_the_documented_difference(tmp_path):
 
 
 @pytest.mark.parametrize("task, message", [
-    ({"type": "gpu", "flops": 1, "computation_pattern": "uniform"}, "task type 'gpu' is not taken"),
+    ({"type": "gpu", "bytes": 1, "communication_pattern": "gather"}, "pattern 'gather' is not taken for a gpu task"),
+    ({"type": "tpu", "flops": 1, "computation_pattern": "uniform"}, "task type 'tpu' is not taken"),
     ({"type": "pfs_write", "bytes": 1, "pattern": "total", "async": True}, "asynchronous I/O is not modelled"),
     ({"type": "idle", "delay": "1 ?", "pattern": "uniform"}, "cannot read the expression"),
     ({"type": "cpu", "flops": 1, "computation_pattern": "vector"}, "pattern 'vector' is not taken"),
@@ -379,21 +379,47 @@ def test_the_transfers_take_the_networks_time():
                         "master_worker", "uniform", "total", "all_ranks", "root_only", "even_ranks", "odd_ranks"}
 
 
+def coupled_form(workload: dict) -> dict:
+    """``workload`` with each compute task with flops followed by a communication task written
+    as one compute task coupled with that communication."""
+    out = json.loads(json.dumps(workload))
+    for profile in out["profiles"].values():
+        for phase in profile["elastic"]["phases"]:
+            tasks = []
+            for task in phase["tasks"]:
+                last = tasks[-1] if tasks else None
+                if (isinstance(task, dict) and task.get("type") == "communication" and isinstance(last, dict)
+                        and last.get("type") == "compute" and "flops" in last and "bytes" not in last):
+                    last.update(bytes=task["bytes"], pattern=task["pattern"])
+                else:
+                    tasks.append(task)
+            phase["tasks"] = tasks
+    return out
+
+
 def test_elastisim_overlaps_a_cpu_tasks_flops_and_bytes(tmp_path):
     """ElastiSim's ``cpu`` task with flops and bytes starts the computation and the communication
-    together: an iteration takes the longer of the two.  coburst's model (and the converter) has a
-    compute task, then a communication task: their sum.  The CPU-bound job (8 nodes: 5 s of
-    compute, an all-to-all of 2e10 bytes, 2.5e9 through each node's link: 2 s) takes 5 x 5 s in
-    ElastiSim and 5 x 7 s in coburst; the network-bound one (1 s of compute, a ring of 2e10 bytes:
-    2 s) 5 x 2 s and 5 x 3 s; the moldable job waiting for it starts 5 s later in coburst and
-    runs 10 s longer.  Written as two ``cpu`` tasks, ElastiSim gives coburst's dates."""
+    together: an iteration takes the longer of the two.  coburst's compute task, then its
+    communication task, take their sum.  The CPU-bound job (8 nodes: 5 s of compute, an
+    all-to-all of 2e10 bytes, 2.5e9 through each node's link: 2 s) takes 5 x 5 s in ElastiSim and
+    5 x 7 s in coburst; the network-bound one (1 s of compute, a ring of 2e10 bytes: 2 s) 5 x 2 s
+    and 5 x 3 s; the moldable job waiting for it starts 5 s later in coburst and runs 10 s longer.
+    Written as two ``cpu`` tasks, ElastiSim gives coburst's dates.  Written as coburst's coupled
+    form (one compute task with the bytes: one parallel task of both, which the converter makes
+    of ElastiSim's cpu task), coburst gives ElastiSim's dates: no link is shared by two jobs here,
+    so one parallel task of both amounts ends when two separate ones would."""
     case = CASES["overlap"]
     co = simulate(tmp_path, "overlap", case["coburst"], platform_of(case))
     assert es_ends(case) == [(0.0, 25.0), (0.0, 10.0), (10.0, 35.0)]
     assert [(j["start"], j["end"]) for j in co["jobs"]] == [(0.0, 35.0), (0.0, 15.0), (15.0, 50.0)]
     assert_same(co, es_view(case["elastisim_equivalent"]))
     tasks = case["elastisim_inputs"]["applications"]["cpu_bound"]["phases"][0]["tasks"]
-    assert len(tasks) == 1 and {"flops", "bytes"} <= set(tasks[0])
+    assert len(tasks) == 1 and {"flops", "bytes"} <= set(tasks[0]) and "coupled" not in tasks[0]
+    coupled = coupled_form(case["coburst"])
+    assert [len(ph["tasks"]) for p in coupled["profiles"].values() for ph in p["elastic"]["phases"]] == [1, 1]
+    assert_same(simulate(tmp_path, "coupled", coupled, platform_of(case)), es_view(case))
+    imported_tasks = imported(tmp_path, "overlap")["profiles"]["cpu_bound"]["elastic"]["phases"][0]["tasks"]
+    assert imported_tasks == [{"type": "compute", "flops": "4e10", "bytes": "2e10", "pattern": "all_to_all"}]
 
 
 def test_elastisims_nodes_go_from_task_to_task_on_their_own(tmp_path):
