@@ -9,6 +9,7 @@ A job's ``elastic`` object::
 
     "elastic": {"type": "malleable",              // rigid | moldable | malleable | evolving | adaptive
                 "num_nodes_min": 2, "num_nodes_max": 8,
+                "num_gpus_per_node": 2,            // GPUs used on each node (default 0)
                 "arguments": {"size": 4e9}}        // numbers the expressions may read
 
 * ``rigid``: runs on ``res`` nodes (the model is still used for its time);
@@ -52,6 +53,18 @@ transfer of the run):
   ``bb_*``) is a label of the job's ``storage_mapping`` when ``EXECUTE_JOB`` gave one,
   otherwise the name of a storage host of the platform, otherwise the platform's only storage
   host.
+
+* ``compute`` with ``flops`` and ``bytes`` and a communication ``pattern``: computation and
+  communication coupled, one parallel task of both amounts (Batsim's ``parallel`` profile,
+  ElastiSim's ``cpu`` task with ``coupled``), so that they overlap;
+* ``gpu``: ``flops`` (split over the nodes, or ``per_node``) computed on the job's
+  ``num_gpus_per_node`` GPUs of each node, and ``bytes`` spread between the job's GPUs by
+  ``all_to_all``, ``ring``, ``ring_clockwise`` or ``ring_counter_clockwise``
+  (:func:`coburst.models.patterns.gpu_matrices`), as ElastiSim's ``gpu`` task
+  (:mod:`coburst.simulator.elastic_gpu`).  A job with gpu tasks needs ``num_gpus_per_node``.
+
+Expressions read ``num_gpus_per_node`` and ``num_gpus`` (``num_nodes * num_gpus_per_node``)
+besides ``num_nodes`` and the rest.
 
 Data redistribution at a resize (no other simulator has it): the application's
 ``redistribution`` -- ``{"bytes": expression, "via": storage label}`` or just the expression --

@@ -5,10 +5,11 @@ job carrying an ``elastic`` field (:mod:`coburst.models.elastic`) runs its appli
 model instead of its profile: phases of iterations of tasks.  Delay and compute tasks take
 the time the performance model gives for the job's current number of nodes (compute tasks run
 at the slowest allocated host's speed, without contention); communication and PFS / burst-buffer
-I/O tasks, and the data redistribution of a resize, are parallel tasks of SimGrid's
-``ptask_L07`` model on the job's hosts (and the storage host), sharing the platform's links
-with every other transfer, as a Batsim ``parallel`` or ``parallel_homogeneous_pfs`` profile
-would.  A resized job first moves its data (when its application has a ``redistribution``),
+I/O tasks, compute tasks coupled with a communication, and the data redistribution of a
+resize, are parallel tasks of SimGrid's ``ptask_L07`` model on the job's hosts (and the storage
+host), sharing the platform's links with every other transfer, as a Batsim ``parallel`` or
+``parallel_homogeneous_pfs`` profile would; gpu tasks run on the job's GPUs
+(:mod:`coburst.simulator.elastic_gpu`).  A resized job first moves its data (when its application has a ``redistribution``),
 then pays its reconfiguration cost.
 
 **Handshake.**  In this mode ``SIMULATION_BEGINS``'s ``config`` has ``"elastic-jobs":
