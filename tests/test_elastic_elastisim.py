@@ -39,7 +39,17 @@ compute task, then a communication task), ElastiSim's nodes go from task to task
 between barriers (coburst's job runs each task on all its nodes before the next), and ElastiSim's
 I/O task is a parallel task a node (a shared link is shared per node; coburst's a parallel task a
 job, shared per job).  The first two have an ``elastisim_equivalent`` (ElastiSim's input written
-in coburst's model: two ``cpu`` tasks; every task ``synchronized``), which agrees with coburst."""
+in coburst's model: two ``cpu`` tasks; every task ``synchronized``), which agrees with coburst.
+Written in coburst's coupled form (one compute task with the bytes, one parallel task of both,
+which the converter makes of ElastiSim's ``cpu`` task with both), the first gives ElastiSim's
+dates.
+
+GPUs (cluster16_gpu.xml: the same nodes with 4 GPUs each): rigid, moldable and malleable jobs of
+gpu tasks (2, 3, 4 or 1 GPU(s) per node, flops split or per node, bytes all-to-all or in a ring
+within and between nodes, expressions and a reconfiguration cost reading ``num_gpus`` and
+``num_gpus_per_node``), and compute tasks coupled with a communication on a shared backbone
+(ElastiSim's ``cpu`` task ``coupled``), give ElastiSim's dates and decisions, run directly and
+imported."""
 
 from __future__ import annotations
 
@@ -66,7 +76,7 @@ CASES = RECORD["cases"]
 DIFFERENT = {"phase_points", "expansion_cost", "pfs_ranks", "pfs_shared", "overlap"}
 #: of those, the cases where ElastiSim's model of a task differs from coburst's: imported, they
 #: read as coburst's model (not translated to ElastiSim's meaning, which coburst has no form for)
-MODEL_DIFFERENT = {"pfs_ranks", "pfs_shared", "overlap"}
+MODEL_DIFFERENT = {"pfs_ranks", "pfs_shared"}
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -319,10 +329,9 @@ def test_elastisims_files_imported_give_elastisims_times(tmp_path, name):
 
 @pytest.mark.parametrize("name", sorted(MODEL_DIFFERENT))
 def test_imported_transfer_cases_read_as_cobursts_model(tmp_path, name):
-    """ElastiSim's files of the cases whose task models differ, imported: a cpu task with flops and
-    bytes is a compute task then a communication task, ``synchronized`` is not read (coburst's
-    tasks always start on all the job's nodes together): coburst's dates of the case as it is
-    written in coburst's format, not ElastiSim's."""
+    """ElastiSim's files of the cases whose task models differ, imported: ``synchronized`` is not
+    read (coburst's tasks always start on all the job's nodes together), a node's I/O is the
+    job's: coburst's dates of the case as it is written in coburst's format, not ElastiSim's."""
     case = CASES[name]
     direct = simulate(tmp_path, "direct", case["coburst"], platform_of(case))
     imported_run = simulate(tmp_path, "imported", imported(tmp_path, name), platform_of(case))
@@ -338,7 +347,8 @@ def test_imported_phase_points_keep_the_documented_difference(tmp_path):
 
 
 @pytest.mark.parametrize("task, message", [
-    ({"type": "gpu", "flops": 1, "computation_pattern": "uniform"}, "task type 'gpu' is not taken"),
+    ({"type": "gpu", "bytes": 1, "communication_pattern": "gather"}, "pattern 'gather' is not taken for a gpu task"),
+    ({"type": "tpu", "flops": 1, "computation_pattern": "uniform"}, "task type 'tpu' is not taken"),
     ({"type": "pfs_write", "bytes": 1, "pattern": "total", "async": True}, "asynchronous I/O is not modelled"),
     ({"type": "idle", "delay": "1 ?", "pattern": "uniform"}, "cannot read the expression"),
     ({"type": "cpu", "flops": 1, "computation_pattern": "vector"}, "pattern 'vector' is not taken"),
@@ -353,6 +363,67 @@ def test_what_is_not_taken_is_named(tmp_path, task, message):
                            str(tmp_path / "w.json")], capture_output=True, text=True, timeout=60)
     assert proc.returncode != 0 and message in proc.stderr and "a.json: phases[0].tasks[0]" in proc.stderr, proc.stderr
     assert "Traceback" not in proc.stderr and not (tmp_path / "w.json").exists()
+
+
+def test_gpu_jobs_with_gpus_per_node_bounds_that_differ_are_refused(tmp_path):
+    """coburst keeps a job's GPUs per node fixed: ElastiSim's min and max must agree."""
+    (tmp_path / "a.json").write_text(json.dumps({"phases": [{"tasks": [{"type": "gpu", "flops": 1,
+                                                                        "computation_pattern": "uniform"}]}]}))
+    jobs = tmp_path / "jobs.json"
+    jobs.write_text(json.dumps({"jobs": [{"type": "malleable", "submit_time": 0, "num_nodes_min": 1,
+                                          "num_nodes_max": 2, "num_gpus_per_node_min": 1,
+                                          "num_gpus_per_node_max": 2, "application_model": "a.json"}]}))
+    proc = subprocess.run([sys.executable, "-m", "coburst", "workload", "from-elastisim", str(jobs), "-o",
+                           str(tmp_path / "w.json")], capture_output=True, text=True, timeout=60)
+    assert proc.returncode != 0 and "jobs[0]" in proc.stderr and "keeps a job's GPUs per node fixed" in proc.stderr
+    assert "Traceback" not in proc.stderr
+
+
+# ------------------------------------------------------------------ GPUs
+def test_the_gpu_cases_by_hand(tmp_path):
+    """``gpu_rigid`` on nodes of 4 GPUs of 10 Gflop/s, 5 GB/s GPU links, 1.25 GB/s node links:
+    job 0 (4 nodes, 2 GPUs each) computes 2e10 flops a GPU (2 s) while its all-to-all of 2e10
+    bytes between 8 GPUs sends 1.71e10 between nodes (4.29e9 a node: 3.43 s) and 7.1e8 over each
+    node's GPU link (0.14 s), then waits 0.5 s: 5 x 3.93 s; job 1 (8 nodes, 4 GPUs) 2 s of GPU
+    flops (its ring: 0.8 s between nodes, 0.15 s within), then 1 s of CPU flops: 3 x 3 s; job 2
+    (1 GPU a node) starts when job 1 ends, 4 x 1 s.  ``gpu_malleable``: each resize's cost is
+    0.5 + 0.05 num_gpus, num_gpus = 2 x the new size, as ElastiSim evaluates it."""
+    assert es_ends(CASES["gpu_rigid"]) == [(0.0, 19.6429), (0.0, 9.0), (9.0, 13.0), (9.0, 15.0)]
+    case = CASES["gpu_malleable"]
+    co = simulate(tmp_path, "gm", case["coburst"], platform_of(case))
+    assert [(r["old"], r["new"]) for r in co["resizes"]] == [(16, 8), (8, 4), (4, 12), (12, 16)]
+    assert [r["cost"] for r in co["resizes"]] == [pytest.approx(0.5 + 0.05 * 2 * r["new"]) for r in co["resizes"]]
+    assert CASES["gpu_malleable"]["elastisim_inputs"]["jobs"]["jobs"][0]["num_gpus_per_node_max"] == 2
+
+
+def sequential_form(workload: dict) -> dict:
+    """``workload`` with each coupled compute task written as a compute task then its communication."""
+    out = json.loads(json.dumps(workload))
+    for profile in out["profiles"].values():
+        for phase in profile["elastic"]["phases"]:
+            tasks = []
+            for task in phase["tasks"]:
+                if isinstance(task, dict) and task.get("type") == "compute" and "bytes" in task:
+                    tasks.append({k: v for k, v in task.items() if k not in ("bytes", "pattern")})
+                    tasks.append({"type": "communication", "bytes": task["bytes"], "pattern": task["pattern"]})
+                else:
+                    tasks.append(task)
+            phase["tasks"] = tasks
+    return out
+
+
+def test_coupled_tasks_are_not_a_compute_task_then_a_communication(tmp_path):
+    """The ``coupled`` case written as coburst's default (a compute task, then a communication
+    task) gives other dates than ElastiSim's coupled tasks: the CPU-bound job ends 13.1 s later
+    (its computation no longer hides its communication), the network-bound one 7.5 s earlier (the
+    jobs' transfers share the backbone otherwise over time: a coupled task's transfer goes at the
+    pace of the whole task); the coupled form is what agrees."""
+    case = CASES["coupled"]
+    seq = simulate(tmp_path, "seq", sequential_form(case["coburst"]), platform_of(case))
+    es = case["elastisim"]["jobs"]
+    assert [round(c["end"] - e["end"], 4) for c, e in zip(seq["jobs"][:2], es[:2])] == [13.1, -7.5]
+    with pytest.raises(AssertionError):
+        assert_same(seq, es_view(case))
 
 
 # ------------------------------------------------------------------ transfers
@@ -379,21 +450,47 @@ def test_the_transfers_take_the_networks_time():
                         "master_worker", "uniform", "total", "all_ranks", "root_only", "even_ranks", "odd_ranks"}
 
 
+def coupled_form(workload: dict) -> dict:
+    """``workload`` with each compute task with flops followed by a communication task written
+    as one compute task coupled with that communication."""
+    out = json.loads(json.dumps(workload))
+    for profile in out["profiles"].values():
+        for phase in profile["elastic"]["phases"]:
+            tasks = []
+            for task in phase["tasks"]:
+                last = tasks[-1] if tasks else None
+                if (isinstance(task, dict) and task.get("type") == "communication" and isinstance(last, dict)
+                        and last.get("type") == "compute" and "flops" in last and "bytes" not in last):
+                    last.update(bytes=task["bytes"], pattern=task["pattern"])
+                else:
+                    tasks.append(task)
+            phase["tasks"] = tasks
+    return out
+
+
 def test_elastisim_overlaps_a_cpu_tasks_flops_and_bytes(tmp_path):
     """ElastiSim's ``cpu`` task with flops and bytes starts the computation and the communication
-    together: an iteration takes the longer of the two.  coburst's model (and the converter) has a
-    compute task, then a communication task: their sum.  The CPU-bound job (8 nodes: 5 s of
-    compute, an all-to-all of 2e10 bytes, 2.5e9 through each node's link: 2 s) takes 5 x 5 s in
-    ElastiSim and 5 x 7 s in coburst; the network-bound one (1 s of compute, a ring of 2e10 bytes:
-    2 s) 5 x 2 s and 5 x 3 s; the moldable job waiting for it starts 5 s later in coburst and
-    runs 10 s longer.  Written as two ``cpu`` tasks, ElastiSim gives coburst's dates."""
+    together: an iteration takes the longer of the two.  coburst's compute task, then its
+    communication task, take their sum.  The CPU-bound job (8 nodes: 5 s of compute, an
+    all-to-all of 2e10 bytes, 2.5e9 through each node's link: 2 s) takes 5 x 5 s in ElastiSim and
+    5 x 7 s in coburst; the network-bound one (1 s of compute, a ring of 2e10 bytes: 2 s) 5 x 2 s
+    and 5 x 3 s; the moldable job waiting for it starts 5 s later in coburst and runs 10 s longer.
+    Written as two ``cpu`` tasks, ElastiSim gives coburst's dates.  Written as coburst's coupled
+    form (one compute task with the bytes: one parallel task of both, which the converter makes
+    of ElastiSim's cpu task), coburst gives ElastiSim's dates: no link is shared by two jobs here,
+    so one parallel task of both amounts ends when two separate ones would."""
     case = CASES["overlap"]
     co = simulate(tmp_path, "overlap", case["coburst"], platform_of(case))
     assert es_ends(case) == [(0.0, 25.0), (0.0, 10.0), (10.0, 35.0)]
     assert [(j["start"], j["end"]) for j in co["jobs"]] == [(0.0, 35.0), (0.0, 15.0), (15.0, 50.0)]
     assert_same(co, es_view(case["elastisim_equivalent"]))
     tasks = case["elastisim_inputs"]["applications"]["cpu_bound"]["phases"][0]["tasks"]
-    assert len(tasks) == 1 and {"flops", "bytes"} <= set(tasks[0])
+    assert len(tasks) == 1 and {"flops", "bytes"} <= set(tasks[0]) and "coupled" not in tasks[0]
+    coupled = coupled_form(case["coburst"])
+    assert [len(ph["tasks"]) for p in coupled["profiles"].values() for ph in p["elastic"]["phases"]] == [1, 1]
+    assert_same(simulate(tmp_path, "coupled", coupled, platform_of(case)), es_view(case))
+    imported_tasks = imported(tmp_path, "overlap")["profiles"]["cpu_bound"]["elastic"]["phases"][0]["tasks"]
+    assert imported_tasks == [{"type": "compute", "flops": "4e10", "bytes": "2e10", "pattern": "all_to_all"}]
 
 
 def test_elastisims_nodes_go_from_task_to_task_on_their_own(tmp_path):

@@ -3,7 +3,9 @@ no resource is ever given to two jobs at once, every job ends, every allocation 
 job's bounds (a rigid or evolving job starts on res), and each job's execution time is what its
 performance model gives for the sizes it ran its iterations on, plus its reconfiguration costs
 (and the scheduling points' 1-byte messages: under a millisecond each, and a millisecond for each
-job whose events of the same date go first)."""
+job whose events of the same date go first).  GPU jobs are drawn too, on the platform of the
+ElastiSim GPU cases (gpu tasks and compute tasks coupled with a communication, whose time the
+GPUs and the network decide: the model's work bounds their execution time below)."""
 
 from __future__ import annotations
 
@@ -23,6 +25,7 @@ from platform_cache_fill import fill_platform_cache
 
 REPO = Path(__file__).resolve().parents[1]
 C16 = REPO / "platforms" / "cluster16.xml"
+GPU = REPO / "tests" / "data" / "elastisim" / "cluster16_gpu.xml"  # the same 16 nodes, 4 GPUs each
 NODES, SPEED = 16, 1e9
 KINDS = ("none", "rigid", "moldable", "malleable", "evolving", "adaptive")
 
@@ -33,12 +36,21 @@ pytestmark = pytest.mark.timeout(300)
 def platform_described():
     """(the runs here are in the test process: the platform comes from the cache)"""
     fill_platform_cache(C16)
+    fill_platform_cache(GPU)
 
 
 @st.composite
-def tasks(draw, network=False):
-    kind = draw(st.sampled_from(["delay", "flops", "linear", "amdahl", "downey", *(["comm"] * 2 if network else [])]))
+def tasks(draw, network=False, gpus=False):
+    kind = draw(st.sampled_from(["delay", "flops", "linear", "amdahl", "downey", *(["comm"] * 2 if network else []),
+                                 *(["gpu", "gpu", "coupled"] if gpus else [])]))
     seconds = draw(st.integers(1, 60))
+    if kind == "gpu":
+        return {"type": "gpu", "flops": f"{seconds}e10 * num_gpus", "per_node": draw(st.booleans()),
+                **({"bytes": f"{seconds}e8 * num_gpus_per_node", "pattern": draw(st.sampled_from(
+                    ["all_to_all", "ring", "ring_clockwise"]))} if draw(st.booleans()) else {})}
+    if kind == "coupled":
+        return {"type": "compute", "flops": f"{seconds}e9", "bytes": f"{seconds}e8 * num_nodes",
+                "pattern": draw(st.sampled_from(["all_to_all", "ring", "scatter"]))}
     if kind == "comm":  # (simulated on the network: its time is not in the model's work)
         return {"type": "communication", "bytes": f"{seconds}e8 * num_nodes",
                 "pattern": draw(st.sampled_from(["all_to_all", "ring", "gather", "master_worker"]))}
@@ -55,14 +67,14 @@ def tasks(draw, network=False):
 
 
 @st.composite
-def workloads(draw, network=False, walltimes=False):
+def workloads(draw, network=False, walltimes=False, gpus=False):
     profiles, jobs = {}, []
     for i in range(draw(st.integers(1, 7))):
         kind = draw(st.sampled_from(KINDS))
         lo = draw(st.integers(1, 8))
         hi = draw(st.integers(lo, 16))
         res = draw(st.integers(lo, hi))
-        phases = [{"iterations": draw(st.integers(1, 5)), "tasks": draw(st.lists(tasks(network), min_size=1, max_size=2)),
+        phases = [{"iterations": draw(st.integers(1, 5)), "tasks": draw(st.lists(tasks(network, gpus), min_size=1, max_size=2)),
                    "scheduling_point": draw(st.booleans()) or p == 0,
                    **({"evolving_request": f"{draw(st.integers(1, 16))} if iteration % 2 else num_nodes"}
                       if draw(st.booleans()) else {})}
@@ -81,6 +93,10 @@ def workloads(draw, network=False, walltimes=False):
             lo = hi = res
         if kind != "none":
             job["elastic"] = {"type": kind, "num_nodes_min": lo, "num_nodes_max": hi}
+            if gpus and (draw(st.booleans()) or '"gpu"' in json.dumps(phases)):
+                job["elastic"]["num_gpus_per_node"] = draw(st.integers(1, 4))
+        elif '"gpu"' in json.dumps(phases):  # (a plain job runs its profile: no gpu task to refuse)
+            profiles[f"p{i}"]["elastic"]["phases"] = [{"tasks": [1]}]
         jobs.append(job)
     return {"nb_res": NODES, "jobs": jobs, "profiles": profiles}
 
@@ -164,6 +180,14 @@ def test_equipartition_invariants_with_network_tasks(doc):
     """The same with communication tasks and data redistributions, which the network times."""
     with tempfile.TemporaryDirectory() as tmp:
         check_run(doc, Path(tmp), network=True)
+
+
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(workloads(network=True, gpus=True))
+def test_equipartition_invariants_with_gpu_jobs(doc):
+    """The same with GPU jobs (1 to 4 GPUs per node) of gpu tasks and coupled compute tasks."""
+    with tempfile.TemporaryDirectory() as tmp:
+        check_run(doc, Path(tmp), network=True, platform=GPU)
 
 
 @settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])

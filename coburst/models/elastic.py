@@ -9,6 +9,7 @@ A job's ``elastic`` object::
 
     "elastic": {"type": "malleable",              // rigid | moldable | malleable | evolving | adaptive
                 "num_nodes_min": 2, "num_nodes_max": 8,
+                "num_gpus_per_node": 2,            // GPUs used on each node (default 0)
                 "arguments": {"size": 4e9}}        // numbers the expressions may read
 
 * ``rigid``: runs on ``res`` nodes (the model is still used for its time);
@@ -53,6 +54,18 @@ transfer of the run):
   otherwise the name of a storage host of the platform, otherwise the platform's only storage
   host.
 
+* ``compute`` with ``flops`` and ``bytes`` and a communication ``pattern``: computation and
+  communication coupled, one parallel task of both amounts (Batsim's ``parallel`` profile,
+  ElastiSim's ``cpu`` task with ``coupled``), so that they overlap;
+* ``gpu``: ``flops`` (split over the nodes, or ``per_node``) computed on the job's
+  ``num_gpus_per_node`` GPUs of each node, and ``bytes`` spread between the job's GPUs by
+  ``all_to_all``, ``ring``, ``ring_clockwise`` or ``ring_counter_clockwise``
+  (:func:`coburst.models.patterns.gpu_matrices`), as ElastiSim's ``gpu`` task
+  (:mod:`coburst.simulator.elastic_gpu`).  A job with gpu tasks needs ``num_gpus_per_node``.
+
+Expressions read ``num_gpus_per_node`` and ``num_gpus`` (``num_nodes * num_gpus_per_node``)
+besides ``num_nodes`` and the rest.
+
 Data redistribution at a resize (no other simulator has it): the application's
 ``redistribution`` -- ``{"bytes": expression, "via": storage label}`` or just the expression --
 is the size of the job's distributed data; block-distributed over the old nodes, it moves to
@@ -73,7 +86,7 @@ from dataclasses import dataclass, field
 from typing import Any, Mapping
 
 from coburst.errors import InputError
-from coburst.models.patterns import COMM_PATTERNS, IO_PATTERNS
+from coburst.models.patterns import COMM_PATTERNS, GPU_PATTERNS, IO_PATTERNS
 from coburst.models.perf import Expression, ExpressionError, amdahl, downey
 
 __all__ = ["KINDS", "RESIZABLE", "Task", "Phase", "Redistribution", "Application", "ElasticJob", "parse_elastic"]
@@ -86,8 +99,13 @@ MOLDABLE_START = ("moldable", "malleable", "adaptive")
 #: kinds that ask for sizes
 REQUESTING = ("evolving", "adaptive")
 #: variable names an expression may read besides the job's arguments
-TASK_VARS = ("num_nodes", "iteration", "iterations")
-COST_VARS = ("num_nodes", "old_num_nodes")
+#: the job's GPUs an expression may read (ElastiSim's names): ``num_gpus_per_node`` (the job's
+#: GPUs on each of its nodes) and ``num_gpus`` (``num_nodes * num_gpus_per_node``)
+GPU_VARS = ("num_gpus", "num_gpus_per_node")
+TASK_VARS = ("num_nodes", "iteration", "iterations", *GPU_VARS)
+COST_VARS = ("num_nodes", "old_num_nodes", *GPU_VARS)
+#: names an argument cannot take
+RESERVED = tuple(dict.fromkeys(TASK_VARS + COST_VARS))
 _MODELS = ("linear", "amdahl", "downey")
 #: I/O task types and their default storage label
 IO_TASKS = {"pfs_read": "pfs", "pfs_write": "pfs", "bb_read": "bb", "bb_write": "bb"}
@@ -98,18 +116,38 @@ ANALYTIC = ("delay", "compute")
 class Task:
     """One task of a phase iteration (or of a cost)."""
 
-    type: str  # "delay", "compute", "communication" or one of IO_TASKS
-    amount: Expression  # seconds (delay, compute with a model), flops, or bytes (network tasks)
+    type: str  # "delay", "compute", "gpu", "communication" or one of IO_TASKS
+    amount: Expression  # seconds (delay, compute with a model), flops (compute, gpu), or bytes (network tasks)
     #: "seconds" (delay), "flops", "linear", "amdahl", "downey"; a network task's pattern
     model: str = "seconds"
     per_node: bool = False
     params: tuple[tuple[str, float], ...] = ()
     storage: str = ""  # an I/O task's storage label
+    #: the bytes of a gpu task, or of a compute task coupled with a communication
+    comm: Expression | None = None
+    comm_pattern: str = ""  # their pattern
 
     @property
     def analytic(self) -> bool:
         """Its time is computed (delay, compute), not simulated on the network."""
-        return self.type in ANALYTIC
+        return self.type in ANALYTIC and self.comm is None
+
+    @property
+    def coupled(self) -> bool:
+        """A compute task with a communication: one parallel task of both amounts."""
+        return self.type == "compute" and self.comm is not None
+
+    def values(self, env: Mapping[str, float]):
+        """A simulated task's amounts with ``env``: its bytes (communication, I/O), or
+        ``(flops, bytes)`` (a gpu task, a coupled compute task)."""
+        if self.type != "gpu" and not self.coupled:
+            return self.bytes(env)
+        flops = self.amount.evaluate(env)
+        size = 0.0 if self.comm is None else self.comm.evaluate(env)
+        if flops < 0 or size < 0:
+            raise ExpressionError(f"{self.amount.text!r} or {self.comm.text if self.comm else 0!r} is negative "
+                                  f"({flops}, {size}) with {dict(env)}")
+        return flops, size
 
     def bytes(self, env: Mapping[str, float]) -> float:
         """A network task's bytes with ``env``."""
@@ -174,6 +212,8 @@ class ElasticJob:
     app: Application
     #: iterations of each phase (the arguments fix them)
     iterations: tuple[int, ...] = field(default=())
+    #: GPUs the job uses on each of its nodes (its gpu tasks run on them)
+    gpus_per_node: int = 0
 
     @property
     def resizable(self) -> bool:
@@ -189,8 +229,18 @@ class ElasticJob:
             return self.num_nodes_min, self.num_nodes_max
         return self.res, self.res
 
+    @property
+    def gpu_tasks(self) -> bool:
+        """The job has gpu tasks."""
+        return any(t.type == "gpu" for ph in self.app.phases for t in ph.tasks)
+
     def env(self, **values: float) -> dict[str, float]:
-        return {**self.arguments, **values}
+        """The variables of an expression: the arguments, ``values`` and the job's GPUs."""
+        g = self.gpus_per_node
+        out = {**self.arguments, **values, "num_gpus_per_node": g}
+        if "num_nodes" in values:
+            out["num_gpus"] = values["num_nodes"] * g
+        return out
 
     def cost(self, tasks: tuple[Task, ...], n: int, old: int, speed: float) -> float:
         env = self.env(num_nodes=n, old_num_nodes=old)
@@ -204,8 +254,8 @@ class ElasticJob:
 
     def segments(self, phase: int, iteration: int, n: int, speed: float) -> list:
         """One iteration as the simulator runs it: each run of consecutive analytic tasks is one
-        float (its seconds, summed as :meth:`iteration_time` sums them), each network task a
-        ``(task, bytes)`` pair, in the phase's order."""
+        float (its seconds, summed as :meth:`iteration_time` sums them), each simulated task a
+        ``(task, task.values(env))`` pair, in the phase's order."""
         tasks = self.app.phases[phase].tasks
         env = self.env(num_nodes=n, iteration=iteration, iterations=self.iterations[phase])
         if all(t.analytic for t in tasks):
@@ -219,16 +269,17 @@ class ElasticJob:
             if group:
                 out.append(sum(g.duration(env, speed) for g in group))
                 group = []
-            out.append((t, t.bytes(env)))
+            out.append((t, t.values(env)))
         if group:
             out.append(sum(g.duration(env, speed) for g in group))
         return out
 
     def task_values(self, phase: int, iteration: int, n: int, speed: float) -> list:
-        """One iteration task by task: ``(task, seconds)`` for analytic tasks, ``(task, bytes)``
-        for network tasks (the energy accounting loads the hosts of each compute task)."""
+        """One iteration task by task: ``(task, seconds)`` for analytic tasks, ``(task,
+        Task.values)`` for the simulated ones (the energy accounting loads the hosts of each
+        compute task)."""
         env = self.env(num_nodes=n, iteration=iteration, iterations=self.iterations[phase])
-        return [(t, t.duration(env, speed) if t.analytic else t.bytes(env)) for t in self.app.phases[phase].tasks]
+        return [(t, t.duration(env, speed) if t.analytic else t.values(env)) for t in self.app.phases[phase].tasks]
 
     def redistributed_bytes(self, n: int, old: int) -> float:
         """Bytes the job's data redistribution moves from ``old`` to ``n`` nodes (0: none)."""
@@ -298,6 +349,32 @@ def _network_task(ctx: _Ctx, spec: dict, place: str, allowed: tuple[str, ...], t
     return Task(ttype, ctx.expr(spec["bytes"], f"{place}.bytes", allowed), pattern, storage=storage)
 
 
+def _flops_task(ctx: _Ctx, spec: dict, place: str, allowed: tuple[str, ...], ttype: str) -> Task:
+    """A compute task with ``flops`` (and, coupled, ``bytes`` and a ``pattern``) or a gpu task
+    (``flops`` and / or ``bytes`` and a ``pattern``)."""
+    extra = set(spec) - {"type", "flops", "per_node", "bytes", "pattern", "name"}
+    if extra:
+        ctx.fail(place, f"unexpected field(s) {sorted(extra)} of a {ttype} task (flops, per_node, bytes, pattern, "
+                        "name)")
+    if "flops" not in spec and "bytes" not in spec:
+        ctx.fail(place, f"a {ttype} task has 'flops', 'bytes' or both")
+    if ("bytes" in spec) != ("pattern" in spec):
+        ctx.fail(place, f"a {ttype} task's 'bytes' go with a 'pattern' (and a pattern with bytes)")
+    per_node = spec.get("per_node", False)
+    if not isinstance(per_node, bool):
+        ctx.fail(f"{place}.per_node", "expected true or false")
+    flops = ctx.expr(spec.get("flops", 0), f"{place}.flops", allowed)
+    comm, pattern = None, ""
+    if "bytes" in spec:
+        patterns = GPU_PATTERNS if ttype == "gpu" else COMM_PATTERNS
+        pattern = spec["pattern"]
+        if pattern not in patterns:
+            ctx.fail(f"{place}.pattern", f"unknown pattern {json.dumps(pattern)} for a {ttype} task's bytes "
+                                         f"(known: {', '.join(patterns)})")
+        comm = ctx.expr(spec["bytes"], f"{place}.bytes", allowed)
+    return Task(ttype, flops, "flops", per_node, comm=comm, comm_pattern=pattern)
+
+
 def _task(ctx: _Ctx, spec: Any, place: str, allowed: tuple[str, ...], network: bool = False) -> Task:
     if isinstance(spec, (str, int, float)) and not isinstance(spec, bool):
         return Task("delay", ctx.expr(spec, place, allowed))
@@ -316,19 +393,21 @@ def _task(ctx: _Ctx, spec: Any, place: str, allowed: tuple[str, ...], network: b
             ctx.fail(place, "a delay task has 'seconds' (and an optional 'name') only"
                      + (f"; unexpected {sorted(extra)}" if extra else ""))
         return Task("delay", ctx.expr(spec["seconds"], f"{place}.seconds", allowed))
+    if ttype == "gpu":
+        if not network:
+            ctx.fail(f"{place}.type", "a gpu task cannot be a cost (on_init, on_reconfiguration and on_expansion "
+                     "take delay and compute tasks)")
+        return _flops_task(ctx, spec, place, allowed, "gpu")
     if ttype != "compute":
-        ctx.fail(f"{place}.type", f"unknown task type {json.dumps(ttype)} (delay, compute, communication, "
+        ctx.fail(f"{place}.type", f"unknown task type {json.dumps(ttype)} (delay, compute, gpu, communication, "
                  f"{', '.join(IO_TASKS)})")
     if ("flops" in spec) == ("seconds" in spec):
         ctx.fail(place, "a compute task has either 'flops' or 'seconds' (time on one node)")
     if "flops" in spec:
-        extra = set(spec) - {"type", "flops", "per_node", "name"}
-        if extra:
-            ctx.fail(place, f"unexpected field(s) {sorted(extra)} of a compute task with 'flops'")
-        per_node = spec.get("per_node", False)
-        if not isinstance(per_node, bool):
-            ctx.fail(f"{place}.per_node", "expected true or false")
-        return Task("compute", ctx.expr(spec["flops"], f"{place}.flops", allowed), "flops", per_node)
+        if "bytes" in spec and not network:
+            ctx.fail(f"{place}.bytes", "a cost's compute task has no communication (costs take delay and compute "
+                     "tasks)")
+        return _flops_task(ctx, spec, place, allowed, "compute")
     model = spec.get("model", "linear")
     if model not in _MODELS:
         ctx.fail(f"{place}.model", f"unknown model {json.dumps(model)} (known: {', '.join(_MODELS)})")
@@ -428,10 +507,14 @@ def parse_elastic(job: Mapping[str, Any], profile: Mapping[str, Any] | None, sou
     res = job.get("res")
     if isinstance(res, bool) or not isinstance(res, int) or res < 1:
         raise InputError(source, f"{where}.res", f"expected a positive integer, got {json.dumps(res)}")
-    extra = set(spec) - {"type", "num_nodes_min", "num_nodes_max", "arguments", "application"}
+    extra = set(spec) - {"type", "num_nodes_min", "num_nodes_max", "num_gpus_per_node", "arguments", "application"}
     if extra:
         raise InputError(source, f"{where}.elastic", f"unexpected field(s) {sorted(extra)} (type, num_nodes_min, "
-                                                     "num_nodes_max, arguments, application)")
+                                                     "num_nodes_max, num_gpus_per_node, arguments, application)")
+    gpus = spec.get("num_gpus_per_node", 0)
+    if isinstance(gpus, bool) or not isinstance(gpus, int) or gpus < 0:
+        raise InputError(source, f"{where}.elastic.num_gpus_per_node",
+                         f"expected a non-negative integer, got {json.dumps(gpus)}")
     kind = spec.get("type", "rigid")
     if kind not in KINDS:
         raise InputError(source, f"{where}.elastic.type", f"unknown job type {json.dumps(kind)} "
@@ -455,9 +538,9 @@ def parse_elastic(job: Mapping[str, Any], profile: Mapping[str, Any] | None, sou
         raise InputError(source, f"{where}.elastic.arguments", "expected an object of numbers")
     arguments: dict[str, float] = {}
     for key, value in args.items():
-        if not key.isidentifier() or key in TASK_VARS + COST_VARS:
+        if not key.isidentifier() or key in RESERVED:
             raise InputError(source, f"{where}.elastic.arguments.{key}",
-                             "an argument name is an identifier other than " + ", ".join(TASK_VARS + COST_VARS[1:]))
+                             "an argument name is an identifier other than " + ", ".join(RESERVED))
         if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
             raise InputError(source, f"{where}.elastic.arguments.{key}", f"expected a number, got {json.dumps(value)}")
         arguments[key] = float(value)
@@ -471,4 +554,10 @@ def parse_elastic(job: Mapping[str, Any], profile: Mapping[str, Any] | None, sou
                                                          f"'elastic' object in the job's profile ({profile_where})")
         ctx, place = _Ctx(source, profile_where, arguments), "elastic"
     app, counts = _application(ctx, app_doc, place)
-    return ElasticJob(kind, lo, hi, res, arguments, app, counts)
+    if not gpus:
+        for i, phase in enumerate(app.phases):
+            for k, task in enumerate(phase.tasks):
+                if task.type == "gpu":
+                    ctx.fail(f"{place}.phases[{i}].tasks[{k}]", "a gpu task runs on the job's GPUs, and the job has "
+                             f"none: give its elastic.num_gpus_per_node ({where})")
+    return ElasticJob(kind, lo, hi, res, arguments, app, counts, gpus)

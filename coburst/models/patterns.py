@@ -3,11 +3,14 @@ resized job's data moves (:mod:`coburst.models.elastic`): pure functions, no sim
 
 from __future__ import annotations
 
-__all__ = ["COMM_PATTERNS", "IO_PATTERNS", "communication_matrix", "io_vector", "redistribution_matrix"]
+__all__ = ["COMM_PATTERNS", "GPU_PATTERNS", "IO_PATTERNS", "communication_matrix", "gpu_matrices", "gpu_link_bytes",
+           "io_vector", "redistribution_matrix"]
 
 #: ElastiSim's matrix distribution patterns (``matrix`` itself, for rigid jobs only, is not taken)
 COMM_PATTERNS = ("all_to_all", "gather", "scatter", "ring", "ring_clockwise", "ring_counter_clockwise",
                  "master_worker")
+#: the patterns of a gpu task's bytes (ElastiSim's ``Utility::createMatrices``)
+GPU_PATTERNS = ("all_to_all", "ring", "ring_clockwise", "ring_counter_clockwise")
 #: ElastiSim's vector distribution patterns (``total`` is ``all_ranks``; ``vector`` is not taken)
 IO_PATTERNS = ("uniform", "total", "all_ranks", "root_only", "even_ranks", "odd_ranks")
 
@@ -52,6 +55,38 @@ def communication_matrix(pattern: str, n: int, size: float) -> list[float]:
     else:  # pragma: no cover - parsing refuses other patterns
         raise ValueError(pattern)
     return m
+
+
+def gpu_matrices(pattern: str, n: int, g: int, size: float) -> tuple[list[float], list[float]]:
+    """A gpu task's ``size`` bytes between the ``n * g`` GPUs of a job (``g`` on each of its
+    ``n`` nodes) spread by ``pattern``, as ElastiSim's ``Utility::createMatrices``: the part
+    within a node (the ``g`` x ``g`` matrix of one node's GPUs, over its GPU link) and the part
+    between nodes (the ``n`` x ``n`` matrix of the nodes, over the network).  One GPU a node:
+    all between nodes.  ``all_to_all``: size / (G (G-1)) between every two of the G GPUs, the
+    node's share of the pairs within nodes, all the pairs across; ``ring``: size / 2G to each
+    neighbour; ``ring_clockwise`` / ``ring_counter_clockwise``: size / G to one neighbour."""
+    total = n * g
+    if g == 1:
+        intra, inter = 0.0, size
+    elif pattern == "all_to_all":
+        each = size / (total * (total - 1))
+        intra, inter = total * (g - 1) * each / n, total * (total - g) * each
+    elif pattern == "ring":
+        each = size / (total * 2)
+        intra, inter = (each * g * 2, 0.0) if n == 1 else (each * (g - 1) * 2, each * n * 2)
+    elif pattern in ("ring_clockwise", "ring_counter_clockwise"):
+        each = size / total
+        intra, inter = (each * g, 0.0) if n == 1 else (each * (g - 1), each * n)
+    else:  # pragma: no cover - parsing refuses other patterns
+        raise ValueError(pattern)
+    return communication_matrix(pattern, g, intra), communication_matrix(pattern, n, inter)
+
+
+def gpu_link_bytes(matrix: list[float], g: int) -> float:
+    """The bytes a node's GPU link carries for a ``g`` x ``g`` matrix of its GPUs: the busiest
+    pair's, both ways (ElastiSim's ``Node::execGpuTransferAsync``: the link moves the dominant
+    pair's bytes, the others alongside)."""
+    return max((matrix[i * g + j] + matrix[j * g + i] for i in range(g) for j in range(i + 1, g)), default=0.0)
 
 
 def io_vector(pattern: str, n: int, size: float) -> list[float]:

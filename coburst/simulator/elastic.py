@@ -5,10 +5,11 @@ job carrying an ``elastic`` field (:mod:`coburst.models.elastic`) runs its appli
 model instead of its profile: phases of iterations of tasks.  Delay and compute tasks take
 the time the performance model gives for the job's current number of nodes (compute tasks run
 at the slowest allocated host's speed, without contention); communication and PFS / burst-buffer
-I/O tasks, and the data redistribution of a resize, are parallel tasks of SimGrid's
-``ptask_L07`` model on the job's hosts (and the storage host), sharing the platform's links
-with every other transfer, as a Batsim ``parallel`` or ``parallel_homogeneous_pfs`` profile
-would.  A resized job first moves its data (when its application has a ``redistribution``),
+I/O tasks, compute tasks coupled with a communication, and the data redistribution of a
+resize, are parallel tasks of SimGrid's ``ptask_L07`` model on the job's hosts (and the storage
+host), sharing the platform's links with every other transfer, as a Batsim ``parallel`` or
+``parallel_homogeneous_pfs`` profile would; gpu tasks run on the job's GPUs
+(:mod:`coburst.simulator.elastic_gpu`).  A resized job first moves its data (when its application has a ``redistribution``),
 then pays its reconfiguration cost.
 
 **Handshake.**  In this mode ``SIMULATION_BEGINS``'s ``config`` has ``"elastic-jobs":
@@ -61,6 +62,8 @@ from coburst.simulator.allocation import parse_allocation
 from coburst.simulator.kernel import Run, Suspend, Work
 from coburst.models.elastic import IO_TASKS, ElasticJob, Task, parse_elastic
 from coburst.models.patterns import communication_matrix, io_vector, redistribution_matrix
+from coburst.simulator.elastic_gpu import (check_allocation, check_job, platform_gpus, run_coupled_task,
+                                           run_gpu_task)
 
 if TYPE_CHECKING:  # pragma: no cover
     from coburst.simulator.jobs import SimJob
@@ -141,13 +144,14 @@ class ElasticRun:
         if power is not None:
             power.meter.task_end([self.job.alloc.min], self.sim.kernel.now)
 
-    def ptask(self, hosts: list, matrix: list[float]) -> Generator:
-        """Run a transfer-only parallel task; False if the walltime ends first (or the job is
-        killed: ``self.killed``)."""
-        if not any(matrix):
+    def ptask(self, hosts: list, matrix: list[float], flops: list[float] | None = None) -> Generator:
+        """Run a parallel task (transfers only, unless ``flops`` are given); False if the walltime
+        ends first (or the job is killed: ``self.killed``)."""
+        if flops is None:
+            flops = [0.0] * len(hosts)
+        if not any(matrix) and not any(flops):
             return True
         sim, kernel = self.sim, self.sim.kernel
-        flops = [0.0] * len(hosts)
         rate = sim.computed_rate(hosts, flops, matrix)
         run = Work(rate) if rate is not None else Run(hosts, flops, matrix)
         walltime = float(self.job.walltime)
@@ -201,8 +205,13 @@ class ElasticRun:
                          f"its I/O task's storage {label!r} is no storage host of the platform (storage hosts: "
                          f"{', '.join(r.name for r in storages) or 'none'})")
 
-    def network(self, task: Task, size: float) -> Generator:
-        """One communication or I/O task of ``size`` bytes on the job's hosts."""
+    def network(self, task: Task, size) -> Generator:
+        """One communication or I/O task of ``size`` bytes on the job's hosts (a gpu task or a
+        coupled compute task: ``size`` is its flops and bytes, :mod:`coburst.simulator.elastic_gpu`)."""
+        if task.type == "gpu":
+            return (yield from run_gpu_task(self, task, *size))
+        if task.coupled:
+            return (yield from run_coupled_task(self, task, *size))
         hosts = [self.sim.resources[i].host for i in self.ids]
         n = len(hosts)
         if task.type == "communication":
@@ -306,6 +315,8 @@ class ElasticMode:
         cfg = sim.config
         if cfg.speed_hook or cfg.heatmap:
             raise InputError("--elastic", None, "elastic jobs cannot be combined with --speed-hook or --heatmap")
+        #: the compute resources' GPUs (coburst.simulator.elastic_gpu)
+        self.gpus = platform_gpus(sim.resources, str(cfg.platform))
         for wl in sim.workloads.values():
             for i, job in enumerate(wl.jobs or ()):
                 self.spec_of_job(job, wl, f"jobs[{i}]")
@@ -318,8 +329,10 @@ class ElasticMode:
             wl = wl or self.sim.workloads[job.workload]
             where = where or f"job {job.json.get('id')!r}"
             profile = wl.profiles.get(job.profile)
-            spec = self.specs[job.id] = parse_elastic({**job.json, "res": job.res}, profile.data if profile else None,
-                                                      wl.path, where, f"profiles.{job.profile}")
+            spec = parse_elastic({**job.json, "res": job.res}, profile.data if profile else None, wl.path, where,
+                                 f"profiles.{job.profile}")
+            check_job(spec, self.gpus, wl.path, where)
+            self.specs[job.id] = spec
         return spec
 
     def spec(self, sjob: "SimJob") -> ElasticJob | None:
@@ -373,6 +386,7 @@ class ElasticMode:
             raise ProtocolError(f"EXECUTE_JOB {sjob.id}: allocation {alloc} has {len(ids)} resources but the "
                                 f"{spec.kind} job starts on {what}")
         self._check_free("EXECUTE_JOB", sjob, ids, set())
+        check_allocation(self.sim, sjob, spec, ids, "EXECUTE_JOB")
         if self.sim.power is not None:
             self.sim.power.check_executable(sjob, ids)
         sjob.alloc = alloc
@@ -418,6 +432,7 @@ class ElasticMode:
             return
         own = set(sjob.machine_ids())
         self._check_free("RESIZE_JOB", sjob, ids, own)
+        check_allocation(sim, sjob, spec, ids, "RESIZE_JOB")
         new_set = set(ids)
         removed = [i for i in sjob.machine_ids() if i not in new_set]
         added = [i for i in ids if i not in own]

@@ -177,21 +177,22 @@ def _leaves_are(profiles: dict, name: str, leaf_ok, seen: set) -> bool:
 
 
 def _elastic_network(wl) -> bool:
-    """Some elastic application model of the workload has communication or I/O tasks or a data
-    redistribution (:mod:`coburst.models.elastic`): text of a task type or key it needs."""
+    """Some elastic application model of the workload has communication, I/O or gpu tasks, a
+    compute task with bytes or a data redistribution (:mod:`coburst.models.elastic`): text of a
+    task type or key it needs."""
     apps = [p.data.get("elastic") for p in wl.profiles.values()]
     apps += [(j.json.get("elastic") or {}).get("application") for j in (wl.jobs or ())
              if isinstance(j.json.get("elastic"), dict)]
     for app in apps:
         if isinstance(app, dict):
             text = repr(app)
-            if "redistribution" in text or any(f"'{t}'" in text for t in _NETWORK_TASKS):
+            if "redistribution" in text or "'bytes'" in text or any(f"'{t}'" in text for t in _NETWORK_TASKS):
                 return True
     return False
 
 
 #: elastic task types that run on the network
-_NETWORK_TASKS = ("communication", "pfs_read", "pfs_write", "bb_read", "bb_write")
+_NETWORK_TASKS = ("communication", "pfs_read", "pfs_write", "bb_read", "bb_write", "gpu")
 
 
 def usable(config, workloads: dict, options: dict) -> bool | str:

@@ -13,12 +13,15 @@ expressions in exprtk's syntax.  :func:`convert` gives the same jobs in coburst'
   real Batsim runs it rigid on, and an evolving job's start size) is ``attributes.res`` when
   given, else ``num_nodes`` (rigid), else ``num_nodes_min``; the ``arguments`` are numbers;
 * its profile is a ``delay`` of the model's time on ``res`` nodes of ``speed`` flop/s (what
-  the real Batsim runs; network tasks not counted) carrying the application model;
+  the real Batsim runs; a coupled task's computation counted, its communication, network and
+  gpu tasks not; 1 s when that is nothing) carrying the application model;
 * tasks: ``idle`` and ``busy_wait`` become ``delay`` tasks (``uniform`` and ``root_only``: the
   delay; ``total`` / ``all_ranks``: the delay over the nodes); ``cpu`` becomes a ``compute``
   task (``flops`` per node for ``uniform`` and ``root_only``, split over the nodes for ``total``
-  / ``all_ranks``) and, with ``bytes``, a ``communication`` task after it (ElastiSim overlaps
-  the two: a documented difference); ``pfs_read`` / ``pfs_write`` / ``bb_read`` / ``bb_write``
+  / ``all_ranks``), with ``bytes`` too a compute task coupled with its communication (one
+  parallel task of both, which overlaps them as ElastiSim does), with ``bytes`` only a
+  ``communication`` task; ``gpu`` becomes a ``gpu`` task (the same flops, its bytes'
+  ``communication_pattern`` as its ``pattern``); ``pfs_read`` / ``pfs_write`` / ``bb_read`` / ``bb_write``
   keep their type, bytes and pattern; a task's ``iterations`` and ``sequence`` tasks are
   unrolled (at most :data:`MAX_UNROLLED` tasks);
 * expressions are translated from exprtk's syntax: ``c ? a : b``, ``&&``, ``||``, ``!``,
@@ -27,13 +30,18 @@ expressions in exprtk's syntax.  :func:`convert` gives the same jobs in coburst'
   coburst at its point after the one before), and ``num_nodes`` in ``on_expansion`` (ElastiSim
   runs it on the added nodes: ``num_nodes - old_num_nodes``).
 
+A job's GPUs: ``num_gpus_per_node`` (rigid) or ``num_gpus_per_node_min`` = ``_max`` (the
+others: coburst keeps the count fixed; different bounds are refused) becomes
+``elastic.num_gpus_per_node``.
+
 One difference stays, by design: ElastiSim's scheduling points come *before* each iteration of
 a phase with ``scheduling_point`` (not before the job's first), coburst's *after* each (not
 after the job's last); between a phase without points and one with, ElastiSim stops at the
 boundary and coburst after the second phase's first iteration
 (``docs/tutorials/malleable.md``, "Against ElastiSim").
 
-Not taken, each named with its place: GPU tasks, asynchronous I/O, ``vector`` and ``matrix``
+Not taken, each named with its place: GPU tasks in the costs, GPUs per node that may change,
+asynchronous I/O, ``vector`` and ``matrix``
 patterns (explicit per-rank loads), ``even_ranks`` / ``odd_ranks`` on delay and compute tasks,
 network tasks in the costs (coburst's costs take delay and compute tasks).
 """
@@ -43,12 +51,14 @@ from __future__ import annotations
 import json
 import math
 import re
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from coburst.errors import InputError
 from coburst.validate import read_json
 from coburst.models.elastic import KINDS, IO_TASKS, parse_elastic
+from coburst.models.patterns import GPU_PATTERNS
 
 __all__ = ["convert", "translate_expression", "MAX_UNROLLED"]
 
@@ -199,31 +209,38 @@ class _Reader:
             elif pattern not in ("uniform", "root_only"):
                 self.fail(f"{place}.pattern", f"pattern {pattern!r} is not taken for a delay")
             return [{"type": "delay", "seconds": seconds}] * k
-        if ttype == "cpu":
-            tasks = []
+        if ttype in ("cpu", "gpu"):
+            if ttype == "gpu" and cost:
+                self.fail(f"{place}.type", "a gpu task in a cost is not modelled (costs take delay and compute tasks)")
+            task: dict[str, Any] = {"type": "compute" if ttype == "cpu" else "gpu"}
             if spec.get("flops") is not None:
                 pattern = str(spec.get("computation_pattern", "")).lower()
                 if pattern not in ("uniform", "root_only", "total", "all_ranks"):
                     self.fail(f"{place}.computation_pattern", f"pattern {pattern!r} is not taken")
-                tasks.append({"type": "compute", "flops": self.expr(spec["flops"], f"{place}.flops"),
-                              **({"per_node": True} if pattern in ("uniform", "root_only") else {})})
+                task.update(flops=self.expr(spec["flops"], f"{place}.flops"),
+                            **({"per_node": True} if pattern in ("uniform", "root_only") else {}))
             if spec.get("bytes") is not None:
                 if cost:
                     self.fail(f"{place}.bytes", "communication in a cost is not modelled (costs take delay and "
                                                 "compute tasks)")
-                tasks.append({"type": "communication", "bytes": self.expr(spec["bytes"], f"{place}.bytes"),
-                              "pattern": str(spec.get("communication_pattern", "")).lower()})
-            if not tasks:
-                self.fail(place, "a cpu task has 'flops' or 'bytes'")
-            return tasks * k
+                pattern = str(spec.get("communication_pattern", "")).lower()
+                if ttype == "gpu" and pattern not in GPU_PATTERNS:
+                    self.fail(f"{place}.communication_pattern", f"pattern {pattern!r} is not taken for a gpu task "
+                                                                f"(known: {', '.join(GPU_PATTERNS)})")
+                task.update(bytes=self.expr(spec["bytes"], f"{place}.bytes"), pattern=pattern)
+                if "flops" not in task and ttype == "cpu":  # (bytes only: a communication task)
+                    task["type"] = "communication"
+            if len(task) == 1:
+                self.fail(place, f"a {ttype} task has 'flops' or 'bytes'")
+            return [task] * k
         if ttype in IO_TASKS:
             if cost:
                 self.fail(f"{place}.type", f"a {ttype} task in a cost is not modelled (costs take delay and compute "
                                            "tasks)")
             return [{"type": ttype, "bytes": self.expr(spec.get("bytes"), f"{place}.bytes"),
                      "pattern": str(spec.get("pattern", "")).lower()}] * k
-        self.fail(f"{place}.type", f"task type {spec.get('type')!r} is not taken (idle, busy_wait, cpu, pfs_read, "
-                                   "pfs_write, bb_read, bb_write, sequence)")
+        self.fail(f"{place}.type", f"task type {spec.get('type')!r} is not taken (idle, busy_wait, cpu, gpu, "
+                                   "pfs_read, pfs_write, bb_read, bb_write, sequence)")
 
     def application(self, doc: Any, place: str) -> dict:
         if not isinstance(doc, dict) or not isinstance(doc.get("phases"), list):
@@ -235,7 +252,9 @@ class _Reader:
                 if not isinstance(one, dict):
                     self.fail(f"{place}{key}", "expected an object with 'tasks'")
                 # (ElastiSim runs on_expansion on the added nodes: its num_nodes is their number)
-                self.names = {"num_nodes": "(num_nodes - old_num_nodes)"} if key == "on_expansion" else {}
+                self.names = {"num_nodes": "(num_nodes - old_num_nodes)",
+                              "num_gpus": "((num_nodes - old_num_nodes) * num_gpus_per_node)"} \
+                    if key == "on_expansion" else {}
                 try:
                     tasks = self.tasks(one.get("tasks", []), f"{place}{key}.tasks", cost=True)
                 finally:
@@ -270,6 +289,32 @@ def _number(reader: _Reader, value: Any, place: str) -> float:
     return float(value)
 
 
+def _gpus_per_node(reader: _Reader, job: dict, kind: str, where: str) -> int:
+    """A job's GPUs per node: ``num_gpus_per_node`` (rigid), ``num_gpus_per_node_min`` and
+    ``_max`` (the others, equal: coburst keeps the count fixed while the job runs)."""
+    if kind == "rigid":
+        value, name = job.get("num_gpus_per_node", 0), "num_gpus_per_node"
+    else:
+        value, name = job.get("num_gpus_per_node_min", 0), "num_gpus_per_node_min"
+        top = job.get("num_gpus_per_node_max", 0)
+        if top != value:
+            reader.fail(where, f"num_gpus_per_node_min ({json.dumps(value)}) and num_gpus_per_node_max "
+                               f"({json.dumps(top)}) differ: coburst keeps a job's GPUs per node fixed")
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        reader.fail(f"{where}.{name}", f"expected a non-negative integer, got {json.dumps(value)}")
+    return value
+
+
+def _coupled_seconds(spec, n: int, speed: float) -> float:
+    """Seconds the computation of the coupled compute tasks takes on ``n`` nodes of ``speed``."""
+    total = 0.0
+    for p, phase in enumerate(spec.app.phases):
+        for i in range(spec.iterations[p]):
+            env = spec.env(num_nodes=n, iteration=i, iterations=spec.iterations[p])
+            total += sum(replace(t, comm=None).duration(env, speed) for t in phase.tasks if t.coupled)
+    return total
+
+
 def convert(jobs_path: str | Path, nodes: int | None = None, speed: float = 1e9) -> dict:
     """The Batsim workload of ElastiSim's ``jobs_path`` (its application models read beside it)."""
     jobs_path = Path(jobs_path)
@@ -287,8 +332,7 @@ def convert(jobs_path: str | Path, nodes: int | None = None, speed: float = 1e9)
         kind = str(job.get("type", "")).lower()
         if kind not in KINDS:
             reader.fail(f"{where}.type", f"unknown job type {job.get('type')!r} (known: {', '.join(KINDS)})")
-        if job.get("num_gpus_per_node") or job.get("num_gpus_per_node_min"):
-            reader.fail(where, "GPU jobs are not modelled")
+        gpus = _gpus_per_node(reader, job, kind, where)
         model = job.get("application_model")
         if not isinstance(model, str) or not model:
             reader.fail(f"{where}.application_model", "expected the path of an application model")
@@ -310,8 +354,9 @@ def convert(jobs_path: str | Path, nodes: int | None = None, speed: float = 1e9)
             arguments[name] = _number(reader, value, f"{where}.arguments.{name}")
         walltime = job.get("walltime", 0) or 0
         walltime = _number(reader, walltime, f"{where}.walltime")
-        elastic = {"type": kind, "num_nodes_min": lo, "num_nodes_max": hi, **({"arguments": arguments} if arguments
-                                                                              else {})}
+        elastic = {"type": kind, "num_nodes_min": lo, "num_nodes_max": hi, **({"num_gpus_per_node": gpus} if gpus
+                                                                              else {}),
+                   **({"arguments": arguments} if arguments else {})}
         batsim_job = {"id": k, "subtime": _number(reader, job.get("submit_time", 0), f"{where}.submit_time"),
                       "walltime": walltime if walltime > 0 else -1, "res": res, "elastic": elastic}
         key = (str(path), res, json.dumps(arguments, sort_keys=True))
@@ -320,6 +365,7 @@ def convert(jobs_path: str | Path, nodes: int | None = None, speed: float = 1e9)
             spec = parse_elastic({**batsim_job}, {"elastic": app}, src, where, f"{model} (as converted)")
             seconds = spec.cost(spec.app.on_init, res, res, speed) + spec.model_work(
                 [(p, i, res) for p, count in enumerate(spec.iterations) for i in range(count)], speed)
+            seconds = (seconds + _coupled_seconds(spec, res, speed)) or 1.0
             name = f"{Path(model).stem}" + (f"@{len(keys)}" if any(kk[0] == str(path) for kk in keys) else "")
             keys[key] = name
             profiles[name] = {"type": "delay", "delay": seconds, "elastic": app}

@@ -8,7 +8,9 @@ job may be resized only when the invocation is its own scheduling point (as cobu
 resizes only jobs at a point in the current message); the targets of "shrink to admit" are
 remembered and applied at each job's next point.  An evolving request (ElastiSim invokes the
 scheduler with it when the size a job asks for differs from its own) is answered by rule 1; an
-evolving job starts on the size of its attribute ``res`` (coburst's ``res``).  Left out, as the
+evolving job starts on the size of its attribute ``res`` (coburst's ``res``).  A non-rigid job
+with GPUs gets its ``num_gpus_per_node_max`` GPUs per node (the cases give min = max, coburst's
+fixed count).  Left out, as the
 cases have none: the rejection of a job larger than the platform.
 
 Each decision is appended to the log file given as argv[2] (one JSON object per line):
@@ -122,6 +124,8 @@ def start(st: State, job: Job, ids: list[int]) -> None:
     st.free.difference_update(ids)
     st.queue.remove(job)
     job.assign([st.nodes[i] for i in ids])
+    if job.type != JobType.RIGID and job.num_gpus_per_node_max:  # (ElastiSim's scheduler gives them)
+        job.assign_num_gpus_per_node(job.num_gpus_per_node_max)
     st.running[job.identifier] = job
     st.alloc[job.identifier] = sorted(ids)
     start_order[job.identifier] = None
@@ -142,6 +146,8 @@ def resize_to(st: State, job: Job, size: int) -> None:
         job.remove([n for n in job.assigned_nodes if n.identifier in removed])  # (its own Node objects)
     if added:
         job.assign([st.nodes[i] for i in added])
+    if job.num_gpus_per_node_max:
+        job.assign_num_gpus_per_node(job.num_gpus_per_node_max)
     st.free.difference_update(added)
     st.free.update(removed)
     st.alloc[job.identifier] = new

@@ -34,10 +34,12 @@ SPEED = 1e9  # flop/s of a node of cluster16_lat0.xml
 PLATFORM = "cluster16_lat0.xml"
 
 
-def cjob(jid, subtime, kind, res, profile, lo=None, hi=None):
+def cjob(jid, subtime, kind, res, profile, lo=None, hi=None, gpus=0):
     elastic = {"type": kind}
     if kind != "rigid":
         elastic.update(num_nodes_min=lo, num_nodes_max=hi)
+    if gpus:
+        elastic["num_gpus_per_node"] = gpus
     return {"id": jid, "subtime": subtime, "walltime": -1, "res": res, "profile": profile, "elastic": elastic}
 
 
@@ -67,6 +69,22 @@ def comm_task(expr, pattern):
 
 def io_task(kind, expr, pattern):
     return {"type": kind, "bytes": expr, "pattern": pattern}
+
+
+def gpu_task(flops=None, nbytes=None, pattern=None, per_node=False):
+    task = {"type": "gpu"}
+    if flops is not None:
+        task["flops"] = flops
+    if per_node:
+        task["per_node"] = True
+    if nbytes is not None:
+        task.update(bytes=nbytes, pattern=pattern)
+    return task
+
+
+def coupled_task(flops, nbytes, pattern, per_node=False):
+    return {"type": "compute", "flops": flops, "bytes": nbytes, "pattern": pattern,
+            **({"per_node": True} if per_node else {})}
 
 
 CASES = {
@@ -260,6 +278,51 @@ CASES = {
     },
 }
 
+CASES["gpu_rigid"] = {
+    "description": "rigid jobs of gpu tasks on nodes of 4 GPUs (10 Gflop/s each, a 5 GB/s GPU link): 2, 4 and 1 GPU(s) "
+                   "per node, flops split over the nodes or per node, bytes all-to-all or in a ring between the "
+                   "job's GPUs (within a node over its GPU link, between nodes over the network, both overlapping "
+                   "the GPUs' computation), expressions reading num_gpus and num_gpus_per_node; a CPU-only job "
+                   "waiting for nodes",
+    "platform": "cluster16_gpu.xml",
+    "jobs": [cjob(1, 0, "rigid", 4, "g2", gpus=2), cjob(2, 0, "rigid", 8, "g4", gpus=4),
+             cjob(3, 1, "rigid", 8, "g1", gpus=1), cjob(4, 2, "rigid", 4, "cpu")],
+    "profiles": {
+        "g2": prof([{"iterations": 5, "tasks": [gpu_task("1.6e11", "2e10", "all_to_all"), delay_task("0.5")]}]),
+        "g4": prof([{"iterations": 3, "tasks": [gpu_task("2e10 * num_gpus_per_node", "num_gpus * 1e9", "ring",
+                                                         per_node=True), flops_task("8e9")]}]),
+        "g1": prof([{"iterations": 4, "tasks": [gpu_task("num_gpus * 1e10", "4e9", "all_to_all")]}]),
+        "cpu": prof([{"iterations": 2, "tasks": [flops_task("1.2e10")]}]),
+    },
+}
+CASES["gpu_malleable"] = {
+    "description": "a malleable GPU job (2 GPUs per node on 2 to 16 nodes, a reconfiguration cost reading num_gpus) "
+                   "shrunk by equipartition for a moldable job of 4 GPUs per node (a gpu task with a ring between "
+                   "its GPUs) and a rigid one of 3, and grown again when they end",
+    "platform": "cluster16_gpu.xml",
+    "jobs": [cjob(1, 0, "malleable", 16, "mg", 2, 16, gpus=2), cjob(2, 3, "moldable", 4, "mo", 2, 8, gpus=4),
+             cjob(3, 6, "rigid", 4, "rg", gpus=3)],
+    "profiles": {
+        "mg": prof([{"iterations": 12, "tasks": [gpu_task("3.2e11"), delay_task("0.2")]}],
+                   on_reconfiguration="0.5 + 0.05 * num_gpus"),
+        "mo": prof([{"iterations": 4, "tasks": [gpu_task("4e10", "8e9", "ring", per_node=True)]}]),
+        "rg": prof([{"iterations": 3, "tasks": [gpu_task("6e10", per_node=True), delay_task("0.3")]}]),
+    },
+}
+CASES["coupled"] = {
+    "description": "compute tasks coupled with a communication (coburst: a compute task with flops, bytes and a "
+                   "pattern; ElastiSim: a cpu task with both, coupled), one parallel task of both amounts, on a "
+                   "cluster whose 2.5 GB/s backbone the jobs' communications share",
+    "platform": "cluster16_backbone.xml",
+    "jobs": [cjob(1, 0, "rigid", 8, "cpu_bound"), cjob(2, 0, "rigid", 4, "net_bound"),
+             cjob(3, 1, "moldable", 4, "per_node", 2, 8)],
+    "profiles": {
+        "cpu_bound": prof([{"iterations": 5, "tasks": [coupled_task("4e10", "1e10", "all_to_all")]}]),
+        "net_bound": prof([{"iterations": 4, "tasks": [coupled_task("4e9", "1e10", "ring"), delay_task("0.5")]}]),
+        "per_node": prof([{"iterations": 3, "tasks": [coupled_task("3e9", "6e9", "master_worker", per_node=True)]}]),
+    },
+}
+
 CASES["communication_backbone"] = {
     **CASES["communication"], "platform": "cluster16_backbone.xml",
     "description": "the case communication on a cluster with a backbone of 2.5 GB/s: the jobs' communications "
@@ -283,9 +346,16 @@ def es_task(task):
         return {"type": "cpu", "bytes": es_expr(task["bytes"]), "communication_pattern": task["pattern"]}
     if task["type"] in ("pfs_read", "pfs_write", "bb_read", "bb_write"):
         return {"type": task["type"], "bytes": es_expr(task["bytes"]), "pattern": task["pattern"]}
-    if "flops" in task:
-        return {"type": "cpu", "flops": es_expr(task["flops"]),
-                "computation_pattern": "uniform" if task.get("per_node") else "all_ranks"}
+    if task["type"] == "gpu" or "flops" in task:  # (a gpu task; a compute task, coupled with bytes: coupled)
+        out = {"type": "gpu" if task["type"] == "gpu" else "cpu"}
+        if "flops" in task:
+            out.update(flops=es_expr(task["flops"]), computation_pattern="uniform" if task.get("per_node") else
+                       "all_ranks")
+        if "bytes" in task:
+            out.update(bytes=es_expr(task["bytes"]), communication_pattern=task["pattern"])
+            if out["type"] == "cpu":
+                out["coupled"] = True
+        return out
     model = task.get("model", "linear")
     t1 = f"({es_expr(task['seconds'])}) * {SPEED:g}"
     if model == "linear":
@@ -340,8 +410,12 @@ def es_inputs(case, options=None):
         entry = {"type": e["type"], "submit_time": job["subtime"], "application_model": f"{job['profile']}.json"}
         if e["type"] == "rigid":
             entry["num_nodes"] = job["res"]
+            if e.get("num_gpus_per_node"):
+                entry["num_gpus_per_node"] = e["num_gpus_per_node"]
         else:
             entry.update(num_nodes_min=e["num_nodes_min"], num_nodes_max=e["num_nodes_max"])
+            if e.get("num_gpus_per_node"):  # (the scheduler assigns them: equipartition_elastisim.py)
+                entry.update(num_gpus_per_node_min=e["num_gpus_per_node"], num_gpus_per_node_max=e["num_gpus_per_node"])
         if e["type"] == "evolving":
             entry["attributes"] = {"res": job["res"]}
         jobs.append(entry)
@@ -428,7 +502,8 @@ def main():
                    "python equipartition_elastisim.py ipc://.../elastisim.ipc decisions.jsonl",
         "platform": PLATFORM + " (both simulators; every latency 0); a case with a 'platform' ran on that one: "
                     "cluster16_pfs.xml and cluster16_pfs_shared.xml (the same nodes and a PFS host behind a wide or a "
-                    "narrow link), cluster16_backbone.xml (the same nodes with a backbone), every latency 0",
+                    "narrow link), cluster16_backbone.xml (the same nodes with a backbone), cluster16_gpu.xml (the same nodes with 4 "
+                    "GPUs each), every latency 0",
         "speed": SPEED, "date": time.strftime("%Y-%m-%d", time.gmtime()),
         "machine": f"{pyplatform.machine()} {pyplatform.system()}",
     }, "cases": {}}
