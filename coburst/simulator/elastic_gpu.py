@@ -37,38 +37,26 @@ on a host with fewer GPUs gets a protocol error (:func:`check_allocation`).
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Generator
 
 from coburst.errors import InputError, ProtocolError
 from coburst.models.patterns import communication_matrix, gpu_link_bytes, gpu_matrices, io_vector
+from coburst.platforms.units import parse_bandwidth, parse_speed
 
 if TYPE_CHECKING:  # pragma: no cover
     from coburst.models.elastic import ElasticJob, Task
 
 __all__ = ["NodeGpus", "platform_gpus", "check_job", "check_allocation", "run_gpu_task", "run_coupled_task"]
 
-_PREFIX = {"": 1.0, "k": 1e3, "M": 1e6, "G": 1e9, "T": 1e12, "P": 1e15, "E": 1e18,
-           "Ki": 2.0 ** 10, "Mi": 2.0 ** 20, "Gi": 2.0 ** 30, "Ti": 2.0 ** 40, "Pi": 2.0 ** 50}
-_VALUE = re.compile(r"^\s*([0-9]*\.?[0-9]+(?:[eE][-+]?[0-9]+)?)\s*([A-Za-z]*)\s*$")
-
-
 def parse_quantity(text: str, unit: str) -> float | None:
     """A SimGrid quantity, ``"12.5Gf"`` (``unit`` ``"f"``: flop/s, ``"flops"`` too) or
     ``"50GBps"`` / ``"400Gbps"`` (``unit`` ``"Bps"``; bits are an eighth of bytes); a bare number
-    is in the base unit.  None when unreadable."""
-    m = _VALUE.match(str(text))
-    if not m:
+    is in the base unit (:mod:`coburst.platforms.units`).  None when unreadable."""
+    try:
+        return parse_speed(str(text)) if unit == "f" else parse_bandwidth(str(text))
+    except InputError:
         return None
-    value, suffix = float(m.group(1)), m.group(2)
-    if not suffix:
-        return value
-    units = ("flops", "f") if unit == "f" else ("Bps", "bps")
-    for u in units:
-        if suffix.endswith(u) and suffix[:-len(u)] in _PREFIX:
-            return value * _PREFIX[suffix[:-len(u)]] / (8.0 if u == "bps" else 1.0)
-    return None
 
 
 @dataclass(frozen=True)
