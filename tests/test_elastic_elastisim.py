@@ -27,7 +27,19 @@ the tests assert the difference: where the scheduling point between two phases f
 coburst's terms) agrees with ElastiSim.  ElastiSim's scheduler resizing a job twice at one
 invocation is one reconfiguration (to the nodes it leaves the job with), as coburst's two
 ``RESIZE_JOB`` of one job in one reply now are.  On a platform with latencies coburst's dates
-are later, as documented: its messages take them (Batsim's), ElastiSim's 0-byte ones not."""
+are later, as documented: its messages take them (Batsim's), ElastiSim's 0-byte ones not.
+
+Transfers (each case names its platform: cluster16_pfs.xml, the same nodes with a PFS host behind
+a link no transfer fills; cluster16_backbone.xml, with a backbone the jobs' communications share;
+cluster16_pfs_shared.xml, a narrow PFS link): communication tasks of every pattern (ElastiSim's
+``cpu`` tasks with bytes only) and PFS reads and writes of every pattern (ElastiSim's tasks
+``synchronized``) give ElastiSim's dates and decisions.  Three cases differ by design, each by the
+amount the models give by hand: ElastiSim overlaps a ``cpu`` task's flops and bytes (coburst: a
+compute task, then a communication task), ElastiSim's nodes go from task to task on their own
+between barriers (coburst's job runs each task on all its nodes before the next), and ElastiSim's
+I/O task is a parallel task a node (a shared link is shared per node; coburst's a parallel task a
+job, shared per job).  The first two have an ``elastisim_equivalent`` (ElastiSim's input written
+in coburst's model: two ``cpu`` tasks; every task ``synchronized``), which agrees with coburst."""
 
 from __future__ import annotations
 
@@ -51,7 +63,10 @@ LATENCY_PLATFORM = DATA / "cluster16_lat50.xml"  # 50 us in the cluster, 100 us 
 RECORD = json.loads((DATA / "cases.json").read_text())
 CASES = RECORD["cases"]
 #: the cases whose direct translation differs from ElastiSim as documented
-DIFFERENT = {"phase_points", "expansion_cost"}
+DIFFERENT = {"phase_points", "expansion_cost", "pfs_ranks", "pfs_shared", "overlap"}
+#: of those, the cases where ElastiSim's model of a task differs from coburst's: imported, they
+#: read as coburst's model (not translated to ElastiSim's meaning, which coburst has no form for)
+MODEL_DIFFERENT = {"pfs_ranks", "pfs_shared", "overlap"}
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -65,9 +80,14 @@ def platform_described():
     code = ("import json, sys, tempfile, pathlib; from coburst.adapter.elastic import run_elastic; "
             "d = pathlib.Path(tempfile.mkdtemp()); w = d / 'w.json'; "
             "w.write_text(json.dumps(json.loads(sys.argv[2]))); run_elastic(sys.argv[1], [w], 'equipartition', d / 'o')")
-    for platform in (PLATFORM, LATENCY_PLATFORM):
+    for platform in (PLATFORM, LATENCY_PLATFORM, *sorted({platform_of(c) for c in CASES.values()} - {PLATFORM})):
         subprocess.run([sys.executable, "-c", code, str(platform), json.dumps(CASES["rigid"]["coburst"])],
                        check=True, env=os.environ, cwd=REPO, capture_output=True, timeout=120)
+
+
+def platform_of(case: dict) -> Path:
+    """The platform a case ran on (cluster16_lat0.xml unless it names one)."""
+    return DATA / case.get("platform", PLATFORM.name)
 
 
 #: the most a scheduling point can delay a job in coburst: Batsim's dates have 6 decimals
@@ -187,7 +207,7 @@ def test_the_record_says_how_it_was_made():
 @pytest.mark.parametrize("name", sorted(set(CASES) - DIFFERENT))
 def test_coburst_gives_elastisims_times_and_decisions(tmp_path, name):
     case = CASES[name]
-    co = simulate(tmp_path, name, case["coburst"])
+    co = simulate(tmp_path, name, case["coburst"], platform_of(case))
     assert_same(co, es_view(case))
     if name.startswith("malleable"):
         assert len(co["resizes"]) >= 4  # (the case exercises shrinks and expansions)
@@ -288,12 +308,27 @@ def imported(tmp_path: Path, name: str) -> dict:
     return json.loads(out.read_text())
 
 
-@pytest.mark.parametrize("name", sorted(set(CASES) - {"phase_points"}))
+@pytest.mark.parametrize("name", sorted(set(CASES) - {"phase_points"} - MODEL_DIFFERENT))
 def test_elastisims_files_imported_give_elastisims_times(tmp_path, name):
     """ElastiSim's own jobs.json and application models, imported: the same per-job start and end
     times and decisions as ElastiSim's run (an on_expansion's num_nodes and an evolving request's
     phase_iteration are translated to what ElastiSim means by them)."""
-    assert_same(simulate(tmp_path, name, imported(tmp_path, name)), es_view(CASES[name]))
+    case = CASES[name]
+    assert_same(simulate(tmp_path, name, imported(tmp_path, name), platform_of(case)), es_view(case))
+
+
+@pytest.mark.parametrize("name", sorted(MODEL_DIFFERENT))
+def test_imported_transfer_cases_read_as_cobursts_model(tmp_path, name):
+    """ElastiSim's files of the cases whose task models differ, imported: a cpu task with flops and
+    bytes is a compute task then a communication task, ``synchronized`` is not read (coburst's
+    tasks always start on all the job's nodes together): coburst's dates of the case as it is
+    written in coburst's format, not ElastiSim's."""
+    case = CASES[name]
+    direct = simulate(tmp_path, "direct", case["coburst"], platform_of(case))
+    imported_run = simulate(tmp_path, "imported", imported(tmp_path, name), platform_of(case))
+    assert [(j["start"], j["end"]) for j in imported_run["jobs"]] == [(j["start"], j["end"]) for j in direct["jobs"]]
+    with pytest.raises(AssertionError):
+        assert_same(imported_run, es_view(case))
 
 
 def test_imported_phase_points_keep_the_documented_difference(tmp_path):
@@ -318,3 +353,72 @@ def test_what_is_not_taken_is_named(tmp_path, task, message):
                            str(tmp_path / "w.json")], capture_output=True, text=True, timeout=60)
     assert proc.returncode != 0 and message in proc.stderr and "a.json: phases[0].tasks[0]" in proc.stderr, proc.stderr
     assert "Traceback" not in proc.stderr and not (tmp_path / "w.json").exists()
+
+
+# ------------------------------------------------------------------ transfers
+def es_ends(case: dict) -> list[tuple[float, float]]:
+    return [(j["start"], j["end"]) for j in case["elastisim"]["jobs"]]
+
+
+def test_the_transfers_take_the_networks_time():
+    """The transfer cases are not decided by their computations alone: ElastiSim's dates, by hand.
+    ``communication``: the rigid ring job (4 nodes from t = 5) sends 4e9 / 8 bytes to each
+    neighbour an iteration, 1e9 bytes through each node's 1.25 GB/s link (0.8 s), after 5 s of
+    compute and before a 0.5 s delay: 5 x 6.3 s, ends at 36.5.  ``pfs``: the rigid job (4 nodes
+    from t = 3.1) reads 5e8 bytes a node (0.4 s), computes 2.5 s, its first node writes 1e9 bytes
+    (0.8 s): 6 x 3.7 s, ends at 25.3.  ``communication_backbone``: the same jobs as
+    ``communication`` sharing a 2.5 GB/s backbone: the all-to-all job ends at 117.313 instead
+    of 73.3333."""
+    assert es_ends(CASES["communication"])[1] == (5.0, 36.5)
+    assert es_ends(CASES["pfs"])[1] == (3.1, 25.3)
+    assert es_ends(CASES["communication"])[0] == (0.0, 73.3333)
+    assert es_ends(CASES["communication_backbone"])[0] == (0.0, 117.313)
+    patterns = {t["pattern"] for c in ("communication", "pfs") for p in CASES[c]["coburst"]["profiles"].values()
+                for ph in p["elastic"]["phases"] for t in ph["tasks"] if "pattern" in t}
+    assert patterns >= {"all_to_all", "gather", "scatter", "ring", "ring_clockwise", "ring_counter_clockwise",
+                        "master_worker", "uniform", "total", "all_ranks", "root_only", "even_ranks", "odd_ranks"}
+
+
+def test_elastisim_overlaps_a_cpu_tasks_flops_and_bytes(tmp_path):
+    """ElastiSim's ``cpu`` task with flops and bytes starts the computation and the communication
+    together: an iteration takes the longer of the two.  coburst's model (and the converter) has a
+    compute task, then a communication task: their sum.  The CPU-bound job (8 nodes: 5 s of
+    compute, an all-to-all of 2e10 bytes, 2.5e9 through each node's link: 2 s) takes 5 x 5 s in
+    ElastiSim and 5 x 7 s in coburst; the network-bound one (1 s of compute, a ring of 2e10 bytes:
+    2 s) 5 x 2 s and 5 x 3 s; the moldable job waiting for it starts 5 s later in coburst and
+    runs 10 s longer.  Written as two ``cpu`` tasks, ElastiSim gives coburst's dates."""
+    case = CASES["overlap"]
+    co = simulate(tmp_path, "overlap", case["coburst"], platform_of(case))
+    assert es_ends(case) == [(0.0, 25.0), (0.0, 10.0), (10.0, 35.0)]
+    assert [(j["start"], j["end"]) for j in co["jobs"]] == [(0.0, 35.0), (0.0, 15.0), (15.0, 50.0)]
+    assert_same(co, es_view(case["elastisim_equivalent"]))
+    tasks = case["elastisim_inputs"]["applications"]["cpu_bound"]["phases"][0]["tasks"]
+    assert len(tasks) == 1 and {"flops", "bytes"} <= set(tasks[0])
+
+
+def test_elastisims_nodes_go_from_task_to_task_on_their_own(tmp_path):
+    """ElastiSim's nodes run a phase's tasks each on its own and meet only at barriers (a
+    ``synchronized`` task, a communication, a scheduling point, the job's end; here a barrier
+    before each iteration): node 0 writes 2.5e9 bytes (2 s) while nodes 1 and 3 already read
+    their 1.25e9 bytes (1 s), then all compute 2 s: 4 s an iteration, 20 s.  coburst's job runs
+    each task on all its nodes before the next: 2 + 1 + 2 s, 25 s.  With every task
+    ``synchronized`` ElastiSim gives coburst's 25 s."""
+    case = CASES["pfs_ranks"]
+    co = simulate(tmp_path, "ranks", case["coburst"], platform_of(case))
+    assert es_ends(case) == [(0.0, 20.0)]
+    assert [(j["start"], j["end"]) for j in co["jobs"]] == [(0.0, 25.0)]
+    assert_same(co, es_view(case["elastisim_equivalent"]))
+
+
+def test_elastisim_shares_a_link_per_node_and_coburst_per_job(tmp_path):
+    """Two rigid jobs at t = 0 on a 2.5 GB/s PFS link: the first node of one writes 1e9 bytes, the
+    four nodes of the other read 7.5e8 bytes each, then each waits 1 s.  ElastiSim's I/O task is
+    one parallel task a node: five share the link, 0.5 GB/s each; the reads end at 1.5 s, the
+    write (its last 2.5e8 bytes at its node link's 1.25 GB/s) at 1.7 s: the jobs end at 2.7 and
+    2.5.  coburst's is one parallel task a job, as Batsim's ``parallel_homogeneous_pfs``: two
+    share the link, 1.25 GB/s each; the write ends at 0.8 s, the read (its last 2e9 bytes at
+    2.5 GB/s) at 1.6 s: 1.8 and 2.6."""
+    case = CASES["pfs_shared"]
+    co = simulate(tmp_path, "shared", case["coburst"], platform_of(case))
+    assert es_ends(case) == [(0.0, 2.7), (0.0, 2.5)]
+    assert [(j["start"], j["end"]) for j in co["jobs"]] == [(0.0, 1.8), (0.0, 2.6)]

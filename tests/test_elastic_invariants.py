@@ -19,6 +19,7 @@ from procset import ProcSet
 
 from coburst.adapter.elastic import run_elastic
 from coburst.models.elastic import parse_elastic
+from platform_cache_fill import fill_platform_cache
 
 REPO = Path(__file__).resolve().parents[1]
 C16 = REPO / "platforms" / "cluster16.xml"
@@ -26,6 +27,12 @@ NODES, SPEED = 16, 1e9
 KINDS = ("none", "rigid", "moldable", "malleable", "evolving", "adaptive")
 
 pytestmark = pytest.mark.timeout(300)
+
+
+@pytest.fixture(scope="module", autouse=True)
+def platform_described():
+    """(the runs here are in the test process: the platform comes from the cache)"""
+    fill_platform_cache(C16)
 
 
 @st.composite

@@ -18,6 +18,7 @@ from coburst.errors import InputError, ProtocolError
 from coburst.policies.elastic.base import Decisions, ElasticPolicy, ElasticState
 from coburst.policies.elastic.equipartition import Equipartition
 from coburst.simulator.engine import Simulator, SimulatorConfig
+from platform_cache_fill import fill_platform_cache
 
 REPO = Path(__file__).resolve().parents[1]
 C16 = REPO / "platforms" / "cluster16.xml"
@@ -29,16 +30,8 @@ pytestmark = pytest.mark.timeout(120)
 
 @pytest.fixture(scope="module", autouse=True)
 def platform_described():
-    """The platform's description cached by a run in a child process: the runs here then take it
-    from the cache and load no SimGrid engine in the test process (SimGrid allows one engine a
-    process; an earlier test of the same worker may have loaded one)."""
-    doc = {"nb_res": 16, "jobs": [{"id": 1, "subtime": 0, "walltime": -1, "res": 1, "profile": "d"}],
-           "profiles": {"d": {"type": "delay", "delay": 1}}}
-    code = ("import json, sys, tempfile, pathlib; from coburst.adapter.elastic import run_elastic; "
-            "d = pathlib.Path(tempfile.mkdtemp()); w = d / 'w.json'; w.write_text(sys.argv[2]); "
-            "run_elastic(sys.argv[1], [w], 'equipartition', d / 'o')")
-    subprocess.run([sys.executable, "-c", code, str(C16), json.dumps(doc)], check=True, cwd=REPO,
-                   capture_output=True, timeout=120)
+    """(the runs here are in the test process: the platform comes from the cache)"""
+    fill_platform_cache(C16)
 
 
 def rows(path) -> list[dict[str, str]]:

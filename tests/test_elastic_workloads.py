@@ -18,11 +18,18 @@ from hypothesis import strategies as st
 from coburst.errors import InputError
 from coburst.models.elastic import parse_elastic
 from coburst.workloads.malleable import MalleableRecipe, make_malleable
+from platform_cache_fill import fill_platform_cache
 
 REPO = Path(__file__).resolve().parents[1]
 KTH = REPO / "workloads" / "kth_sp2_delay_5000.json"
 
 pytestmark = pytest.mark.timeout(300)
+
+
+@pytest.fixture(scope="module", autouse=True)
+def platform_described():
+    """(the Downey test's runs are in the test process: the platform comes from the cache)"""
+    fill_platform_cache(REPO / "platforms" / "cluster16.xml")
 
 
 def doc_of(sizes_times: list[tuple[int, float]], nb_res: int = 100) -> dict:

@@ -102,7 +102,7 @@ import numpy as np
 from gymnasium import spaces
 
 from coburst.gym.bridge import Abort
-from coburst.gym.env import InvalidAction
+from coburst.gym.env import InvalidAction, begin_step
 from coburst.gym.rewards import BaselineGap, Energy, make_reward
 from coburst.policies.elastic.base import Decisions, EJob, ElasticPolicy, ElasticState
 
@@ -410,17 +410,9 @@ class ElasticEnv(gym.Env):
         return f"resize point slot {(a - self.resize_base) // B} to size bucket {(a - self.resize_base) % B}"
 
     def step(self, action):
-        if self._over and self._end_pending:
-            self._end_pending = False
-            return self._observation(), self.reward_fn.final(self), True, False, self._info()
-        if self._over:
-            raise RuntimeError("the episode is over: call reset()")
-        try:
-            a = int(action)
-        except (TypeError, ValueError):
-            raise InvalidAction(f"action {action!r} is not an integer") from None
-        if not 0 <= a <= self.end_action:
-            raise InvalidAction(f"action {a} outside Discrete({self.end_action + 1})")
+        ended, a = begin_step(self, action, self.end_action + 1)
+        if ended is not None:
+            return ended
         self.nb_steps += 1
         if not self._mask[a]:
             if self.invalid_action == "raise":

@@ -71,6 +71,24 @@ class InvalidAction(ValueError):
     """An action outside the action mask (or outside the action space)."""
 
 
+def begin_step(env, action: Any, n_actions: int) -> tuple[tuple | None, int]:
+    """What every ``step`` of the environments on the engine begins with: ``(the step's result,
+    -1)`` when the episode has just ended (its final reward), else ``(None, the action)``, the
+    action checked to be an integer of ``Discrete(n_actions)`` (:class:`InvalidAction`)."""
+    if env._over and env._end_pending:
+        env._end_pending = False
+        return (env._observation(), env.reward_fn.final(env), True, False, env._info()), -1
+    if env._over:
+        raise RuntimeError("the episode is over: call reset()")
+    try:
+        a = int(action)
+    except (TypeError, ValueError):
+        raise InvalidAction(f"action {action!r} is not an integer") from None
+    if not 0 <= a < n_actions:
+        raise InvalidAction(f"action {a} outside Discrete({n_actions})")
+    return None, a
+
+
 class BatsimExactEnv(gym.Env):
     """Event-driven scheduling on the Batsim-exact engine (module doc).
 
@@ -384,18 +402,10 @@ class BatsimExactEnv(gym.Env):
         return self._mask.copy()
 
     def step(self, action):
-        if self._over and self._end_pending:
-            self._end_pending = False
-            return self._observation(), self.reward_fn.final(self), True, False, self._info()
-        if self._over:
-            raise RuntimeError("the episode is over: call reset()")
-        try:
-            a = int(action)
-        except (TypeError, ValueError):
-            raise InvalidAction(f"action {action!r} is not an integer") from None
+        ended, a = begin_step(self, action, self.wait_action + 1)
+        if ended is not None:
+            return ended
         wait = self.wait_action
-        if not 0 <= a <= wait:
-            raise InvalidAction(f"action {a} outside Discrete({wait + 1})")
         slot, choice = (a, None) if not self.choices else divmod(a, len(self.choices))
         if not self._mask[a]:
             if self.invalid_action == "raise":

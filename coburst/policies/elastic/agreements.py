@@ -118,7 +118,8 @@ class Agreements(ElasticPolicy):
                     self._drop(job.id)
                     d.start(job, sorted(mine))
                 continue
-            promised_free = sorted(r for r in state.free if r in self._owner())
+            owner = self._owner()
+            promised_free = sorted(r for r in state.free if r in owner)
             if self.handler == "steal":
                 if len(promised_free) < k:
                     continue
@@ -186,9 +187,9 @@ class Agreements(ElasticPolicy):
     def _keep(self, job: EJob, rule: str) -> int:
         return pref(job) if rule == "pref" else job.num_nodes_min
 
-    def _givable(self, job: EJob, keep: int, taken: set[int]) -> list[int]:
-        """Nodes of ``job`` it can give beyond ``keep`` (its highest ids), not promised yet."""
-        owner = self._owner()
+    def _givable(self, job: EJob, keep: int, taken: set[int], owner: dict[int, str]) -> list[int]:
+        """Nodes of ``job`` it can give beyond ``keep`` (its highest ids), not promised yet
+        (``owner``: the promised nodes)."""
         left = [r for r in job.alloc if r not in self.release.get(job.id, set()) and r not in taken]
         return [r for r in left[keep:] if r not in owner][::-1]
 
@@ -217,11 +218,12 @@ class Agreements(ElasticPolicy):
         """Running job id -> the nodes it gives (empty: not enough)."""
         taken: dict[str, set[int]] = {j.id: set() for j in movable}
         chosen: dict[str, list[int]] = {}
+        owner = self._owner()  # (no promise changes while choosing)
         if self.size == "average":
             for _ in range(need):
                 best = None
                 for j in movable:
-                    if self._givable(j, j.num_nodes_min, taken[j.id]):
+                    if self._givable(j, j.num_nodes_min, taken[j.id], owner):
                         size = len(j.alloc) - len(self.release.get(j.id, ())) - len(taken[j.id])
                         key = (_share(j, size), j.id)
                         if best is None or key > best[0]:
@@ -229,7 +231,7 @@ class Agreements(ElasticPolicy):
                 if best is None:
                     return {}
                 j = best[1]
-                r = self._givable(j, j.num_nodes_min, taken[j.id])[0]
+                r = self._givable(j, j.num_nodes_min, taken[j.id], owner)[0]
                 taken[j.id].add(r)
                 chosen.setdefault(j.id, []).append(r)
             return chosen
@@ -240,7 +242,7 @@ class Agreements(ElasticPolicy):
         for j in sorted(movable, key=lambda j: (-above(j), j.id)):
             if need <= 0:
                 break
-            nodes = self._givable(j, self._keep(j, keep_rule), set())[:need]
+            nodes = self._givable(j, self._keep(j, keep_rule), set(), owner)[:need]
             if nodes:
                 chosen[j.id] = nodes
                 need -= len(nodes)

@@ -34,7 +34,8 @@ import math
 from typing import ClassVar
 
 from coburst.policies.elastic.base import Decisions, EJob, ElasticState
-from coburst.policies.elastic.rules import TargetPolicy, apply_targets, expected_end
+from coburst.policies.elastic.malleable_easy import MalleableEasy
+from coburst.policies.elastic.rules import expected_end
 
 __all__ = ["BurstBufferMalleableEasy", "held"]
 
@@ -47,7 +48,7 @@ def held(state: ElasticState) -> float:
     return sum(j.bb * j.size for j in state.running.values())
 
 
-class BurstBufferMalleableEasy(TargetPolicy):
+class BurstBufferMalleableEasy(MalleableEasy):
     """Malleable EASY that admits a job by shrinking others for its nodes and its burst buffers."""
 
     family: ClassVar[str] = "bb-malleable-easy"
@@ -55,21 +56,12 @@ class BurstBufferMalleableEasy(TargetPolicy):
                              "2001 (EASY); Prabhakaran et al. 2015 (malleable shrink and expand)")
     params = ()
 
-    def schedule(self, state: ElasticState, d: Decisions) -> None:
-        for job in list(state.queue):  # never fits the platform
+    def begin(self, state: ElasticState, d: Decisions) -> None:
+        for job in list(state.queue):  # never fits the platform's nodes or burst buffers
             lo = job.start_sizes()[0]
             if lo > len(state.compute) or job.bb * lo > state.bb_capacity + _EPS:
                 d.reject(job)
-        self.begin(state, d)
-        self._start_in_order(state, d)
-        if state.queue:
-            self._set_targets(state, state.queue[0])
-            apply_targets(state, d, self.targets)
-            self._start_in_order(state, d)
-        if state.queue:
-            self._backfill(state, d)
-        else:
-            self._expand(state, d)
+        super().begin(state, d)
 
     def growth_room(self, state: ElasticState, job: EJob) -> int:
         """Free nodes, as far as the free burst-buffer space allows ``job`` to hold more."""

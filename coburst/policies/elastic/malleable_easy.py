@@ -65,7 +65,10 @@ class MalleableEasy(TargetPolicy):
         if state.queue:
             self._backfill(state, d)
         else:
-            expand_when_idle(state, d)
+            self._expand(state, d)
+
+    def _expand(self, state: ElasticState, d: Decisions) -> None:
+        expand_when_idle(state, d)
 
     def _start_in_order(self, state: ElasticState, d: Decisions) -> None:
         while state.queue:

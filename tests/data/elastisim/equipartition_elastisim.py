@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import json
 import sys
+from collections import deque
 from typing import Any
 
 from elastisim_python import InvocationType, Job, JobState, JobType, Node, pass_algorithm
@@ -28,7 +29,11 @@ RUNNING_STATES = (JobState.RUNNING, JobState.PENDING_RECONFIGURATION, JobState.I
 MOLDABLE_START = (JobType.MOLDABLE, JobType.MALLEABLE, JobType.ADAPTIVE)
 
 targets: dict[int, int] = {}
-start_order: list[int] = []  # job ids in the order they started (coburst's running dict order)
+#: ids of the running jobs in the order they started (coburst's running dict order)
+start_order: dict[int, None] = {}
+#: ids of the pending jobs, by identifier (a job leaves it when this scheduler starts it)
+pending: deque[int] = deque()
+seen = 0  # the jobs of ElastiSim's list looked at so far (a new job is appended to the list)
 LOG = open(sys.argv[2], "w") if len(sys.argv) > 2 else None
 
 
@@ -38,17 +43,51 @@ def log(**record: Any) -> None:
         LOG.flush()
 
 
+class Queue:
+    """The pending jobs by identifier, as a view of :data:`pending` on ElastiSim's job list (its
+    latest Job objects): an invocation looks at the head only, so that it costs what the running
+    jobs cost, not what the waiting ones (or every job submitted so far) would."""
+
+    def __init__(self, jobs: list[Job]):
+        self.jobs = jobs
+
+    def _clean(self) -> None:  # (a job no longer pending at the head: not waiting any more)
+        while pending and self.jobs[pending[0]].state != JobState.PENDING:
+            pending.popleft()
+
+    def __bool__(self) -> bool:
+        self._clean()
+        return bool(pending)
+
+    def __getitem__(self, k: int) -> Job:
+        if k != 0:
+            raise IndexError("the queue gives its head only")
+        self._clean()
+        return self.jobs[pending[0]]
+
+    def remove(self, job: Job) -> None:
+        if pending and pending[0] == job.identifier:
+            pending.popleft()
+        else:
+            pending.remove(job.identifier)
+
+
 class State:
     def __init__(self, jobs: list[Job], nodes: list[Node], system: dict[str, Any]):
+        global seen
         self.now = system["time"]
         self.nodes = nodes
         self.compute = list(range(len(nodes)))
-        self.queue = sorted((j for j in jobs if j.state == JobState.PENDING), key=lambda j: j.identifier)
-        running = {j.identifier: j for j in jobs if j.state in RUNNING_STATES}
-        for jid in running:
-            if jid not in start_order:
-                start_order.append(jid)
-        self.running = {jid: running[jid] for jid in start_order if jid in running}
+        for job in jobs[seen:]:  # (the jobs submitted since the last invocation)
+            if job.state == JobState.PENDING:
+                pending.append(job.identifier)
+            elif job.state in RUNNING_STATES:
+                start_order.setdefault(job.identifier)
+        seen = len(jobs)
+        self.queue = Queue(jobs)
+        for jid in [jid for jid in start_order if jobs[jid].state not in RUNNING_STATES]:
+            del start_order[jid]
+        self.running = {jid: jobs[jid] for jid in start_order}
         self.alloc = {jid: sorted(j.assigned_node_ids) for jid, j in self.running.items()}
         used = {n for ids in self.alloc.values() for n in ids}
         self.free = set(self.compute) - used
@@ -85,7 +124,7 @@ def start(st: State, job: Job, ids: list[int]) -> None:
     job.assign([st.nodes[i] for i in ids])
     st.running[job.identifier] = job
     st.alloc[job.identifier] = sorted(ids)
-    start_order.append(job.identifier)
+    start_order[job.identifier] = None
     log(t=st.now, event="start", job=job.identifier, size=len(ids))
 
 

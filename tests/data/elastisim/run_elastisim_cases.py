@@ -1,12 +1,20 @@
 """The cases run by both coburst and ElastiSim: each written once in coburst's workload format,
 translated to ElastiSim's (jobs file, application models, configuration), run with ElastiSim and
-the equipartition scheduler of equipartition_es.py, and recorded in
+the equipartition scheduler of equipartition_elastisim.py, and recorded in
 tests/data/elastisim/cases.json with the inputs of both sides.
 
-    python run_elastisim_cases.py ELASTISIM_BINARY OUT_JSON
+    python run_elastisim_cases.py ELASTISIM_BINARY OUT_JSON [CASE ...]
 
-(with a Python that has pyzmq, ELASTISIM_PYTHON_PATH naming the folder of elastisim_python, and
-the scheduler equipartition_elastisim.py next to this file).
+with a Python that has pyzmq, ELASTISIM_PYTHON_PATH naming the folder of elastisim_python,
+ELASTISIM_COMMIT and ELASTISIM_PYTHON_COMMIT the commits they were built from (written into the
+record's ``about``), and the scheduler equipartition_elastisim.py next to this file.  With CASE
+names only those cases are run; the others are kept from OUT_JSON as they are.
+
+A case runs on cluster16_lat0.xml unless it names its ``platform`` (a file next to this one).
+Its ``elastisim_options`` say how its coburst tasks are written for ElastiSim where the two
+models differ (:func:`es_phase_tasks`); a case with ``elastisim_equivalent_options`` is run a
+second time with ElastiSim's input written in coburst's model, recorded as its
+``elastisim_equivalent``.
 """
 
 from __future__ import annotations
@@ -47,6 +55,18 @@ def amdahl_task(seconds, s):
 
 def delay_task(expr):
     return {"type": "delay", "seconds": expr}
+
+
+def node_flops_task(expr):
+    return {"type": "compute", "flops": expr, "per_node": True}
+
+
+def comm_task(expr, pattern):
+    return {"type": "communication", "bytes": expr, "pattern": pattern}
+
+
+def io_task(kind, expr, pattern):
+    return {"type": kind, "bytes": expr, "pattern": pattern}
 
 
 CASES = {
@@ -153,8 +173,97 @@ CASES = {
                                           on_reconfiguration="1",
                                           on_expansion="0.25 * (num_nodes - old_num_nodes)")},
     },
+    "communication": {
+        "description": "communication tasks of every matrix pattern between the nodes of rigid, moldable and "
+                       "malleable jobs (ElastiSim: cpu tasks with bytes only, after or before a cpu task with flops "
+                       "only), re-spread over the new nodes after each resize; no two jobs share a link",
+        "platform": "cluster16_pfs.xml",
+        "jobs": [cjob(1, 0, "malleable", 8, "a2a", 2, 16), cjob(2, 4, "rigid", 4, "ring"),
+                 cjob(3, 9, "moldable", 4, "gath", 2, 8), cjob(4, 30.5, "malleable", 4, "mw", 1, 8),
+                 cjob(5, 31.5, "malleable", 4, "sc", 2, 8)],
+        "profiles": {
+            "a2a": prof([{"iterations": 12, "tasks": [flops_task("3.2e10"), comm_task("1e10", "all_to_all")]}]),
+            "ring": prof([{"iterations": 5, "tasks": [flops_task("2e10"), comm_task("4e9", "ring"),
+                                                      delay_task("0.5")]}]),
+            "gath": prof([{"iterations": 4, "tasks": [comm_task("2e9", "gather"), flops_task("1.6e10")]}]),
+            "mw": prof([{"iterations": 10, "tasks": [node_flops_task("2e9"), comm_task("1e9", "master_worker")]}],
+                       on_reconfiguration="1"),
+            "sc": prof([{"iterations": 8, "tasks": [comm_task("4e8 * num_nodes", "scatter"), flops_task("2.4e10"),
+                                                    comm_task("2e9", "ring_clockwise"),
+                                                    comm_task("1e9", "ring_counter_clockwise")]}]),
+        },
+    },
+    "pfs": {
+        "description": "PFS reads and writes of every vector pattern by two to three jobs at once, malleable jobs "
+                       "re-spreading their bytes after each resize, on a PFS link no transfer fills (only the nodes' "
+                       "links limit them); ElastiSim: every task 'synchronized', so that a job's nodes start each "
+                       "task together, as coburst's do",
+        "platform": "cluster16_pfs.xml",
+        "elastisim_options": {"synchronized": True},
+        "jobs": [cjob(1, 0, "malleable", 8, "io1", 2, 16), cjob(2, 3, "rigid", 4, "io2"),
+                 cjob(3, 10, "malleable", 4, "io3", 1, 8), cjob(4, 20, "moldable", 4, "io4", 2, 6)],
+        "profiles": {
+            "io1": prof([{"iterations": 1, "tasks": [io_task("pfs_read", "8e9", "total")]},
+                         {"iterations": 10, "tasks": [flops_task("4e10"), io_task("pfs_write", "2e9", "even_ranks")]}]),
+            "io2": prof([{"iterations": 6, "tasks": [io_task("pfs_read", "5e8", "uniform"), flops_task("1e10"),
+                                                     io_task("pfs_write", "1e9", "root_only")]}]),
+            "io3": prof([{"iterations": 8, "tasks": [flops_task("1.2e10"), io_task("pfs_write", "1e9", "odd_ranks"),
+                                                     delay_task("0.5")]}], on_reconfiguration="0.5"),
+            "io4": prof([{"iterations": 3, "tasks": [io_task("pfs_read", "3e9", "all_ranks"),
+                                                     flops_task("1.8e10")]}]),
+        },
+    },
+    "pfs_ranks": {
+        "description": "a node's I/O overlapping another's: each iteration the first node writes 2.5e9 bytes "
+                       "(root_only), then the odd nodes read 2.5e9 bytes (odd_ranks), then all compute 2 s; "
+                       "ElastiSim's nodes go from task to task on their own (a barrier only before each "
+                       "iteration here), so nodes 1 and 3 read while node 0 writes; coburst's job runs each task "
+                       "on all its nodes before the next",
+        "platform": "cluster16_pfs.xml",
+        "elastisim_options": {"synchronized_first": True},
+        # ElastiSim with a barrier before every task: coburst's model
+        "elastisim_equivalent_options": {"synchronized": True},
+        "jobs": [cjob(1, 0, "rigid", 4, "rw")],
+        "profiles": {
+            "rw": prof([{"iterations": 5, "tasks": [io_task("pfs_write", "2.5e9", "root_only"),
+                                                    io_task("pfs_read", "2.5e9", "odd_ranks"),
+                                                    flops_task("8e9")]}]),
+        },
+    },
+    "pfs_shared": {
+        "description": "two jobs' I/O sharing a narrow PFS link (2.5 GB/s): one node of a job writes 1e9 bytes while "
+                       "the four nodes of another read 3e9; ElastiSim's I/O task is a parallel task a node, sharing "
+                       "the link five ways (0.5 GB/s each); coburst's is a parallel task a job, sharing it two ways "
+                       "(1.25 GB/s each)",
+        "platform": "cluster16_pfs_shared.xml",
+        "elastisim_options": {"synchronized": True},
+        "jobs": [cjob(1, 0, "rigid", 4, "w"), cjob(2, 0, "rigid", 4, "r")],
+        "profiles": {
+            "w": prof([{"iterations": 1, "tasks": [io_task("pfs_write", "1e9", "root_only"), delay_task("1")]}]),
+            "r": prof([{"iterations": 1, "tasks": [io_task("pfs_read", "3e9", "total"), delay_task("1")]}]),
+        },
+    },
+    "overlap": {
+        "description": "ElastiSim's cpu task with flops and bytes, which overlaps the computation and the "
+                       "communication (an iteration takes the longer of the two); coburst's model (and "
+                       "'coburst workload from-elastisim') runs a compute task, then a communication task",
+        "platform": "cluster16_pfs.xml",
+        "elastisim_options": {"combine": True},
+        # ElastiSim with the flops and the bytes in two cpu tasks: coburst's model
+        "elastisim_equivalent_options": {},
+        "jobs": [cjob(1, 0, "rigid", 8, "cpu_bound"), cjob(2, 0, "rigid", 8, "net_bound"),
+                 cjob(3, 1, "moldable", 8, "cpu_bound", 2, 16)],
+        "profiles": {
+            "cpu_bound": prof([{"iterations": 5, "tasks": [flops_task("4e10"), comm_task("2e10", "all_to_all")]}]),
+            "net_bound": prof([{"iterations": 5, "tasks": [flops_task("8e9"), comm_task("2e10", "ring")]}]),
+        },
+    },
 }
 
+CASES["communication_backbone"] = {
+    **CASES["communication"], "platform": "cluster16_backbone.xml",
+    "description": "the case communication on a cluster with a backbone of 2.5 GB/s: the jobs' communications "
+                   "share it"}
 
 #: the cases also run on cluster16_lat50.xml
 LATENCY_CASES = ("rigid", "malleable", "malleable_cost")
@@ -170,6 +279,10 @@ def es_task(task):
         return {"type": "idle", "delay": es_expr(task), "pattern": "uniform"}
     if task["type"] == "delay":
         return {"type": "idle", "delay": es_expr(task["seconds"]), "pattern": "uniform"}
+    if task["type"] == "communication":
+        return {"type": "cpu", "bytes": es_expr(task["bytes"]), "communication_pattern": task["pattern"]}
+    if task["type"] in ("pfs_read", "pfs_write", "bb_read", "bb_write"):
+        return {"type": task["type"], "bytes": es_expr(task["bytes"]), "pattern": task["pattern"]}
     if "flops" in task:
         return {"type": "cpu", "flops": es_expr(task["flops"]),
                 "computation_pattern": "uniform" if task.get("per_node") else "all_ranks"}
@@ -183,21 +296,43 @@ def es_task(task):
     raise ValueError(f"no ElastiSim form for model {model}")
 
 
-def es_application(app, evolving=None):
+def es_phase_tasks(tasks, options):
+    """A phase's tasks in ElastiSim's terms; ``options``: ``combine`` (a compute task with flops and the
+    communication task after it are one cpu task with both, which ElastiSim overlaps), ``synchronized``
+    (every task starts on all the job's nodes together: a barrier before each), ``synchronized_first``
+    (a barrier before each iteration only)."""
+    out = []
+    for task in tasks:
+        if (options.get("combine") and out and isinstance(task, dict) and task.get("type") == "communication"
+                and out[-1].get("type") == "cpu" and "flops" in out[-1] and "bytes" not in out[-1]):
+            out[-1].update(bytes=es_expr(task["bytes"]), communication_pattern=task["pattern"])
+            continue
+        out.append(es_task(task))
+    if options.get("synchronized"):
+        out = [{**t, "synchronized": True} for t in out]
+    elif options.get("synchronized_first"):
+        out[0] = {**out[0], "synchronized": True}
+    return out
+
+
+def es_application(app, evolving=None, options=None):
     out = {}
     for key in ("on_init", "on_reconfiguration", "on_expansion"):
         if key in app:
             tasks = app[key] if isinstance(app[key], list) else [app[key]]
             out[key] = {"tasks": [es_task(t) for t in tasks]}
     out["phases"] = [{"iterations": ph.get("iterations", 1), "scheduling_point": ph.get("scheduling_point", True),
-                      "tasks": [es_task(t) for t in ph["tasks"]]} for ph in app["phases"]]
+                      "tasks": es_phase_tasks(ph["tasks"], options or {})} for ph in app["phases"]]
     for phase, request in zip(out["phases"], evolving or ()):
         phase["evolving_request"] = request
     return out
 
 
-def es_inputs(case):
-    apps = {name: es_application(p["elastic"], case.get("elastisim_evolving", {}).get(name))
+def es_inputs(case, options=None):
+    """ElastiSim's jobs file, application models and configuration for ``case`` (``options``: those of
+    :func:`es_phase_tasks`, by default the case's ``elastisim_options``)."""
+    options = case.get("elastisim_options") if options is None else options
+    apps = {name: es_application(p["elastic"], case.get("elastisim_evolving", {}).get(name), options)
             for name, p in case["profiles"].items()}
     jobs = []
     for job in case["jobs"]:
@@ -210,7 +345,7 @@ def es_inputs(case):
         if e["type"] == "evolving":
             entry["attributes"] = {"res": job["res"]}
         jobs.append(entry)
-    config = {"jobs_file": "jobs.json", "platform_file": PLATFORM, "zmq_url": "ipc://elastisim.ipc",
+    config = {"jobs_file": "jobs.json", "platform_file": case.get("platform", PLATFORM), "zmq_url": "ipc://elastisim.ipc",
               "schedule_on_job_submit": True, "schedule_on_job_finalize": True,
               "schedule_on_scheduling_point": True, "show_progress_bar": False,
               "job_statistics": "job_statistics.csv", "node_utilization": "node_utilization.csv"}
@@ -220,7 +355,7 @@ def es_inputs(case):
 def run_elastisim(binary, name, es, platform_xml, work):
     d = work / name
     d.mkdir(parents=True, exist_ok=True)
-    (d / PLATFORM).write_text(platform_xml)
+    (d / es["config"]["platform_file"]).write_text(platform_xml)
     (d / "jobs.json").write_text(json.dumps(es["jobs"], indent=1))
     for app, doc in es["applications"].items():
         (d / f"{app}.json").write_text(json.dumps(doc, indent=1))
@@ -270,6 +405,7 @@ def run_elastisim(binary, name, es, platform_xml, work):
 
 def main():
     binary, out_path = sys.argv[1], Path(sys.argv[2])
+    only = sys.argv[3:]  # case names: run these only, keep the others of OUT_JSON as they are
     platform_xml = (out_path.parent / PLATFORM).read_text()
     work = Path(os.environ.get("ELASTISIM_WORK", "/tmp/elastisim-runs"))
     commit = os.environ["ELASTISIM_COMMIT"]
@@ -290,16 +426,34 @@ def main():
         "python": "elastisim-python on pyzmq 27.3.0, Python " + pyplatform.python_version(),
         "command": "elastisim config.json --log=root.thresh:warning, with the scheduler "
                    "python equipartition_elastisim.py ipc://.../elastisim.ipc decisions.jsonl",
-        "platform": PLATFORM + " (both simulators; every latency 0)",
+        "platform": PLATFORM + " (both simulators; every latency 0); a case with a 'platform' ran on that one: "
+                    "cluster16_pfs.xml and cluster16_pfs_shared.xml (the same nodes and a PFS host behind a wide or a "
+                    "narrow link), cluster16_backbone.xml (the same nodes with a backbone), every latency 0",
         "speed": SPEED, "date": time.strftime("%Y-%m-%d", time.gmtime()),
         "machine": f"{pyplatform.machine()} {pyplatform.system()}",
     }, "cases": {}}
+    if only:
+        kept = json.loads(out_path.read_text())
+        unknown = set(only) - set(CASES)
+        if unknown:
+            sys.exit(f"unknown case(s) {sorted(unknown)} (known: {', '.join(CASES)})")
     for name, case in CASES.items():
+        if only and name not in only:
+            if name in kept["cases"]:
+                doc["cases"][name] = kept["cases"][name]
+            continue
         es = es_inputs(case)
-        result = run_elastisim(binary, name, es, platform_xml, work)
+        xml = (out_path.parent / case.get("platform", PLATFORM)).read_text()
+        result = run_elastisim(binary, name, es, xml, work)
         doc["cases"][name] = {"description": case["description"],
                               "coburst": {"nb_res": 16, "jobs": case["jobs"], "profiles": case["profiles"]},
                               "elastisim_inputs": es, "elastisim": result}
+        if "platform" in case:
+            doc["cases"][name]["platform"] = case["platform"]
+        if "elastisim_equivalent_options" in case:  # ElastiSim's input written in coburst's model
+            es2 = es_inputs(case, case["elastisim_equivalent_options"])
+            doc["cases"][name]["elastisim_equivalent"] = {
+                "elastisim_inputs": es2, "elastisim": run_elastisim(binary, name, es2, xml, work / "equivalent")}
         if "coburst_equivalent" in case:
             doc["cases"][name]["coburst_equivalent"] = {
                 "nb_res": 16, "jobs": case["jobs"], "profiles": {**case["profiles"], **case["coburst_equivalent"]}}
@@ -307,7 +461,9 @@ def main():
     # the same cases on a platform with latencies (cluster16_lat50.xml): ElastiSim's jobs only
     latency_xml = (out_path.parent / "cluster16_lat50.xml").read_text()
     doc["latency"] = {"platform": "cluster16_lat50.xml", "cases": {}}
-    for name in LATENCY_CASES:
+    if only:
+        doc["latency"] = kept["latency"]
+    for name in (n for n in LATENCY_CASES if not only or n in only):
         result = run_elastisim(binary, name, es_inputs(CASES[name]), latency_xml, work / "latency")
         doc["latency"]["cases"][name] = result["jobs"]
     out_path.write_text(json.dumps(doc, indent=1) + "\n")
