@@ -12,7 +12,7 @@ coburst runs on either of two SimGrid Python bindings:
   adds what coburst uses of SimGrid 4.1's binding.
 
 The ``coburst-simgrid.pth`` file installed with coburst imports this module at interpreter
-start-up; it registers a meta-path finder that does the above the first time ``simgrid`` is
+start-up; it registers a meta-path finder that does the above when ``simgrid`` is
 imported.  Nothing heavy happens at start-up.
 """
 
@@ -70,10 +70,16 @@ def _loader_class():
 
 
 class _SimgridPreloader:
+    """Stays on ``sys.meta_path``: a ``find_spec`` that is not followed by an import (e.g.
+    ``importlib.util.find_spec("simgrid")`` to test for the binding) must not take away the next
+    real import's way to the module.  The library is preloaded once."""
+
+    def __init__(self):
+        self._preloaded = False
+
     def find_spec(self, name, path=None, target=None):
         if name != "simgrid":
             return None
-        sys.meta_path.remove(self)
         import ctypes
         import glob
         import importlib.machinery
@@ -81,12 +87,14 @@ class _SimgridPreloader:
 
         spec = importlib.machinery.PathFinder.find_spec("simgrid")
         if spec is not None and spec.origin:
-            for lib in sorted(glob.glob(os.path.join(os.path.dirname(spec.origin), "libsimgrid.so*"))):
-                try:
-                    ctypes.CDLL(lib, mode=ctypes.RTLD_GLOBAL)
-                    break
-                except OSError:
-                    continue
+            if not self._preloaded:
+                self._preloaded = True
+                for lib in sorted(glob.glob(os.path.join(os.path.dirname(spec.origin), "libsimgrid.so*"))):
+                    try:
+                        ctypes.CDLL(lib, mode=ctypes.RTLD_GLOBAL)
+                        break
+                    except OSError:
+                        continue
             if not spec.origin.endswith(tuple(importlib.machinery.EXTENSION_SUFFIXES)):
                 return spec
             origin = spec.origin

@@ -85,3 +85,17 @@ def test_the_extension_module_is_named_without_importing_it():
     assert proc.returncode == 0, proc.stderr
     path, imported = proc.stdout.split()
     assert path.endswith(".so") and "simgrid" in path and imported == "False"
+
+
+def test_asking_where_the_binding_is_leaves_it_importable():
+    """``importlib.util.find_spec("simgrid")`` (how a test or a tool checks for the binding) asks
+    coburst's finder without importing: a later ``import simgrid`` in the same process still
+    finds the module (the finder stays registered)."""
+    code = ("import importlib.util, sys\n"
+            "assert importlib.util.find_spec('simgrid') is not None\n"
+            "assert importlib.util.find_spec('simgrid') is not None\n"
+            "import simgrid\n"
+            "print(simgrid.__name__, 'simgrid' in sys.modules)\n")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.split() == ["simgrid", "True"]
