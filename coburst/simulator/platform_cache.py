@@ -72,26 +72,29 @@ _SIMGRID_ID: list[str] = []
 
 def simgrid_identity() -> str:
     """The SimGrid library this process would load, without importing it: the path, size and
-    modification date of its extension module (and its version when it is already loaded)."""
+    modification date of its extension module (the environment's, or the distribution's: see
+    :mod:`coburst._simgrid_finder`) and of the ``libsimgrid.so*`` beside it."""
     if _SIMGRID_ID:
         return _SIMGRID_ID[0]
+    from coburst._simgrid_finder import extension_path
+
     found = ""
-    module = sys.modules.get("simgrid")
-    paths = [os.path.dirname(module.__file__)] if module is not None and getattr(module, "__file__", None) else []
-    for folder in paths + [p for p in sys.path if p]:
+    origin = extension_path()
+    if origin:
+        folder = os.path.dirname(origin)
         try:
             names = os.listdir(folder)
         except OSError:
-            continue
-        ext = sorted(n for n in names if n.startswith("simgrid.") and n.endswith(".so"))
-        if ext:
-            parts = []
-            for name in ext + sorted(n for n in names if n.startswith("libsimgrid.so")):
+            names = []
+        parts = []
+        for name in [os.path.basename(origin)] + sorted(n for n in names if n.startswith("libsimgrid.so")):
+            try:
                 st = os.stat(os.path.join(folder, name))
-                parts.append(f"{folder}/{name}:{st.st_size}:{st.st_mtime_ns}")
-            parts += sorted(n for n in names if n.startswith("simgrid-") and n.endswith(".dist-info"))
-            found = "|".join(parts)
-            break
+            except OSError:
+                continue
+            parts.append(f"{folder}/{name}:{st.st_size}:{st.st_mtime_ns}")
+        parts += sorted(n for n in names if n.startswith("simgrid-") and n.endswith(".dist-info"))
+        found = "|".join(parts)
     _SIMGRID_ID.append(found or "?")
     return _SIMGRID_ID[0]
 

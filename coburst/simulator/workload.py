@@ -47,7 +47,7 @@ PROFILE_TYPES = tuple(PROFILE_FIELDS)
 UNSUPPORTED_TYPES = {
     "smpi": "SMPI trace replay is not simulated by coburst sim: it runs each rank's MPI trace through SimGrid's "
             "SMPI runtime (smpi_replay_run: point-to-point and collective algorithms, eager/rendez-vous protocols), "
-            "which the SimGrid 4.1 Python binding coburst runs on does not expose; run such workloads on the real "
+            "which SimGrid's Python binding (3.32 or 4.1) does not expose; run such workloads on the real "
             "Batsim",
 }
 
