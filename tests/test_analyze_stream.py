@@ -11,7 +11,7 @@ import tracemalloc
 import numpy as np
 import pandas as pd
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from coburst.analysis.metrics import (_read_raw_jobs_whole, fold_io_jobs, iter_folded_jobs, read_raw_jobs)
@@ -88,6 +88,10 @@ def _damaged(line: str, how: str | None) -> str:
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(n=st.integers(0, 40), damage=st.lists(st.tuples(st.integers(0, 39), _DAMAGE), max_size=3),
        chunk=st.integers(1, 400), crlf=st.booleans(), last_newline=st.booleans(), bom=st.booleans())
+# a row whose quoted metadata holds a newline (a CSV row as it stands), then a row of too many
+# fields: both readers name the second row's line (the whole-file reader once named the first)
+@example(n=2, damage=[(0, "quote_newline"), (1, "field")], chunk=1, crlf=False, last_newline=False, bom=False)
+@example(n=2, damage=[(0, "quote_newline"), (1, "field")], chunk=400, crlf=True, last_newline=True, bom=False)
 def test_chunked_reader_is_the_whole_file_reader(tmp_path, n, damage, chunk, crlf, last_newline, bom):
     """Random files, valid or damaged anywhere (chunks of a few bytes to a few rows: errors
     fall on chunk boundaries): the same rows, or the same error."""

@@ -8,11 +8,14 @@ state, the allocation, the metadata in quotes at the end of the line), so the ro
 read back without doubt: the profile is what lies between the second comma and the
 submission time.  :func:`quote_rows` rewrites such rows with the profile (and the metadata)
 quoted as CSV quotes them, keeping every newline where it was, so that line numbers stay the
-file's.  Readers call it only when the plain reading fails on a file with Batsim's header.
+file's; a row a CSV reader already reads right (its quoted metadata holding a newline) is kept
+as it is, so the first row refused is the same wherever the quoting starts.  Readers call it only when the plain reading fails on a file with Batsim's header.
 """
 
 from __future__ import annotations
 
+import csv
+import io
 import re
 from pathlib import Path
 from typing import BinaryIO
@@ -34,6 +37,20 @@ _ROW = re.compile(rb"(" + _FIELD + rb"," + _FIELD + rb"),(.*?),(" + (_FIELD + rb
 MAX_ROW_LINES = 64
 #: the longest row (bytes)
 MAX_ROW_BYTES = 1 << 20
+
+
+#: the header's field count
+_FIELDS = JOBS_HEADER.count(b",") + 1
+
+
+def _plain_row(text: bytes) -> bool:
+    """Whether ``text`` (whole lines) is one complete CSV record of the header's field count as
+    it stands: a row a CSV reader reads right, e.g. its quoted metadata holding a newline."""
+    try:
+        records = list(csv.reader(io.StringIO(text.decode("utf-8", "surrogateescape"), newline=""), strict=True))
+    except csv.Error:
+        return False
+    return len(records) == 1 and len(records[0]) == _FIELDS
 
 
 def _quoted(text: bytes) -> bytes:
@@ -65,6 +82,10 @@ def quote_rows(src: BinaryIO, dst: BinaryIO) -> tuple[int, int]:
             row_line = lines
         pending += line
         found = _ROW.match(pending)
+        if found is None and _plain_row(pending):
+            dst.write(pending)  # already a CSV row of the header's fields (a quoted newline in it)
+            pending = b""
+            continue
         if found is None:
             if lines - row_line + 1 >= MAX_ROW_LINES or len(pending) > MAX_ROW_BYTES or not line.endswith(b"\n"):
                 return failed()
