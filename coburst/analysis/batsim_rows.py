@@ -9,7 +9,8 @@ read back without doubt: the profile is what lies between the second comma and t
 submission time.  :func:`quote_rows` rewrites such rows with the profile (and the metadata)
 quoted as CSV quotes them, keeping every newline where it was, so that line numbers stay the
 file's; a row a CSV reader already reads right (its quoted metadata holding a newline) is kept
-as it is, so the first row refused is the same wherever the quoting starts.  Readers call it only when the plain reading fails on a file with Batsim's header.
+as it is, so the first row refused is the same wherever the quoting starts.  Readers call it
+only when the plain reading fails on a file with Batsim's header.
 """
 
 from __future__ import annotations

@@ -359,7 +359,7 @@ class ElasticEnv(gym.Env):
         except Exception as exc:  # raised again in the environment's thread
             self._thread_error = exc
             raise Abort("a listener failed") from None
-        for job in [j for j in state.submitted if j.start_sizes()[0] > self.n_compute]:  # never fits
+        for job in state.too_wide():
             decisions.reject(job)
             self._n_rejected += 1
             self._left_subtimes += job.subtime

@@ -77,8 +77,7 @@ class ElasticExpert(gym.Wrapper):
         decisions = Decisions(mine)
         self.policy.schedule(mine, decisions)
         events = list(decisions.events)
-        n_total = len(state.compute)
-        expected = [job.id for job in state.submitted if job.start_sizes()[0] > n_total]
+        expected = [job.id for job in state.too_wide()]
         rejects = []
         while events and events[0][0] == "REJECT_JOB":
             rejects.append(events.pop(0)[1]["job_id"])

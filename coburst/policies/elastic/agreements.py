@@ -86,8 +86,7 @@ class Agreements(ElasticPolicy):
 
     # ------------------------------------------------------------------ the message
     def schedule(self, state: ElasticState, d: Decisions) -> None:
-        n_total = len(state.compute)
-        for job in [j for j in state.submitted if j.start_sizes()[0] > n_total]:  # never fits the platform
+        for job in state.too_wide():
             d.reject(job)
         waiting = {j.id for j in state.queue}
         self.promised = {jid: nodes for jid, nodes in self.promised.items() if jid in waiting}

@@ -80,6 +80,12 @@ class ElasticState:
     #: ever start once, here, not at every message (the queue can hold thousands)
     submitted: list[EJob] = field(default_factory=list)
 
+    def too_wide(self) -> list[EJob]:
+        """The jobs this message submitted whose smallest size is more than the platform's
+        compute resources: they can never start (a policy rejects them at once)."""
+        n_total = len(self.compute)
+        return [j for j in self.submitted if j.start_sizes()[0] > n_total]
+
     def at_points(self) -> list[EJob]:
         """The running jobs stopped at a scheduling point now, in start order."""
         return [j for j in self.running.values() if j.point is not None]

@@ -69,7 +69,7 @@ class MoldableECT(ElasticPolicy):
             live = {j.id for j in state.queue} | set(state.running)
             self._times = {k: v for k, v in self._times.items() if k[0] in live}
         n_total = len(state.compute)
-        for job in [j for j in state.submitted if j.start_sizes()[0] > n_total]:  # never fits the platform
+        for job in state.too_wide():
             d.reject(job)
         ends = sorted((job.start + self.runtime(job, job.size), job.size) for job in state.running.values())
         while state.queue:
