@@ -3,7 +3,8 @@
 (``schedulers/heteroAgent.py``: ``job`` and ``class`` actions), through the adapters the
 built-in policies of those families use: the same agent gives the same ``_jobs.csv``, byte
 for byte, played in ``coburst/BatsimExact-v0`` and run by ``coburst run`` (in a child
-process, in process and over ZeroMQ); it sees the environment's observations and masks at
+process, in process and over ZeroMQ) and on the real Batsim 4.2.1 (recorded:
+tests/data/batsim_recorded); it sees the environment's observations and masks at
 every decision; options a family does not take are errors naming them (status 2, no
 traceback)."""
 
@@ -24,7 +25,7 @@ import coburst.gym  # noqa: F401 - registers the environments
 from cli_support import call
 from hetero_fixtures import platform as hetero_platform
 from hetero_fixtures import workload as hetero_workload
-from simharness import COBURST, TESTS
+from simharness import COBURST, TESTS, run_sim
 from test_gym_agent_scheduler import same_views
 from test_gym_conformance_cosched import cosched_workload
 
@@ -138,6 +139,21 @@ def test_same_jobs_in_the_environment_and_coburst_run(folder, case):
             assert any(i >= 2 for i in taken), taken
         if agent == "last_fit" and family == "hetero":
             assert taken - {0}, taken
+
+
+@pytest.mark.parametrize("case", list(CASES))
+def test_same_jobs_on_the_real_batsim(folder, case, tmp_path, monkeypatch):
+    # live: pybatsim runs the family's entry file, which imports the agent from tests/;
+    # replay: the recording
+    family, options, agent = CASES[case]
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join((str(TESTS), str(REPO))))
+    run = run_sim(tmp_path, workloads=[folder / f"{family}.json"], platform=folder / f"{family}.xml",
+                  scheduler=str(ENTRIES[family]), options={"agent": f"agent_support:{agent}", **options},
+                  engine="batsim", prefix=f"batsim_{case}", wait=120)
+    assert run.returncode == 0, run.stderr
+    target = getattr(agent_support, agent)
+    env_csv, _, _ = play_env(folder, family, getattr(target, "act", target), f"gym_real_{case}", **env_kw(options))
+    assert run.jobs_csv.read_bytes() == env_csv.read_bytes(), case
 
 
 def test_the_agents_decide_differently_on_partners(folder):
