@@ -13,7 +13,11 @@ order is not kept, the run is mostly the engine's).  The script prints steps, de
 simulated jobs, the wall time of ``reset`` and of the episode, steps/s and jobs/s, and, for
 the same inputs, the wall time of ``coburst run filler`` in the same process (the engine and
 the adapter without the environment) -- so the environment's own cost per step can be read
-across machines.  Figures are medians over ``--repeat`` episodes; the episode's CPU time (the
+across machines.  With the real Batsim at hand (``--batsim``, ``$BATSIM`` or ``batsim`` on
+``PATH``), the same workload also runs on it with pybatsim's ``fillerSched`` (greedy filling, the
+``first`` agent's order) over ZeroMQ, and its jobs per second -- wall, and CPU of Batsim and the
+scheduler together -- are printed beside the environment's: the anchor an absolute steps/s
+figure is read against.  Figures are medians over ``--repeat`` episodes; the episode's CPU time (the
 process's, which on a shared machine is steadier than its wall time) is printed beside its
 wall time, with the date, the machine and the load average (the machine may be shared).
 """
@@ -82,6 +86,17 @@ def plain_run(workload: str, out: str) -> tuple[float, float]:
     return time.perf_counter() - t0, time.process_time() - c0
 
 
+def batsim_runs(batsim: str, workload: str, repeat: int, tmp: Path) -> dict:
+    """The real Batsim with pybatsim's ``fillerSched`` on ``workload``: median wall and CPU
+    (Batsim's and the scheduler's) over ``repeat`` runs (``bench_engines.run_engine``)."""
+    from bench_engines import Case, run_engine  # (this folder)
+
+    case = Case("gym", "the environment's workload", PLATFORM, Path(workload), "fillerSched")
+    runs = [run_engine("batsim", case, tmp / f"batsim{i}", batsim) for i in range(repeat)]
+    return {"wall": statistics.median(r["wall"] for r in runs),
+            "cpu": statistics.median(r["cpu_sim"] + r["cpu_sched"] for r in runs)}
+
+
 def machine() -> str:
     import platform
 
@@ -101,7 +116,14 @@ def main() -> None:
     parser.add_argument("--agent", choices=("first", "random", "wait"), default="first")
     parser.add_argument("--repeat", type=int, default=3, help="episodes (medians reported)")
     parser.add_argument("--features", choices=("basic", "extended"), default="basic")
+    parser.add_argument("--batsim", default=None, help="the real Batsim (default: $BATSIM, else batsim on PATH)")
+    parser.add_argument("--no-batsim", action="store_true", help="leave the real Batsim out")
     args = parser.parse_args()
+    batsim = None
+    if not args.no_batsim:
+        from bench_engines import find_batsim  # (this folder)
+
+        batsim = find_batsim(args.batsim)
     logging.disable(logging.WARNING)
     load0 = os.getloadavg()
     with tempfile.TemporaryDirectory(prefix="coburst-bench-gym-") as tmp:
@@ -114,6 +136,7 @@ def main() -> None:
         plain = [plain_run(workload, str(Path(tmp) / "plain"))]  # (also describes the platform in the cache)
         plain.append(plain_run(workload, str(Path(tmp) / "plain")))
         runs = [episode(workload, args.window, args.agent, seed, args.features) for seed in range(args.repeat)]
+        real = batsim_runs(batsim, workload, args.repeat, Path(tmp)) if batsim else None
     med = {k: statistics.median(r[k] for r in runs) for k in runs[0]}
     print(f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}; {machine()}")
     print(f"KTH-SP2 delay jobs on {PLATFORM.name}: {med['jobs']:,.0f} jobs, window {args.window}, agent "
@@ -129,6 +152,11 @@ def main() -> None:
     print(f"{'jobs/s (wall)':28s}{med['jobs'] / med['wall']:12,.0f}")
     print(f"{'coburst run filler (s)':28s}{plain[-1][0]:12.2f}   wall, {plain[-1][1]:.2f} s CPU (same inputs, in "
           f"process, no environment)")
+    if real:
+        print(f"{'real Batsim, fillerSched (s)':28s}{real['wall']:12.2f}   wall, {real['cpu']:.2f} s CPU (Batsim and "
+              f"pybatsim); {med['jobs'] / real['wall']:,.0f} jobs/s wall, {med['jobs'] / real['cpu']:,.0f} per CPU s")
+        print(f"{'steps/s over Batsim jobs/s':28s}{med['steps/s'] / (med['jobs'] / real['wall']):11.2f}x   wall, "
+              f"{med['steps/cpu-s'] / (med['jobs'] / real['cpu']):.2f}x CPU")
     print(f"(median of {args.repeat} episode(s); load average at the end {os.getloadavg()[0]:.1f})")
 
 
