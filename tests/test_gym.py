@@ -321,3 +321,27 @@ def test_the_first_episode_runs_in_simgrid_in_a_thread_the_next_ones_pause(small
     assert first["steps"] == second["steps"] == steps
     assert first["jobs"] == second["jobs"] == Path(here.result.jobs_csv).read_text()
     here.close()
+
+
+def test_an_environment_never_closed_leaves_no_folder_behind(small):
+    # a played episode whose environment is dropped without close(), and a constructor that
+    # fails after taking its folder: both folders go once the objects are collected
+    import gc
+
+    env = BatsimExactEnv(small, DRAGONFLY, window=8)
+    play(env)
+    folder = Path(env._tmp)
+    assert (folder / "episode_jobs.csv").is_file()
+    del env
+    gc.collect()
+    assert not folder.exists()
+    before = {p.name for p in Path(folder.parent).glob("coburst-gym-*")}
+    with pytest.raises(ValueError, match="actions"):
+        BatsimExactEnv(small, DRAGONFLY, actions="sideways")
+    gc.collect()
+    assert {p.name for p in Path(folder.parent).glob("coburst-gym-*")} == before
+    closed = BatsimExactEnv(small, DRAGONFLY, window=8)
+    folder = Path(closed._tmp)
+    closed.close()
+    assert not folder.exists()
+    closed.close()  # (twice is harmless)

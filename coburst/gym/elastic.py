@@ -91,8 +91,6 @@ from __future__ import annotations
 import json
 import math
 import queue
-import shutil
-import tempfile
 import threading
 from pathlib import Path
 from typing import Any, Sequence
@@ -102,7 +100,7 @@ import numpy as np
 from gymnasium import spaces
 
 from coburst.gym.bridge import Abort
-from coburst.gym.env import InvalidAction, begin_step
+from coburst.gym.env import InvalidAction, begin_step, scratch_dir
 from coburst.gym.rewards import BaselineGap, Energy, make_reward
 from coburst.policies.elastic.base import Decisions, EJob, ElasticPolicy, ElasticState
 
@@ -184,7 +182,7 @@ class ElasticEnv(gym.Env):
         #: objects told of every message (simulation thread), before anything is decided:
         #: ``on_message(state)`` (:class:`coburst.gym.elastic_expert.ElasticExpert`)
         self.listeners: list[Any] = []
-        self._tmp = tempfile.mkdtemp(prefix="coburst-gym-elastic-")
+        self._tmp = scratch_dir(self, "coburst-gym-elastic-")
         self.workloads = self._workload_files(workload)
         self.export = export or str(Path(self._tmp) / "episode")
         B = self.n_buckets
@@ -562,7 +560,7 @@ class ElasticEnv(gym.Env):
         self._abandon()
         self._over = True
         if self._tmp is not None:
-            shutil.rmtree(self._tmp, ignore_errors=True)
+            self._scratch()
             self._tmp = None
         super().close()
 

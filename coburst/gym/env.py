@@ -47,6 +47,7 @@ from __future__ import annotations
 import shutil
 import tempfile
 import threading
+import weakref
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
@@ -71,6 +72,15 @@ ACTIONS = ("job", "placement", "partner", "class")
 
 class InvalidAction(ValueError):
     """An action outside the action mask (or outside the action space)."""
+
+
+def scratch_dir(env: Any, prefix: str) -> str:
+    """A fresh folder for ``env``'s workload copies and default outputs, removed by
+    ``env._scratch()`` (``close``) or, when the environment is never closed (or its constructor
+    fails), when it is garbage-collected or the interpreter exits."""
+    path = tempfile.mkdtemp(prefix=prefix)
+    env._scratch = weakref.finalize(env, shutil.rmtree, path, True)
+    return path
 
 
 def begin_step(env, action: Any, n_actions: int) -> tuple[tuple | None, int]:
@@ -146,7 +156,7 @@ class BatsimExactEnv(gym.Env):
         from coburst.adapter.agent import agent_scheduler
 
         agent_scheduler(self.backend_cls.family).check_options(self.adapter_options)  # InputError naming a bad one
-        self._tmp = tempfile.mkdtemp(prefix="coburst-gym-")
+        self._tmp = scratch_dir(self, "coburst-gym-")
         self.workloads = self._workload_files(workload)
         self.export = export or str(Path(self._tmp) / "episode")
         self.observation_kind = observation
@@ -557,6 +567,6 @@ class BatsimExactEnv(gym.Env):
         self._abandon()
         self._over = True
         if self._tmp is not None:
-            shutil.rmtree(self._tmp, ignore_errors=True)
+            self._scratch()
             self._tmp = None
         super().close()

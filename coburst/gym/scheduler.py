@@ -42,7 +42,6 @@ from __future__ import annotations
 
 import importlib
 import json
-import shutil
 from types import SimpleNamespace
 from typing import Any, Callable, Mapping
 
@@ -230,7 +229,7 @@ class SchedulerView(BatsimExactEnv):
         # no platform file: the adapter's family and resources; no workload: the jobs come
         # from the adapter; no reward (the agent is not learning here)
         super().__init__([], "", reward=Reward(), horizons=env_kw.pop("horizons", DEFAULT_HORIZONS), **env_kw)
-        shutil.rmtree(self._tmp, ignore_errors=True)  # (no outputs of its own)
+        self._scratch()  # (no outputs of its own)
         self._tmp = None
         self._link = _Reply()
         self._kernel = SimpleNamespace(resume_value=None)
