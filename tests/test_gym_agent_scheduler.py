@@ -186,6 +186,21 @@ def test_bad_options_over_zmq_and_missing_agent(folder):
     assert code == 2 and "policy" in err and "Traceback" not in err
 
 
+@pytest.mark.parametrize("option, value, words", [
+    ("window", True, "an integer >= 1"), ("window", 2.0, "an integer >= 1"),
+    ("features", "all", '"basic" or "extended"'), ("observation", "box", '"dict" or "flat"'),
+    ("horizons", [], "non-empty list"), ("horizons", [0, -5], "seconds >= 0"), ("horizons", "60", "list"),
+    ("time_scale", 0, "> 0"), ("time_scale", "3600", "> 0"), ("actions", 5, "a string"),
+])
+def test_each_bad_environment_option_is_an_error_naming_it(folder, option, value, words):
+    code, err = call("run", ENTRY, "-o", json.dumps({"agent": AGENTS[0], option: value}), "-p", PLATFORM,
+                     "-w", folder / "w.json", "-e", folder / "bad", "-q")
+    assert code == 2, err
+    assert option in err and words in err and repr(value) in err, err
+    assert "Traceback" not in err
+    assert not (folder / "bad_jobs.csv").exists()
+
+
 def test_an_agent_choosing_a_masked_action_fails_the_run(folder):
     done = coburst_run(folder, {"agent": "agent_support:always_slot_three", "window": WINDOW}, "masked")
     assert done.returncode != 0

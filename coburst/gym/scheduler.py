@@ -48,7 +48,7 @@ from typing import Any, Callable, Mapping
 from coburst.adapter.agent import AgentScheduler, CoschedAgentScheduler, HeteroAgentScheduler
 from coburst.errors import InputError
 from coburst.gym.bridge import Bridge
-from coburst.gym.backends import BBBackend, CoschedBackend
+from coburst.gym.backends import PARTNER_ORDERS, PLACEMENT_MODES, BBBackend, CoschedBackend
 from coburst.gym.env import BatsimExactEnv
 from coburst.gym.hetero import HostClasses
 from coburst.gym.observe import DEFAULT_HORIZONS
@@ -111,6 +111,33 @@ def _number(value: Any) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
+def _integer(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _modes(value: Any) -> bool:
+    return (isinstance(value, list) and bool(value) and all(m in PLACEMENT_MODES for m in value)
+            and len(set(value)) == len(value))
+
+
+#: the environment's options a scheduler takes: (option, valid, what a valid value is, the
+#: environment's value from it); the other checks (``actions`` per family, the partner
+#: options together, the heatmap's file) follow in :func:`split_options`
+_ENV_OPTIONS = (
+    ("window", lambda v: _integer(v) and v >= 1, "an integer >= 1", int),
+    ("features", lambda v: v in ("basic", "extended"), '"basic" or "extended"', str),
+    ("observation", lambda v: v in ("dict", "flat"), '"dict" or "flat"', str),
+    ("horizons", lambda v: isinstance(v, list) and bool(v) and all(_number(h) and h >= 0 for h in v),
+     "a non-empty list of seconds >= 0", lambda v: tuple(float(h) for h in v)),
+    ("time_scale", lambda v: _number(v) and v > 0, "a number of seconds > 0", float),
+    ("actions", lambda v: isinstance(v, str), "a string", str),
+    ("modes", _modes, f"a list of {' and/or '.join(map(repr, PLACEMENT_MODES))}", tuple),
+    ("partners", lambda v: _integer(v) and v >= 1, "an integer >= 1", int),
+    ("partner_order", lambda v: v in PARTNER_ORDERS, f"one of {', '.join(map(repr, PARTNER_ORDERS))}", str),
+    ("heatmap", lambda v: isinstance(v, str) and bool(v), "a heatmap file or a bundled heatmap name", str),
+)
+
+
 def _actions_option(value: Any, family: str) -> str:
     if value in FAMILY_ACTIONS[family]:
         return value
@@ -122,43 +149,20 @@ def _actions_option(value: Any, family: str) -> str:
     raise InputError(_SOURCE, "actions", f"{entry} runs on {platforms} and takes {takes}, got {value!r}{hint}")
 
 
-def _cosched_options(options: dict, env_kw: dict) -> None:
-    """The node-sharing options (``modes``, ``partners``, ``partner_order``, ``heatmap``) into ``env_kw``."""
-    from coburst.gym.backends import PARTNER_ORDERS, PLACEMENT_MODES
-
-    if "modes" in options:
-        modes = options.pop("modes")
-        if (not isinstance(modes, list) or not modes or any(m not in PLACEMENT_MODES for m in modes)
-                or len(set(modes)) != len(modes)):
-            raise InputError(_SOURCE, "modes", f'must be a list of "compact" and/or "spread", got {modes!r}')
-        env_kw["modes"] = tuple(modes)
-    if "partners" in options:
-        partners = options.pop("partners")
-        if not isinstance(partners, int) or isinstance(partners, bool) or partners < 1:
-            raise InputError(_SOURCE, "partners", f"must be an integer >= 1, got {partners!r}")
-        env_kw["partners"] = partners
-    if "partner_order" in options:
-        order = options.pop("partner_order")
-        if order not in PARTNER_ORDERS:
-            raise InputError(_SOURCE, "partner_order", f"must be one of {', '.join(map(repr, PARTNER_ORDERS))}, "
-                             f"got {order!r}")
-        env_kw["partner_order"] = order
-    if "heatmap" in options:
-        heatmap = options.pop("heatmap")
-        if not isinstance(heatmap, str) or not heatmap:
-            raise InputError(_SOURCE, "heatmap", f"must be a heatmap file or a bundled heatmap name, got {heatmap!r}")
-        from coburst.policies.cosched.base import load_heatmap_param
-
-        try:
-            load_heatmap_param("", heatmap)
-        except InputError as err:
-            raise InputError(_SOURCE, "heatmap", err.problem) from None
-        env_kw["heatmap"] = heatmap
+def _cosched_rules(env_kw: dict) -> None:
+    """What the node-sharing options ask of each other, and a heatmap that loads."""
     needs_partner = [k for k in ("partners", "partner_order", "heatmap") if k in env_kw]
     if needs_partner and env_kw.get("actions") != "partner":
         raise InputError(_SOURCE, needs_partner[0], 'is an option of actions "partner" only')
-    if "heatmap" in env_kw and env_kw.get("partner_order") != "speed":
-        raise InputError(_SOURCE, "heatmap", 'ranks the partners of partner_order "speed" only')
+    if "heatmap" in env_kw:
+        if env_kw.get("partner_order") != "speed":
+            raise InputError(_SOURCE, "heatmap", 'ranks the partners of partner_order "speed" only')
+        from coburst.policies.cosched.base import load_heatmap_param
+
+        try:
+            load_heatmap_param("", env_kw["heatmap"])
+        except InputError as err:
+            raise InputError(_SOURCE, "heatmap", err.problem) from None
 
 
 def split_options(options: Mapping[str, Any] | None, family: str = "bb") -> tuple[Callable, dict, dict]:
@@ -169,42 +173,22 @@ def split_options(options: Mapping[str, Any] | None, family: str = "bb") -> tupl
     if "agent" not in options:
         raise InputError(_SOURCE, "agent", 'missing: the agent\'s import path, "package.module:attribute"')
     act = load_agent(options.pop("agent"))
-    env_kw: dict[str, Any] = {}
-    if "window" in options:
-        window = options.pop("window")
-        if not isinstance(window, int) or isinstance(window, bool) or window < 1:
-            raise InputError(_SOURCE, "window", f"must be an integer >= 1, got {window!r}")
-        env_kw["window"] = window
-    if "features" in options:
-        features = options.pop("features")
-        if features not in ("basic", "extended"):
-            raise InputError(_SOURCE, "features", f'must be "basic" or "extended", got {features!r}')
-        env_kw["features"] = features
-    if "observation" in options:
-        kind = options.pop("observation")
-        if kind not in ("dict", "flat"):
-            raise InputError(_SOURCE, "observation", f'must be "dict" or "flat", got {kind!r}')
-        env_kw["observation"] = kind
-    if "horizons" in options:
-        horizons = options.pop("horizons")
-        if (not isinstance(horizons, list) or not horizons
-                or not all(_number(h) and h >= 0 for h in horizons)):
-            raise InputError(_SOURCE, "horizons", f"must be a non-empty list of seconds >= 0, got {horizons!r}")
-        env_kw["horizons"] = tuple(float(h) for h in horizons)
-    if "time_scale" in options:
-        scale = options.pop("time_scale")
-        if not _number(scale) or not scale > 0:
-            raise InputError(_SOURCE, "time_scale", f"must be a number of seconds > 0, got {scale!r}")
-        env_kw["time_scale"] = float(scale)
-    if "actions" in options:
-        env_kw["actions"] = _actions_option(options.pop("actions"), family)
-    if family == "cosched":
-        _cosched_options(options, env_kw)
-    else:
+    if family != "cosched":
         extra = [k for k in _COSCHED_ONLY if k in options]
         if extra:
             raise InputError(_SOURCE, extra[0], f"is an option of node-sharing platforms only "
                              f"({ENTRY['cosched'][0]}), not of {ENTRY[family][1]}")
+    env_kw: dict[str, Any] = {}
+    for name, valid, what, convert in _ENV_OPTIONS:
+        if name in options:
+            value = options.pop(name)
+            if not valid(value):
+                raise InputError(_SOURCE, name, f"must be {what}, got {value!r}")
+            env_kw[name] = convert(value)
+    if "actions" in env_kw:
+        env_kw["actions"] = _actions_option(env_kw["actions"], family)
+    if family == "cosched":
+        _cosched_rules(env_kw)
     return act, env_kw, options
 
 
