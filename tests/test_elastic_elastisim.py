@@ -315,7 +315,12 @@ def imported(tmp_path: Path, name: str) -> dict:
     proc = subprocess.run([sys.executable, "-m", "coburst", "workload", "from-elastisim", str(folder / "jobs.json"),
                            "-o", str(out), "--nodes", "16", "-q"], capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0, proc.stderr
+    NOTES[name] = [line for line in proc.stderr.splitlines() if line.startswith("note: ")]
     return json.loads(out.read_text())
+
+
+#: case -> the notes its import printed
+NOTES: dict[str, list[str]] = {}
 
 
 @pytest.mark.parametrize("name", sorted(set(CASES) - {"phase_points"} - MODEL_DIFFERENT))
@@ -325,19 +330,47 @@ def test_elastisims_files_imported_give_elastisims_times(tmp_path, name):
     phase_iteration are translated to what ElastiSim means by them)."""
     case = CASES[name]
     assert_same(simulate(tmp_path, name, imported(tmp_path, name), platform_of(case)), es_view(case))
+    assert NOTES[name] == []  # (nothing said where the dates agree)
 
 
 @pytest.mark.parametrize("name", sorted(MODEL_DIFFERENT))
 def test_imported_transfer_cases_read_as_cobursts_model(tmp_path, name):
-    """ElastiSim's files of the cases whose task models differ, imported: ``synchronized`` is not
-    read (coburst's tasks always start on all the job's nodes together), a node's I/O is the
-    job's: coburst's dates of the case as it is written in coburst's format, not ElastiSim's."""
+    """ElastiSim's files of the cases whose task models differ, imported: ``synchronized`` does not
+    change the converted job (coburst's tasks always start on all the job's nodes together; the
+    import notes the tasks whose nodes part in ElastiSim), a node's I/O is the job's: coburst's
+    dates of the case as it is written in coburst's format, not ElastiSim's."""
     case = CASES[name]
     direct = simulate(tmp_path, "direct", case["coburst"], platform_of(case))
     imported_run = simulate(tmp_path, "imported", imported(tmp_path, name), platform_of(case))
     assert [(j["start"], j["end"]) for j in imported_run["jobs"]] == [(j["start"], j["end"]) for j in direct["jobs"]]
     with pytest.raises(AssertionError):
         assert_same(imported_run, es_view(case))
+    if name == "pfs_ranks":  # the import says where ElastiSim's nodes part
+        assert NOTES[name] and all("without 'synchronized'" in n and "jobs.json" not in n for n in NOTES[name])
+
+
+@pytest.mark.parametrize("task, noted", [
+    ({"type": "idle", "delay": 1, "pattern": "root_only"}, True),
+    ({"type": "idle", "delay": 1, "pattern": "root_only", "synchronized": True}, False),
+    ({"type": "idle", "delay": 1, "pattern": "uniform"}, False),
+    ({"type": "cpu", "flops": 1e9, "computation_pattern": "root_only", "synchronized": False}, True),
+    ({"type": "pfs_write", "bytes": 1e9, "pattern": "even_ranks"}, True),
+    ({"type": "pfs_read", "bytes": 1e9, "pattern": "total"}, False),
+])
+def test_a_task_whose_nodes_part_in_elastisim_is_noted(tmp_path, task, noted):
+    (tmp_path / "a.json").write_text(json.dumps({"phases": [{"tasks": [{"type": "idle", "delay": 1,
+                                                                          "pattern": "uniform"}, task]}]}))
+    jobs = tmp_path / "jobs.json"
+    jobs.write_text(json.dumps({"jobs": [{"type": "rigid", "submit_time": 0, "num_nodes": 2,
+                                          "application_model": "a.json"}] * 2}))
+    proc = subprocess.run([sys.executable, "-m", "coburst", "workload", "from-elastisim", str(jobs), "-o",
+                           str(tmp_path / "w.json"), "-q"], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0 and (tmp_path / "w.json").is_file(), proc.stderr
+    notes = [line for line in proc.stderr.splitlines() if line.startswith("note: ")]
+    if noted:  # once for the model, naming its file and the task
+        assert len(notes) == 1 and "a.json: phases[0].tasks[1]: pattern" in notes[0], proc.stderr
+    else:
+        assert proc.stderr == ""
 
 
 def test_imported_phase_points_keep_the_documented_difference(tmp_path):

@@ -286,8 +286,11 @@ def _from_elastisim(args: argparse.Namespace) -> int:
     from coburst.workloads.elastisim import convert
 
     check_output(args.output, "-o/--output")
-    doc = convert(args.jobs, nodes=args.nodes, speed=parse_speed(args.speed, "--speed"))
+    notes: list[str] = []
+    doc = convert(args.jobs, nodes=args.nodes, speed=parse_speed(args.speed, "--speed"), notes=notes)
     write_workload(doc, args.output)
+    for note in notes:
+        print(f"note: {note}", file=sys.stderr)
     if not args.quiet:
         print(f"wrote {args.output}: {len(doc['jobs'])} jobs, {len(doc['profiles'])} profiles", file=sys.stderr)
     return 0

@@ -40,6 +40,11 @@ after the job's last); between a phase without points and one with, ElastiSim st
 boundary and coburst after the second phase's first iteration
 (``docs/tutorials/malleable.md``, "Against ElastiSim").
 
+Read as coburst's model, with a note naming the place (``convert(notes=...)``; the command
+prints it): a task whose nodes have different loads (``root_only``, ``even_ranks``,
+``odd_ranks``) without ``synchronized``, from which ElastiSim's nodes go on one by one and
+coburst's together.
+
 Not taken, each named with its place: GPU tasks in the costs, GPUs per node that may change,
 asynchronous I/O, ``vector`` and ``matrix``
 patterns (explicit per-rank loads), ``even_ranks`` / ``odd_ranks`` on delay and compute tasks,
@@ -59,6 +64,9 @@ from coburst.errors import InputError
 from coburst.validate import read_json
 from coburst.models.elastic import KINDS, IO_TASKS, parse_elastic
 from coburst.models.patterns import GPU_PATTERNS
+
+#: task patterns that give a job's nodes different loads
+RANK_PATTERNS = ("root_only", "even_ranks", "odd_ranks")
 
 __all__ = ["convert", "translate_expression", "MAX_UNROLLED"]
 
@@ -157,6 +165,16 @@ class _Reader:
         self.source = source
         #: variables written otherwise in the expressions being read (see :meth:`application`)
         self.names: dict[str, str] = {}
+        #: where the converted file may give other dates than ElastiSim (``PLACE: what``)
+        self.notes: list[str] = []
+
+    def rank_dependent(self, spec: dict, place: str, pattern: str) -> None:
+        """A task whose nodes have different loads (``pattern``) and no ``synchronized``: in
+        ElastiSim its nodes go on from it at different times, in coburst together."""
+        if pattern in RANK_PATTERNS and spec.get("synchronized") is not True:
+            self.notes.append(f"{self.source}: {place}: pattern {pattern!r} without 'synchronized': ElastiSim's "
+                              "nodes go on from it one by one, coburst's together when the slowest is done "
+                              "(the dates may differ)")
 
     def fail(self, place: str, problem: str):
         raise InputError(self.source, place, problem)
@@ -204,6 +222,7 @@ class _Reader:
         if ttype in ("idle", "busy_wait"):
             pattern = str(spec.get("pattern", "uniform")).lower()
             seconds = self.expr(spec.get("delay"), f"{place}.delay")
+            self.rank_dependent(spec, place, pattern)
             if pattern in ("total", "all_ranks"):
                 seconds = f"({seconds}) / num_nodes"
             elif pattern not in ("uniform", "root_only"):
@@ -217,6 +236,7 @@ class _Reader:
                 pattern = str(spec.get("computation_pattern", "")).lower()
                 if pattern not in ("uniform", "root_only", "total", "all_ranks"):
                     self.fail(f"{place}.computation_pattern", f"pattern {pattern!r} is not taken")
+                self.rank_dependent(spec, place, pattern)
                 task.update(flops=self.expr(spec["flops"], f"{place}.flops"),
                             **({"per_node": True} if pattern in ("uniform", "root_only") else {}))
             if spec.get("bytes") is not None:
@@ -237,8 +257,9 @@ class _Reader:
             if cost:
                 self.fail(f"{place}.type", f"a {ttype} task in a cost is not modelled (costs take delay and compute "
                                            "tasks)")
-            return [{"type": ttype, "bytes": self.expr(spec.get("bytes"), f"{place}.bytes"),
-                     "pattern": str(spec.get("pattern", "")).lower()}] * k
+            pattern = str(spec.get("pattern", "")).lower()
+            self.rank_dependent(spec, place, pattern)
+            return [{"type": ttype, "bytes": self.expr(spec.get("bytes"), f"{place}.bytes"), "pattern": pattern}] * k
         self.fail(f"{place}.type", f"task type {spec.get('type')!r} is not taken (idle, busy_wait, cpu, gpu, "
                                    "pfs_read, pfs_write, bb_read, bb_write, sequence)")
 
@@ -315,8 +336,12 @@ def _coupled_seconds(spec, n: int, speed: float) -> float:
     return total
 
 
-def convert(jobs_path: str | Path, nodes: int | None = None, speed: float = 1e9) -> dict:
-    """The Batsim workload of ElastiSim's ``jobs_path`` (its application models read beside it)."""
+def convert(jobs_path: str | Path, nodes: int | None = None, speed: float = 1e9,
+            notes: list[str] | None = None) -> dict:
+    """The Batsim workload of ElastiSim's ``jobs_path`` (its application models read beside it).
+    ``notes`` (a list), if given, gets a line for every task of an application model where the
+    converted workload may give other dates than ElastiSim (a task whose nodes have different
+    loads, without ``synchronized``), naming the file and the place."""
     jobs_path = Path(jobs_path)
     src = str(jobs_path)
     reader = _Reader(src)
@@ -338,7 +363,10 @@ def convert(jobs_path: str | Path, nodes: int | None = None, speed: float = 1e9)
             reader.fail(f"{where}.application_model", "expected the path of an application model")
         path = (jobs_path.parent / model).resolve()
         if str(path) not in apps:
-            apps[str(path)] = reader_for(path).application(read_json(path, "ElastiSim application model"), "")
+            app_reader = reader_for(path)
+            apps[str(path)] = app_reader.application(read_json(path, "ElastiSim application model"), "")
+            if notes is not None:
+                notes.extend(app_reader.notes)
         attributes = job.get("attributes") or {}
         if kind == "rigid":
             lo = hi = job.get("num_nodes")
