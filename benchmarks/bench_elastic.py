@@ -105,8 +105,15 @@ def elastisim_inputs(doc: dict, folder: Path) -> Path:
         else:
             entry.update(num_nodes_min=e["num_nodes_min"], num_nodes_max=e["num_nodes_max"])
         jobs.append(entry)
+    return elastisim_config(folder, jobs, PLATFORM)
+
+
+def elastisim_config(folder: Path, jobs: list[dict], platform_file: Path) -> Path:
+    """ElastiSim's ``jobs.json`` of ``jobs`` and its ``config.json`` in ``folder`` (the scheduler
+    called at submissions, ends and scheduling points; statistics written there); returns the
+    configuration's path."""
     (folder / "jobs.json").write_text(json.dumps({"jobs": jobs}))
-    config = {"jobs_file": str(folder / "jobs.json"), "platform_file": str(PLATFORM),
+    config = {"jobs_file": str(folder / "jobs.json"), "platform_file": str(platform_file),
               "zmq_url": f"ipc://{folder}/elastisim.ipc", "schedule_on_job_submit": True,
               "schedule_on_job_finalize": True, "schedule_on_scheduling_point": True, "show_progress_bar": False,
               "job_statistics": str(folder / "job_statistics.csv"),

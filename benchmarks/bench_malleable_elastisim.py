@@ -53,7 +53,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 from shared_data import missing, swf_log  # noqa: E402  (tests/shared_data.py: where the KTH log lies)
-from bench_elastic import SCHEDULER  # noqa: E402  (the equipartition scheduler for ElastiSim)
+from bench_elastic import SCHEDULER, elastisim_config  # noqa: E402  (the equipartition scheduler for ElastiSim)
 
 PLATFORM = ROOT / "platforms" / "kth_sp2.xml"
 SPEED = 1e9  # flop/s of a node of kth_sp2.xml
@@ -115,15 +115,7 @@ def elastisim_inputs(doc: dict, folder: Path) -> Path:
         path.write_text(json.dumps(model))
         entry["application_model"] = str(path)
         jobs.append(entry)
-    (folder / "jobs.json").write_text(json.dumps({"jobs": jobs}))
-    config = {"jobs_file": str(folder / "jobs.json"), "platform_file": str(elastisim_platform(folder)),
-              "zmq_url": f"ipc://{folder}/elastisim.ipc", "schedule_on_job_submit": True,
-              "schedule_on_job_finalize": True, "schedule_on_scheduling_point": True, "show_progress_bar": False,
-              "job_statistics": str(folder / "job_statistics.csv"),
-              "node_utilization": str(folder / "node_utilization.csv")}
-    path = folder / "config.json"
-    path.write_text(json.dumps(config))
-    return path
+    return elastisim_config(folder, jobs, elastisim_platform(folder))
 
 
 def children_cpu() -> float:
@@ -180,13 +172,18 @@ def stamp() -> str:
             f"{' '.join(f'{x:.2f}' for x in os.getloadavg())}), Python {platform.python_version()}")
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def log_arguments(parser: argparse.ArgumentParser) -> None:
+    """The options that choose the log and how it is made malleable, and the runs' count."""
     parser.add_argument("--jobs", type=int, help="the first N usable jobs of the log (default: all)")
     parser.add_argument("--repeat", type=int, default=3, help="runs of each (default 3)")
     parser.add_argument("--share", default="0.5", help="share of the jobs made malleable (default 0.5)")
     parser.add_argument("--swf", type=Path, help="the KTH-SP2 log (default KTH-SP2-1996-2.1-cln.swf in "
                                                  "$COBURST_SWF_DIR, else in ../shared/data/swf beside the checkout)")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    log_arguments(parser)
     parser.add_argument("--elastisim-repeat", type=int, help="runs of ElastiSim (default: --repeat)")
     parser.add_argument("--timeout", type=float, default=3600, help="seconds an ElastiSim run may take (default "
                                                                     "3600)")

@@ -25,7 +25,6 @@ import argparse
 import os
 import platform
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -34,14 +33,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
 from shared_data import missing, swf_log  # noqa: E402  (tests/shared_data.py: where the KTH log lies)
+from bench_malleable_elastisim import coburst, log_arguments  # noqa: E402  (this folder)
 
 PLATFORM = ROOT / "platforms" / "kth_sp2.xml"
-
-
-def coburst(*args: str) -> None:
-    proc = subprocess.run([sys.executable, "-m", "coburst", *args], capture_output=True, text=True)
-    if proc.returncode != 0:
-        sys.exit(f"coburst {' '.join(args)} failed:\n{proc.stderr}")
 
 
 def timed(policy: str, workload: Path, out: Path) -> float:
@@ -52,11 +46,7 @@ def timed(policy: str, workload: Path, out: Path) -> float:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--jobs", type=int, help="the first N usable jobs of the log (default: all)")
-    parser.add_argument("--repeat", type=int, default=3, help="runs of each (default 3)")
-    parser.add_argument("--share", default="0.5", help="share of the jobs made malleable (default 0.5)")
-    parser.add_argument("--swf", type=Path, help="the KTH-SP2 log (default KTH-SP2-1996-2.1-cln.swf in "
-                                                 "$COBURST_SWF_DIR, else in ../shared/data/swf beside the checkout)")
+    log_arguments(parser)
     args = parser.parse_args()
     log = args.swf or swf_log()
     if not log.exists():
