@@ -93,6 +93,21 @@ def test_live_run_against_recording_ignores_only_what_varies():
                                                           "out_jobs.csv: recorded only"]
 
 
+def test_a_crash_is_a_crash_whichever_signal_ends_it():
+    """Batsim's abort sometimes ends in a segmentation fault: recorded SIGABRT, live SIGSEGV (or
+    the other way) is the same outcome; a crash against an exit, or another signal, is not."""
+    def ending(status: int) -> rec.Outcome:
+        outcome = _outcome()
+        outcome.returncode = status
+        return outcome
+
+    assert rec.recording_differences(ending(-6), ending(-11)) == []
+    assert rec.recording_differences(ending(-11), ending(-6)) == []
+    assert rec.recording_differences(ending(-6), ending(1)) == ["exit status: recorded -6, live 1"]
+    assert rec.recording_differences(ending(-6), ending(-9)) == ["exit status: recorded -6, live -9"]
+    assert rec.recording_differences(ending(0), ending(-11)) == ["exit status: recorded 0, live -11"]
+
+
 def test_the_trace_of_a_run_with_shared_machines_is_not_compared():
     """Batsim draws, on a machine running two jobs at once, the job first in a set ordered by
     heap address: such a run's Pajé trace changes from one run to the next (measured on the
