@@ -80,11 +80,15 @@ class ElasticState:
     #: ever start once, here, not at every message (the queue can hold thousands)
     submitted: list[EJob] = field(default_factory=list)
 
+    def wider_than_platform(self, job: EJob) -> bool:
+        """Whether ``job``'s smallest size is more than the platform's compute resources: it
+        can never start."""
+        return job.start_sizes()[0] > len(self.compute)
+
     def too_wide(self) -> list[EJob]:
-        """The jobs this message submitted whose smallest size is more than the platform's
-        compute resources: they can never start (a policy rejects them at once)."""
-        n_total = len(self.compute)
-        return [j for j in self.submitted if j.start_sizes()[0] > n_total]
+        """The jobs this message submitted that are wider than the platform
+        (:meth:`wider_than_platform`): a policy rejects them at once."""
+        return [j for j in self.submitted if self.wider_than_platform(j)]
 
     def at_points(self) -> list[EJob]:
         """The running jobs stopped at a scheduling point now, in start order."""

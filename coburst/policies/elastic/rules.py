@@ -36,9 +36,8 @@ class TargetPolicy(ElasticPolicy):
         apply_targets(state, d, self.targets)
 
     def never_fits(self, state: ElasticState, job: EJob) -> bool:
-        """Whether ``job`` can never start on this platform (rejected when submitted): wider
-        than it (:meth:`ElasticState.too_wide`'s rule)."""
-        return job.start_sizes()[0] > len(state.compute)
+        """Whether ``job`` can never start on this platform (rejected when submitted)."""
+        return state.wider_than_platform(job)
 
     def growth_room(self, state: ElasticState, job: EJob) -> int:
         """How many nodes ``job`` may grow by now (the free ones; a policy with other resources
